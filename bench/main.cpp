@@ -1,0 +1,199 @@
+// gapbench: every family's benchmarks on Google Benchmark, plus `gapbench doctor`.
+//
+//   gapbench [--profile=quick|full] [--seed=N] [Google Benchmark flags]
+//   gapbench doctor [--json]
+//
+// Exit status: 0 every benchmark ran or was skipped with a reason; 1 a benchmark failed (its
+// error is in the output and the results file); 2 bad arguments, an unwritable results path, or
+// a filter that matches no benchmark.
+#include <benchmark/benchmark.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "bench/doctor.h"
+#include "fixtures/data.h"
+#include "fixtures/harness.h"
+#include "fixtures/machine.h"
+#include "fixtures/results_file.h"
+#include "fixtures/setup_cache.h"
+
+namespace {
+
+constexpr const char* kUsage =
+    R"(usage: gapbench [--profile=quick|full] [--seed=N] [benchmark flags]
+       gapbench doctor [--json]
+
+Runs gapbench's benchmark families (CPU and GPU variants). Benchmarks are named
+<family>/<variant>/<cpu|gpu>/<axis>:<value>/...; GPU variants that cannot run here
+report "skipped: <reason>".
+
+  --profile=quick|full  sizes and repetitions: quick (default; minutes on 2 cores) or full
+                        (every size, 10 repetitions, for baselines). Env: GAPBENCH_PROFILE.
+  --seed=N              seed of the random input data (default 42). Env: GAPBENCH_SEED.
+  doctor                describe this machine: GPU, driver, libraries, PCIe, clocks, CPU.
+
+Google Benchmark's flags work as usual, e.g. --benchmark_filter=REGEX,
+--benchmark_out=FILE (written atomically: a failed or killed run leaves FILE as it was),
+--benchmark_repetitions=N, --benchmark_min_time=SECONDS, --benchmark_list_tests=true.
+
+Exit status: 0 all ran or skipped with a reason, 1 a benchmark failed, 2 usage error.
+)";
+
+struct UsageError {
+  std::string message;
+};
+
+bool starts_with(const std::string& s, const std::string& prefix) {
+  return s.compare(0, prefix.size(), prefix) == 0;
+}
+
+std::string value_of(const std::string& arg) { return arg.substr(arg.find('=') + 1); }
+
+std::uint64_t parse_seed(const std::string& text) {
+  std::size_t used = 0;
+  unsigned long long seed = 0;
+  try {
+    seed = std::stoull(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (text.empty() || used != text.size() || text[0] == '-') {
+    throw UsageError{"--seed needs a non-negative integer, got '" + text + "'"};
+  }
+  return seed;
+}
+
+gapbench::Profile parse_profile(const std::string& text) {
+  try {
+    return gapbench::Profile::parse(text);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError{e.what()};
+  }
+}
+
+// gapbench's own flags, taken out of argv; the rest goes to Google Benchmark.
+struct Options {
+  gapbench::Profile profile;
+  std::uint64_t seed = gapbench::kDefaultSeed;
+  std::optional<std::string> results_path;  // from --benchmark_out
+  std::string filter = ".";
+  std::vector<std::string> benchmark_args;
+};
+
+Options parse_options(int argc, char** argv) {
+  Options o;
+  if (const char* env = std::getenv("GAPBENCH_PROFILE"); env && *env)
+    o.profile = parse_profile(env);
+  if (const char* env = std::getenv("GAPBENCH_SEED"); env && *env) o.seed = parse_seed(env);
+  bool listing = false;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (starts_with(arg, "--profile=")) {
+      o.profile = parse_profile(value_of(arg));
+    } else if (starts_with(arg, "--seed=")) {
+      o.seed = parse_seed(value_of(arg));
+    } else if (arg == "--profile" || arg == "--seed") {
+      throw UsageError{arg + " needs a value: " + arg + "=..."};
+    } else if (starts_with(arg, "--benchmark_out=")) {
+      o.results_path = value_of(arg);
+    } else {
+      if (starts_with(arg, "--benchmark_filter=")) o.filter = value_of(arg);
+      if (starts_with(arg, "--benchmark_list_tests") && arg != "--benchmark_list_tests=false") {
+        listing = true;
+      }
+      o.benchmark_args.push_back(arg);
+    }
+  }
+  if (listing) o.results_path.reset();  // a listing writes no results
+  return o;
+}
+
+std::string min_time_flag(double seconds) {
+  // Google Benchmark 1.8 takes a unit suffix ("0.5s"); 1.7 takes plain seconds.
+  const bool suffix = GAPBENCH_GBENCH_VERSION_MAJOR > 1 ||
+                      (GAPBENCH_GBENCH_VERSION_MAJOR == 1 && GAPBENCH_GBENCH_VERSION_MINOR >= 8);
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "--benchmark_min_time=%g%s", seconds, suffix ? "s" : "");
+  return buf;
+}
+
+int run(int argc, char** argv) {
+  const Options options = parse_options(argc, argv);
+  gapbench::set_run_seed(options.seed);
+
+  std::unique_ptr<gapbench::AtomicResultsFile> results;
+  if (options.results_path) {
+    try {
+      results = std::make_unique<gapbench::AtomicResultsFile>(*options.results_path);
+    } catch (const std::runtime_error& e) {
+      throw UsageError{e.what()};
+    }
+    gapbench::remove_on_interrupt(results->partial_path());
+  }
+
+  // The profile's defaults come first, so the user's own flags override them.
+  std::vector<std::string> args = {
+      argv[0], "--benchmark_repetitions=" + std::to_string(options.profile.repetitions()),
+      min_time_flag(options.profile.min_time_seconds())};
+  args.insert(args.end(), options.benchmark_args.begin(), options.benchmark_args.end());
+  if (results) args.push_back("--benchmark_out=" + results->partial_path());
+  std::vector<char*> cargs;
+  for (auto& a : args) cargs.push_back(a.data());
+  int cargc = static_cast<int>(cargs.size());
+  benchmark::Initialize(&cargc, cargs.data());
+  // Google Benchmark has printed "error: unrecognized command-line flag: ..." already.
+  if (benchmark::ReportUnrecognizedArguments(cargc, cargs.data())) return 2;
+
+  const std::vector<std::string> families = gapbench::register_families(options.profile);
+  for (const auto& f : gapbench::machine_facts()) benchmark::AddCustomContext(f.key, f.value);
+  benchmark::AddCustomContext("gapbench.profile", options.profile.name());
+  benchmark::AddCustomContext("gapbench.seed", std::to_string(options.seed));
+
+  const std::size_t ran = benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  gapbench::release_setup_cache();
+
+  if (ran == 0) {
+    std::string list;
+    for (const auto& f : families) list += (list.empty() ? "" : ", ") + f;
+    std::fprintf(stderr, "gapbench: the filter '%s' matches no benchmark (families: %s)\n",
+                 options.filter.c_str(), list.c_str());
+    return 2;
+  }
+  if (results) results->commit();
+  if (const int failed = gapbench::failure_count(); failed > 0) {
+    std::fprintf(stderr,
+                 "gapbench: %d benchmark run(s) failed; their errors are in the output above%s\n",
+                 failed, results ? (" and in " + results->path()).c_str() : "");
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc > 1 && std::string(argv[1]) == "doctor") return gapbench::run_doctor(argc - 2, argv + 2);
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--help" || arg == "-h") {
+      std::fputs(kUsage, stdout);
+      return 0;
+    }
+  }
+  try {
+    return run(argc, argv);
+  } catch (const UsageError& e) {
+    std::fprintf(stderr, "gapbench: %s (try --help)\n", e.message.c_str());
+    return 2;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "gapbench: %s\n", e.what());
+    return 2;
+  }
+}

@@ -1,0 +1,80 @@
+// Family `peak`: the machine's own ceilings, measured in the same run as the family they judge
+// (each family's bench test runs `peak/` beside itself), so "the vectorized pass reaches 85% of
+// memory bandwidth" compares two numbers from one machine, one build, one moment.
+//
+// Names: peak/<memcpy|triad>/cpu/mib:<buffer MiB>/real_time/threads:<n>
+//   memcpy  one large memcpy per thread (its own slice of the buffers)
+//   triad   STREAM's a = b + s*c
+// bytes_per_second counts memory traffic: reads plus writes (memcpy 2 bytes moved per byte
+// copied, triad 3 arrays), so it compares directly with the preprocess family's counters.
+#include <algorithm>
+#include <thread>
+#include <vector>
+
+#include "fixtures/data.h"
+#include "fixtures/harness.h"
+#include "kernels/membw.h"
+
+namespace gapbench {
+namespace {
+
+constexpr std::size_t kMiB = 1024 * 1024;
+
+// One thread's slice of `total_floats`.
+std::size_t slice_of(std::size_t total_floats, const State& state) {
+  return total_floats / static_cast<std::size_t>(state.threads());
+}
+
+void bench_memcpy(State& state, std::size_t mib) {
+  const std::size_t n = slice_of(mib * kMiB / sizeof(float), state);
+  const std::vector<float> src = uniform_floats(n, run_seed(), 100 + state.thread_index());
+  std::vector<float> dst(n, 0.0f);
+  validate_once([&] {
+    membw::copy(dst.data(), src.data(), n);
+    return validate("memcpy", dst, src, Tolerance::exact());
+  });
+  for (auto _ : state) {
+    membw::copy(dst.data(), src.data(), n);
+    benchmark::ClobberMemory();
+  }
+  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * 2 * n * sizeof(float)));
+}
+
+void bench_triad(State& state, std::size_t mib) {
+  const std::size_t n = slice_of(mib * kMiB / sizeof(float), state);
+  const std::vector<float> b = uniform_floats(n, run_seed(), 200 + state.thread_index());
+  const std::vector<float> c = uniform_floats(n, run_seed(), 300 + state.thread_index());
+  std::vector<float> a(n, 0.0f);
+  constexpr float kScalar = 3.0f;
+  validate_once([&] {
+    membw::triad(a.data(), b.data(), c.data(), kScalar, n);
+    std::vector<double> ref(n);
+    membw::triad_reference(b.data(), c.data(), kScalar, n, ref.data());
+    // One multiply-add in float32 on values up to 4: at most two roundings.
+    return validate("triad", a, ref, {1e-6, 2.5e-7});
+  });
+  for (auto _ : state) {
+    membw::triad(a.data(), b.data(), c.data(), kScalar, n);
+    benchmark::ClobberMemory();
+  }
+  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * 3 * n * sizeof(float)));
+}
+
+}  // namespace
+
+GAPBENCH_FAMILY(peak) {
+  // Buffers well past any last-level cache; one thread and every hardware thread.
+  const int all = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  for (std::size_t mib : profile.pick<std::size_t>({256}, {256, 1024})) {
+    for (int threads : all > 1 ? std::vector<int>{1, all} : std::vector<int>{1}) {
+      add_cpu(BenchName("peak", "memcpy").axis("mib", static_cast<long long>(mib)), [=](State& st) {
+        bench_memcpy(st, mib);
+      })->Threads(threads);
+      add_cpu(BenchName("peak", "triad").axis("mib", static_cast<long long>(mib)), [=](State& st) {
+        bench_triad(st, mib);
+      })->Threads(threads);
+    }
+  }
+}
+
+}  // namespace gapbench

@@ -1,0 +1,71 @@
+// Family `transfer`: host-device copies, the cause behind "my GPU is slow" when data crosses PCIe
+// from pageable memory or over a narrow or old link.
+//
+// Names: transfer/<pageable|pinned>/gpu/dir:<h2d|d2h>/mode:<sync|async>/bytes:<n>
+//        transfer/device/gpu/dir:d2d/mode:async/bytes:<n>
+//        transfer/memcpy/cpu/bytes:<n>          (what the CPU path pays instead: a host copy)
+// mode:sync is cudaMemcpy plus a synchronize, timed on the host clock (what a framework's
+// blocking .to(device) pays); mode:async is cudaMemcpyAsync on the fixture's stream, timed with
+// events (the copy engine's time). bytes_per_second counts the bytes copied once; the time per
+// iteration is the latency of one copy; items_per_second is copies per second.
+#include "bench/transfer.h"
+
+#include <vector>
+
+#include "fixtures/data.h"
+#include "kernels/membw.h"
+
+namespace gapbench::transfer {
+namespace {
+
+void bench_host_copy(State& state, std::size_t bytes) {
+  const std::size_t n = bytes / sizeof(float);
+  const std::vector<float> src = uniform_floats(n, run_seed(), 10);
+  std::vector<float> dst(n, 0.0f);
+  validate_once([&] {
+    membw::copy(dst.data(), src.data(), n);
+    return validate("memcpy", dst, src, Tolerance::exact());
+  });
+  for (auto _ : state) {
+    membw::copy(dst.data(), src.data(), n);
+    benchmark::ClobberMemory();
+  }
+  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * bytes));
+  state.SetItemsProcessed(state.iterations());
+}
+
+}  // namespace
+}  // namespace gapbench::transfer
+
+namespace gapbench {
+
+GAPBENCH_FAMILY(transfer) {
+  using namespace transfer;
+  constexpr std::size_t kKiB = 1024;
+  // 4 KiB to 256 MiB: latency dominates at the small end, bandwidth at the large.
+  const auto sizes =
+      profile.pick<std::size_t>({4 * kKiB, 64 * kKiB, 1024 * kKiB, 16384 * kKiB, 65536 * kKiB},
+                                {4 * kKiB, 16 * kKiB, 64 * kKiB, 256 * kKiB, 1024 * kKiB,
+                                 4096 * kKiB, 16384 * kKiB, 65536 * kKiB, 262144 * kKiB});
+  for (std::size_t bytes : sizes) {
+    const auto b = static_cast<long long>(bytes);
+    for (Memory memory : {Memory::pageable, Memory::pinned}) {
+      for (Direction dir : {Direction::h2d, Direction::d2h}) {
+        for (Mode mode : {Mode::sync, Mode::async}) {
+          add_gpu(BenchName("transfer", name_of(memory))
+                      .axis("dir", name_of(dir))
+                      .axis("mode", name_of(mode))
+                      .axis("bytes", b),
+                  GAPBENCH_GPU_BODY(copy_gpu(memory, dir, mode, bytes)));
+        }
+      }
+    }
+    add_gpu(
+        BenchName("transfer", "device").axis("dir", "d2d").axis("mode", "async").axis("bytes", b),
+        GAPBENCH_GPU_BODY(copy_gpu(Memory::device, Direction::d2d, Mode::async, bytes)));
+    add_cpu(BenchName("transfer", "memcpy").axis("bytes", b),
+            [=](State& st) { bench_host_copy(st, bytes); });
+  }
+}
+
+}  // namespace gapbench

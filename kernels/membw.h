@@ -1,0 +1,18 @@
+// Memory-bandwidth kernels: the suite measures its own CPU memory peak with them (family `peak`)
+// and the CPU side of family `transfer` pays a host copy where the GPU path pays a PCIe copy.
+#pragma once
+
+#include <cstddef>
+
+namespace gapbench::membw {
+
+// dst[0..n) = src[0..n); the C library's memcpy (what a framework's CPU path uses).
+void copy(float* dst, const float* src, std::size_t n);
+
+// STREAM's triad, a[i] = b[i] + scalar * c[i]: two reads and a write per element, vectorized.
+void triad(float* a, const float* b, const float* c, float scalar, std::size_t n);
+
+// float64 reference of triad.
+void triad_reference(const float* b, const float* c, float scalar, std::size_t n, double* out);
+
+}  // namespace gapbench::membw

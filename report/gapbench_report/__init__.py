@@ -1,0 +1,1 @@
+"""gapbench's report: reads the JSON that the gapbench executable writes (never links its code)."""

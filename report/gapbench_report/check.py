@@ -1,0 +1,70 @@
+"""Smoke check of one gapbench results file, as the test suite runs it after each family.
+
+    python -m gapbench_report.check results.json --family preprocess
+
+Checks: names follow the scheme and belong to the family (or `peak`); CPU entries have times;
+GPU entries ran when the context says the GPU is usable, and were otherwise skipped with the
+reason; no entry failed. Exit 0 when all hold, 1 when one does not, 2 for unusable input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from gapbench_report.results import SKIP_PREFIX, Results, ResultsError, load_results
+
+
+def problems(results: Results, family: str | None) -> list[str]:
+    """Everything wrong with the file, one line each (empty when it passes)."""
+    found = []
+    runs = [e for e in results.entries if not e.is_aggregate]
+    if not runs:
+        return ["no benchmark entries"]
+    gpu_usable = results.context["gpu.status"] == "ok"
+    for e in runs:
+        label = e.raw["name"]
+        if family and e.name.family not in (family, "peak"):
+            found.append(f"{label}: family {e.name.family!r}, expected {family!r}")
+        if e.failed:
+            found.append(f"{label}: failed: {e.message}")
+        elif e.skipped:
+            if len(e.message) <= len(SKIP_PREFIX):
+                found.append(f"{label}: skipped without a reason")
+            if e.name.device == "cpu":
+                found.append(f"{label}: a CPU variant was skipped: {e.message}")
+            elif gpu_usable and not e.message.startswith(SKIP_PREFIX + "needs "):
+                found.append(f"{label}: skipped although the GPU is usable: {e.message}")
+        else:
+            if e.name.device == "gpu" and not gpu_usable:
+                found.append(f"{label}: ran although gpu.status is {results.context['gpu.status']!r}")
+            if not (e.raw.get("real_time", 0) > 0 and e.raw.get("iterations", 0) > 0):
+                found.append(f"{label}: no time recorded")
+            for counter in ("bytes_per_second", "items_per_second"):
+                if counter in e.raw and not e.raw[counter] > 0:
+                    found.append(f"{label}: {counter} is {e.raw[counter]}")
+    return found
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("results", help="a gapbench results JSON file")
+    parser.add_argument("--family", help="every benchmark must belong to this family (or peak)")
+    args = parser.parse_args(argv)
+    try:
+        results = load_results(args.results)
+    except ResultsError as e:
+        print(f"gapbench check: {e}", file=sys.stderr)
+        return 2
+    found = problems(results, args.family)
+    runs = [e for e in results.entries if not e.is_aggregate]
+    skipped = sorted({e.message for e in runs if e.skipped})
+    print(f"{args.results}: {len(runs)} runs, {sum(not e.skipped for e in runs)} timed, "
+          f"{sum(e.skipped for e in runs)} skipped" + (f" ({'; '.join(skipped)})" if skipped else ""))
+    for line in found:
+        print(f"  problem: {line}")
+    return 1 if found else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

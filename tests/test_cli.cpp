@@ -1,0 +1,209 @@
+// The fault rules of DESIGN.md, proven on the real gapbench executable: bad flags, a filter that
+// matches nothing, an unwritable results path, a failing benchmark, and a run killed half-way.
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "fixtures/device_probe.h"
+
+extern char** environ;
+
+namespace {
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+void write_file(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
+
+bool exists(const std::string& path) {
+  struct stat st {};
+  return stat(path.c_str(), &st) == 0;
+}
+
+class Cli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char pattern[] = "/tmp/gapbench-cli-XXXXXX";
+    ASSERT_NE(mkdtemp(pattern), nullptr);
+    dir_ = pattern;
+  }
+  void TearDown() override { std::system(("rm -rf '" + dir_ + "'").c_str()); }
+
+  struct Result {
+    int status = -1;  // exit status, or 128 + signal
+    std::string out, err;
+  };
+
+  // Starts gapbench with `args`; stdout and stderr go to files in the test's directory.
+  pid_t start(const std::vector<std::string>& args) {
+    std::vector<std::string> all = {GAPBENCH_EXE};
+    all.insert(all.end(), args.begin(), args.end());
+    std::vector<char*> argv;
+    for (auto& a : all) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, 1, (dir_ + "/stdout").c_str(),
+                                     O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_addopen(&actions, 2, (dir_ + "/stderr").c_str(),
+                                     O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    pid_t pid = -1;
+    const int rc = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
+    posix_spawn_file_actions_destroy(&actions);
+    EXPECT_EQ(rc, 0) << "cannot start " << GAPBENCH_EXE;
+    return pid;
+  }
+
+  Result wait_for(pid_t pid) {
+    int raw = 0;
+    waitpid(pid, &raw, 0);
+    Result r;
+    r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : 128 + WTERMSIG(raw);
+    r.out = read_file(dir_ + "/stdout");
+    r.err = read_file(dir_ + "/stderr");
+    return r;
+  }
+
+  Result run(const std::vector<std::string>& args) { return wait_for(start(args)); }
+
+  // Waits (up to 60 s) until `path` exists.
+  static bool wait_until_exists(const std::string& path) {
+    for (int i = 0; i < 600; ++i) {
+      if (exists(path)) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    return false;
+  }
+
+  std::string dir_;
+};
+
+constexpr const char* kTinyFilter = "--benchmark_filter=^transfer/memcpy/cpu/bytes:4096/";
+constexpr const char* kOneRepetition = "--benchmark_repetitions=1";
+
+TEST_F(Cli, UnknownFlagIsOneMessageAndExit2) {
+  const Result r = run({"--benchmark_bogus=1"});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("unrecognized command-line flag: --benchmark_bogus=1"), std::string::npos)
+      << r.err;
+}
+
+TEST_F(Cli, BadProfileAndSeedAreRefused) {
+  Result r = run({"--profile=huge"});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("unknown profile 'huge' (use quick or full)"), std::string::npos) << r.err;
+  r = run({"--seed=-3"});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("--seed needs a non-negative integer"), std::string::npos) << r.err;
+}
+
+TEST_F(Cli, FilterMatchingNothingIsAnErrorAndKeepsThePreviousResults) {
+  const std::string out = dir_ + "/results.json";
+  write_file(out, "previous");
+  const Result r = run({"--benchmark_filter=^no_such_family/", "--benchmark_out=" + out});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("matches no benchmark (families: peak, preprocess, transfer)"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(read_file(out), "previous");
+  EXPECT_FALSE(exists(out + ".partial"));
+}
+
+TEST_F(Cli, UnwritableResultsPathIsRefusedBeforeRunning) {
+  const Result r = run({kTinyFilter, "--benchmark_out=" + dir_ + "/no/such/dir/results.json"});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("cannot write results to '" + dir_ + "/no/such/dir/results.json'"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(r.out.find("transfer/memcpy"), std::string::npos) << "ran before refusing";
+}
+
+TEST_F(Cli, SuccessfulRunReplacesTheResultsFileWhole) {
+  const std::string out = dir_ + "/results.json";
+  write_file(out, "previous");
+  const Result r = run({kTinyFilter, kOneRepetition, "--benchmark_out=" + out, "--seed=7"});
+  EXPECT_EQ(r.status, 0) << r.err;
+  const std::string json = read_file(out);
+  EXPECT_NE(json.find("\"gapbench.seed\": \"7\""), std::string::npos);
+  EXPECT_NE(json.find("\"gapbench.profile\": \"quick\""), std::string::npos);
+  EXPECT_NE(json.find("\"name\": \"transfer/memcpy/cpu/bytes:4096/real_time\""), std::string::npos);
+  EXPECT_EQ(json.back(), '\n');
+  EXPECT_FALSE(exists(out + ".partial"));
+}
+
+TEST_F(Cli, GpuVariantsSkipWithAReasonAndDoNotFailTheRun) {
+  if (!gapbench::gpu_unavailable_reason()) GTEST_SKIP() << "a GPU is usable here";
+  const Result r = run(
+      {"--benchmark_filter=^transfer/pinned/gpu/dir:h2d/mode:sync/bytes:4096/", kOneRepetition});
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("skipped: "), std::string::npos) << r.out;
+}
+
+TEST_F(Cli, FailedBenchmarkExits1AndItsErrorIsInTheResults) {
+  const std::string out = dir_ + "/results.json";
+  setenv("GAPBENCH_INJECT_FAILURE", "bytes:4096", 1);
+  const Result r = run({kTinyFilter, kOneRepetition, "--benchmark_out=" + out});
+  unsetenv("GAPBENCH_INJECT_FAILURE");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find("benchmark run(s) failed"), std::string::npos) << r.err;
+  EXPECT_NE(read_file(out).find("injected failure"), std::string::npos);
+}
+
+TEST_F(Cli, RunKilledHalfWayLeavesThePreviousResults) {
+  const std::string out = dir_ + "/results.json";
+  write_file(out, "previous");
+  // A long run: the element-wise pass over 10^8 floats, many repetitions.
+  const pid_t pid = start({"--benchmark_filter=^preprocess/elementwise/cpu/op:sumsq",
+                           "--benchmark_repetitions=100", "--benchmark_out=" + out});
+  ASSERT_TRUE(wait_until_exists(out + ".partial"));
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  kill(pid, SIGKILL);
+  const Result r = wait_for(pid);
+  EXPECT_EQ(r.status, 128 + SIGKILL);
+  EXPECT_EQ(read_file(out), "previous");
+}
+
+TEST_F(Cli, InterruptedRunRemovesItsPartialFile) {
+  const std::string out = dir_ + "/results.json";
+  write_file(out, "previous");
+  const pid_t pid = start({"--benchmark_filter=^preprocess/elementwise/cpu/op:sumsq",
+                           "--benchmark_repetitions=100", "--benchmark_out=" + out});
+  ASSERT_TRUE(wait_until_exists(out + ".partial"));
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  kill(pid, SIGTERM);
+  const Result r = wait_for(pid);
+  EXPECT_EQ(r.status, 128 + SIGTERM);
+  EXPECT_EQ(read_file(out), "previous");
+  EXPECT_FALSE(exists(out + ".partial"));
+}
+
+TEST_F(Cli, HelpAndDoctor) {
+  Result r = run({"--help"});
+  EXPECT_EQ(r.status, 0);
+  EXPECT_NE(r.out.find("--profile=quick|full"), std::string::npos);
+  r = run({"doctor", "--bogus"});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("unknown argument '--bogus'"), std::string::npos) << r.err;
+  r = run({"doctor", "--json"});
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("\"facts\""), std::string::npos);
+}
+
+}  // namespace

@@ -1,0 +1,356 @@
+#include "fixtures/machine.h"
+
+#include <benchmark/benchmark.h>
+#include <dlfcn.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cctype>
+#include <string>
+#include <vector>
+
+#include "fixtures/device_probe.h"
+#include "fixtures/nvml.h"
+
+namespace gapbench {
+namespace {
+
+bool has_key(const std::vector<Fact>& facts, const std::string& key) {
+  return std::any_of(facts.begin(), facts.end(), [&](const Fact& f) { return f.key == key; });
+}
+
+bool is_hex16(const std::string& s) {
+  return s.size() == 16 && std::all_of(s.begin(), s.end(), [](unsigned char c) {
+           return std::isdigit(c) || (c >= 'a' && c <= 'f');
+         });
+}
+
+bool any_contains(const std::vector<std::string>& texts, const std::string& part) {
+  return std::any_of(texts.begin(), texts.end(),
+                     [&](const std::string& t) { return t.find(part) != std::string::npos; });
+}
+
+// A healthy GPU machine, as machine_facts() would report it.
+std::vector<Fact> healthy_facts() {
+  return {
+      {"gapbench.build_type", "release"},
+      {"cpu.model", "AMD EPYC 7B13"},
+      {"cpu.cores", "16"},
+      {"cpu.memory_total_bytes", "135089704960"},
+      {"cpu.governor", "performance"},
+      {"cpu.frequency_scaling", "disabled"},
+      {"gbench.library_build_type", "release"},
+      {"gpu.status", "ok"},
+      {"gpu.name", "NVIDIA H100 80GB HBM3"},
+      {"gpu.memory_total_bytes", "84929216512"},
+      {"gpu.memory_free_bytes", "84402438144"},
+      {"cuda.driver_version", "13.0"},
+      {"cuda.runtime_version", "13.0"},
+      {"cuda.runtime_compiled", "13.0"},
+      {"nvidia.driver_release", "580.65.06"},
+      {"cublas.status", "ok"},
+      {"cublas.version_loaded", "13.1.0"},
+      {"cublas.version_compiled", "13.1.0"},
+      {"cudnn.status", "ok"},
+      {"cudnn.version_loaded", "9.19.0"},
+      {"cudnn.version_compiled", "9.19.0"},
+      {"nvml.status", "ok"},
+      {"pcie.gen_current", "5"},
+      {"pcie.gen_max", "5"},
+      {"pcie.width_current", "16"},
+      {"pcie.width_max", "16"},
+      {"pcie.bandwidth_current_gbps", "63.02"},
+      {"pcie.bandwidth_max_gbps", "63.02"},
+      {"gpu.clock_sm_mhz", "1980"},
+      {"gpu.clock_sm_max_mhz", "1980"},
+      {"gpu.throttle_reasons", "none"},
+  };
+}
+
+void set(std::vector<Fact>& facts, const std::string& key, const std::string& value) {
+  for (Fact& f : facts) {
+    if (f.key == key) {
+      f.value = value;
+      return;
+    }
+  }
+  facts.push_back({key, value});
+}
+
+// ---- machine_facts on this machine ------------------------------------------------------------
+
+TEST(MachineFacts, HasPlausibleCpuFacts) {
+  const std::vector<Fact> facts = machine_facts();
+  EXPECT_EQ(fact(facts, "gapbench.version"), GAPBENCH_VERSION);
+  EXPECT_EQ(fact(facts, "gapbench.with_cuda"), GAPBENCH_WITH_CUDA ? "yes" : "no");
+  EXPECT_FALSE(fact(facts, "cpu.model").empty());
+  const int cores = std::stoi(fact(facts, "cpu.cores"));
+  EXPECT_GE(cores, 1);
+  EXPECT_LE(cores, 4096);
+  const double memory = std::stod(fact(facts, "cpu.memory_total_bytes"));
+  EXPECT_GE(memory, 256.0 * 1024 * 1024);  // at least 256 MiB
+  EXPECT_FALSE(fact(facts, "cpu.governor").empty());
+  const std::string scaling = fact(facts, "cpu.frequency_scaling");
+  EXPECT_TRUE(scaling == "enabled" || scaling == "disabled" || scaling == "unknown") << scaling;
+  EXPECT_NE(fact(facts, "openblas.config").find("OpenBLAS"), std::string::npos);
+  EXPECT_NE(fact(facts, "openblas.version").find('.'), std::string::npos);
+  EXPECT_GE(std::stoi(fact(facts, "openblas.threads")), 1);
+  EXPECT_FALSE(fact(facts, "openblas.core").empty());
+  const std::string onednn = fact(facts, "onednn.version");
+  EXPECT_EQ(std::count(onednn.begin(), onednn.end(), '.'), 2) << onednn;
+  const std::string gbench = fact(facts, "gbench.library_build_type");
+  EXPECT_TRUE(gbench == "release" || gbench == "debug") << gbench;
+}
+
+TEST(MachineFacts, KeysAreUniqueAndStatusesAlwaysPresent) {
+  const std::vector<Fact> facts = machine_facts();
+  std::vector<std::string> keys;
+  for (const Fact& f : facts) keys.push_back(f.key);
+  std::sort(keys.begin(), keys.end());
+  EXPECT_EQ(std::adjacent_find(keys.begin(), keys.end()), keys.end());
+  for (const char* key : {"gpu.status", "cublas.status", "cudnn.status", "nvml.status"}) {
+    EXPECT_FALSE(fact(facts, key).empty()) << key;
+  }
+  EXPECT_EQ(fact(facts, "no.such.key"), "");
+}
+
+TEST(MachineFacts, GpuStatusMatchesTheDeviceProbe) {
+  const std::vector<Fact> facts = machine_facts();
+  const std::string status = fact(facts, "gpu.status");
+  ASSERT_FALSE(status.empty());
+  if (const auto reason = gpu_unavailable_reason()) {
+    // This machine (no GPU): the reason, and no device facts.
+    EXPECT_EQ(status, *reason);
+    EXPECT_NE(status, "ok");
+    EXPECT_FALSE(has_key(facts, "gpu.name"));
+    EXPECT_FALSE(has_key(facts, "pcie.gen_current"));
+  } else {
+    EXPECT_EQ(status, "ok");
+    EXPECT_FALSE(fact(facts, "gpu.name").empty());
+    EXPECT_FALSE(fact(facts, "gpu.compute_capability").empty());
+  }
+#if !GAPBENCH_WITH_CUDA
+  EXPECT_EQ(status, "built without CUDA");
+  EXPECT_EQ(fact(facts, "cublas.status"), "built without CUDA");
+#endif
+}
+
+TEST(MachineFacts, LeavesGoogleBenchmarkStateAsItFoundIt) {
+  using Context = benchmark::BenchmarkReporter::Context;
+  const char* before = Context::executable_name;
+  machine_facts();
+  EXPECT_EQ(Context::executable_name, before);
+}
+
+TEST(MachineFacts, MachineIdIsSixteenHexDigitsAndStable) {
+  const std::vector<Fact> first = machine_facts();
+  const std::vector<Fact> second = machine_facts();
+  const std::string id = fact(first, "machine.id");
+  EXPECT_TRUE(is_hex16(id)) << id;
+  EXPECT_EQ(id, fact(second, "machine.id"));
+  EXPECT_EQ(id, machine_id(first));
+}
+
+TEST(MachineFacts, MachineIdDependsOnHardwareOnly) {
+  std::vector<Fact> facts = healthy_facts();
+  const std::string id = machine_id(facts);
+  // FNV-1a 64 of "AMD EPYC 7B13\x1f16\x1f126\x1fNVIDIA H100 80GB HBM3\x1f79\x1f", worked out
+  // independently; a change here re-labels every stored result, so it must be deliberate.
+  EXPECT_EQ(id, "6561e317fc825a05");
+
+  std::vector<Fact> new_driver = facts;
+  set(new_driver, "nvidia.driver_release", "590.10.01");
+  set(new_driver, "cuda.driver_version", "13.1");
+  set(new_driver, "gpu.memory_free_bytes", "1");
+  set(new_driver, "gpu.memory_total_bytes", "84900000000");  // a driver reserving a bit more
+  EXPECT_EQ(machine_id(new_driver), id);
+
+  std::vector<Fact> other_gpu = facts;
+  set(other_gpu, "gpu.name", "Tesla T4");
+  EXPECT_NE(machine_id(other_gpu), id);
+
+  std::vector<Fact> other_cpu = facts;
+  set(other_cpu, "cpu.cores", "8");
+  EXPECT_NE(machine_id(other_cpu), id);
+}
+
+// ---- PCIe bandwidth ---------------------------------------------------------------------------
+
+TEST(MachinePcie, BandwidthPerDirectionMatchesPublishedFigures) {
+  EXPECT_DOUBLE_EQ(pcie_bandwidth_gbps(1, 1), 0.25);     // 2.5 GT/s, 8b/10b
+  EXPECT_DOUBLE_EQ(pcie_bandwidth_gbps(2, 16), 8.0);     // 5 GT/s, 8b/10b
+  EXPECT_NEAR(pcie_bandwidth_gbps(3, 16), 15.75, 0.01);  // 8 GT/s, 128b/130b
+  EXPECT_NEAR(pcie_bandwidth_gbps(4, 16), 31.5, 0.02);
+  EXPECT_NEAR(pcie_bandwidth_gbps(5, 16), 63.0, 0.05);
+  EXPECT_DOUBLE_EQ(pcie_bandwidth_gbps(6, 16), 128.0);  // 64 GT/s, FLIT, no line code
+  EXPECT_NEAR(pcie_bandwidth_gbps(4, 8), pcie_bandwidth_gbps(4, 16) / 2, 1e-12);
+}
+
+TEST(MachinePcie, UnknownGenerationIsZero) {
+  EXPECT_EQ(pcie_bandwidth_gbps(0, 16), 0.0);
+  EXPECT_EQ(pcie_bandwidth_gbps(99, 16), 0.0);
+}
+
+// ---- cuDNN version numbers --------------------------------------------------------------------
+
+TEST(MachineCudnn, DecodesBothVersionSchemes) {
+  EXPECT_EQ(format_cudnn_version(90100), "9.1.0");
+  EXPECT_EQ(format_cudnn_version(91900), "9.19.0");
+  EXPECT_EQ(format_cudnn_version(90501), "9.5.1");
+  EXPECT_EQ(format_cudnn_version(8907), "8.9.7");
+}
+
+// ---- findings ---------------------------------------------------------------------------------
+
+TEST(MachineFindings, HealthyMachineHasNone) {
+  const std::vector<std::string> findings = machine_findings(healthy_facts());
+  EXPECT_TRUE(findings.empty()) << findings.front();
+}
+
+TEST(MachineFindings, NoGpuOnThisMachineIsExplained) {
+  const std::vector<Fact> facts = machine_facts();
+  const std::string status = fact(facts, "gpu.status");
+  if (status == "ok") GTEST_SKIP() << "this machine has a usable GPU";
+  const std::vector<std::string> findings = machine_findings(facts);
+  EXPECT_TRUE(any_contains(findings, "CPU variants still run"))
+      << ::testing::PrintToString(findings);
+  if (status != "built without CUDA") {
+    EXPECT_TRUE(any_contains(findings, status)) << ::testing::PrintToString(findings);
+  }
+}
+
+TEST(MachineFindings, DriverOlderThanRuntimeNamesBoth) {
+  std::vector<Fact> facts = healthy_facts();
+  set(facts, "cuda.driver_version", "12.4");
+  const auto findings = machine_findings(facts);
+  ASSERT_EQ(findings.size(), 1u);
+  EXPECT_NE(findings[0].find("12.4"), std::string::npos) << findings[0];
+  EXPECT_NE(findings[0].find("13.0"), std::string::npos) << findings[0];
+}
+
+TEST(MachineFindings, LibraryMismatchNamesBothVersions) {
+  std::vector<Fact> facts = healthy_facts();
+  set(facts, "cudnn.version_loaded", "9.1.0");
+  const auto findings = machine_findings(facts);
+  ASSERT_EQ(findings.size(), 1u);
+  EXPECT_NE(findings[0].find("cuDNN"), std::string::npos);
+  EXPECT_NE(findings[0].find("9.1.0"), std::string::npos);
+  EXPECT_NE(findings[0].find("9.19.0"), std::string::npos);
+}
+
+TEST(MachineFindings, DownshiftedPcieLinkQuotesBothAndSaysRecheckUnderLoad) {
+  std::vector<Fact> facts = healthy_facts();
+  set(facts, "pcie.gen_current", "1");
+  set(facts, "pcie.bandwidth_current_gbps", "4.00");
+  const auto findings = machine_findings(facts);
+  ASSERT_EQ(findings.size(), 1u);
+  EXPECT_NE(findings[0].find("gen 1 x16"), std::string::npos) << findings[0];
+  EXPECT_NE(findings[0].find("gen 5 x16"), std::string::npos) << findings[0];
+  EXPECT_NE(findings[0].find("idle"), std::string::npos) << findings[0];
+
+  std::vector<Fact> narrow = healthy_facts();
+  set(narrow, "pcie.width_current", "4");
+  EXPECT_TRUE(any_contains(machine_findings(narrow), "x4"));
+}
+
+TEST(MachineFindings, ThrottlingOtherThanIdleIsReported) {
+  std::vector<Fact> idle = healthy_facts();
+  set(idle, "gpu.throttle_reasons", "GpuIdle");
+  EXPECT_TRUE(machine_findings(idle).empty());
+
+  std::vector<Fact> capped = healthy_facts();
+  set(capped, "gpu.throttle_reasons", "GpuIdle,SwPowerCap,HwSlowdown");
+  const auto findings = machine_findings(capped);
+  ASSERT_EQ(findings.size(), 1u);
+  EXPECT_NE(findings[0].find("SwPowerCap, HwSlowdown"), std::string::npos) << findings[0];
+  EXPECT_EQ(findings[0].find("GpuIdle"), std::string::npos) << findings[0];
+}
+
+TEST(MachineFindings, CpuGovernorAndBuildTypes) {
+  std::vector<Fact> facts = healthy_facts();
+  set(facts, "cpu.governor", "powersave");
+  set(facts, "gbench.library_build_type", "debug");
+  set(facts, "gapbench.build_type", "debug");
+  const auto findings = machine_findings(facts);
+  ASSERT_EQ(findings.size(), 3u) << ::testing::PrintToString(findings);
+  EXPECT_TRUE(any_contains(findings, "\"powersave\""));
+  EXPECT_TRUE(any_contains(findings, "Library was built as DEBUG"));
+  EXPECT_TRUE(any_contains(findings, "-DCMAKE_BUILD_TYPE=Release"));
+
+  std::vector<Fact> no_cpufreq = healthy_facts();
+  set(no_cpufreq, "cpu.governor", "unavailable (no cpufreq)");
+  EXPECT_TRUE(machine_findings(no_cpufreq).empty());
+  set(no_cpufreq, "cpu.frequency_scaling", "enabled");
+  EXPECT_TRUE(any_contains(machine_findings(no_cpufreq), "frequency scaling enabled"));
+}
+
+TEST(MachineFindings, BusyGpuMemoryIsReported) {
+  std::vector<Fact> facts = healthy_facts();
+  set(facts, "gpu.memory_free_bytes", "4294967296");
+  const auto findings = machine_findings(facts);
+  ASSERT_EQ(findings.size(), 1u);
+  EXPECT_NE(findings[0].find("4.0 GiB"), std::string::npos) << findings[0];
+}
+
+// ---- NVML -------------------------------------------------------------------------------------
+
+TEST(NvmlThrottle, DecodesNvidiaBitNames) {
+  EXPECT_EQ(nvml::throttle_reason_names(0), "none");
+  EXPECT_EQ(nvml::throttle_reason_names(0x1), "GpuIdle");
+  EXPECT_EQ(nvml::throttle_reason_names(0x4 | 0x8), "SwPowerCap,HwSlowdown");
+  EXPECT_EQ(nvml::throttle_reason_names(0x1FF),
+            "GpuIdle,ApplicationsClocksSetting,SwPowerCap,HwSlowdown,SyncBoost,"
+            "SwThermalSlowdown,HwThermalSlowdown,HwPowerBrakeSlowdown,DisplayClockSetting");
+  EXPECT_EQ(nvml::throttle_reason_names(0x40 | 0x400), "HwThermalSlowdown,0x400");
+}
+
+TEST(NvmlSession, ReportsWhyInsteadOfFailing) {
+  nvml::Session session;
+  void* probe = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (probe == nullptr) {
+    // This machine: no driver, so no NVML. The session says so and every query returns the reason.
+    EXPECT_FALSE(session.ok());
+    EXPECT_EQ(session.error().rfind("unloadable: ", 0), 0u) << session.error();
+    EXPECT_NE(session.error().find("libnvidia-ml.so.1"), std::string::npos) << session.error();
+    const auto release = session.driver_version();
+    EXPECT_FALSE(release.ok());
+    EXPECT_EQ(release.error, session.error());
+    const auto device = session.device_by_pci_bus_id("0000:01:00.0");
+    EXPECT_FALSE(device.ok());
+    EXPECT_FALSE(session.pcie_gen_current(nullptr).ok());
+    EXPECT_FALSE(session.throttle_reasons(nullptr).ok());
+  } else {
+    dlclose(probe);
+    if (session.ok()) {
+      const auto release = session.driver_version();
+      EXPECT_TRUE(release.ok()) << release.error;
+      EXPECT_NE(release.value.find('.'), std::string::npos) << release.value;
+    } else {
+      EXPECT_NE(session.error().find("nvmlInit_v2"), std::string::npos) << session.error();
+    }
+  }
+  EXPECT_EQ(fact(machine_facts(), "nvml.status"), session.ok() ? "ok" : session.error());
+}
+
+// ---- JSON escaping (doctor --json) --------------------------------------------------------------
+
+TEST(DoctorJson, EscapesQuotesBackslashesAndControlCharacters) {
+  EXPECT_EQ(json_escape("plain text 1.0"), "plain text 1.0");
+  EXPECT_EQ(json_escape("say \"hi\""), "say \\\"hi\\\"");
+  EXPECT_EQ(json_escape("C:\\path"), "C:\\\\path");
+  EXPECT_EQ(json_escape("a\nb\tc\rd\be\ff"), "a\\nb\\tc\\rd\\be\\ff");
+  EXPECT_EQ(json_escape(std::string("nul\0end", 7)), "nul\\u0000end");
+  EXPECT_EQ(json_escape("\x01\x1f"), "\\u0001\\u001f");
+  EXPECT_EQ(json_escape("/"), "/");
+}
+
+TEST(DoctorJson, KeepsUtf8AndReplacesInvalidBytes) {
+  EXPECT_EQ(json_escape("Intel\xC2\xAE Xeon\xE2\x84\xA2"), "Intel\xC2\xAE Xeon\xE2\x84\xA2");
+  EXPECT_EQ(json_escape("\xF0\x9F\x9A\x80"), "\xF0\x9F\x9A\x80");
+  EXPECT_EQ(json_escape("bad\xFF"), "bad\\ufffd");
+  EXPECT_EQ(json_escape("cut\xE2\x84"), "cut\\ufffd\\ufffd");
+  EXPECT_EQ(json_escape("\xED\xA0\x80"), "\\ufffd\\ufffd\\ufffd");  // a UTF-16 surrogate
+}
+
+}  // namespace
+}  // namespace gapbench
