@@ -2,11 +2,14 @@
 // (each family's bench test runs `peak/` beside itself), so "the vectorized pass reaches 85% of
 // memory bandwidth" compares two numbers from one machine, one build, one moment.
 //
-// Names: peak/<memcpy|triad>/cpu/mib:<buffer MiB>/real_time/threads:<n>
+// Names: peak/<memcpy|triad|read>/cpu/mib:<buffer MiB>/real_time/threads:<n>
 //   memcpy  one large memcpy per thread (its own slice of the buffers)
 //   triad   STREAM's a = b + s*c
+//   read    a streaming sum: reads only, the ceiling of a reduction (preprocess's sumsq reads
+//           100 floats per float it writes); reads alone are slower than reads plus writes on
+//           one core, so judge a reduction against this one
 // bytes_per_second counts memory traffic: reads plus writes (memcpy 2 bytes moved per byte
-// copied, triad 3 arrays), so it compares directly with the preprocess family's counters.
+// copied, triad 3 arrays, read 1), so it compares directly with the preprocess family's counters.
 #include <algorithm>
 #include <thread>
 #include <vector>
@@ -60,6 +63,21 @@ void bench_triad(State& state, std::size_t mib) {
   state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * 3 * n * sizeof(float)));
 }
 
+void bench_read(State& state, std::size_t mib) {
+  const std::size_t n = slice_of(mib * kMiB / sizeof(float), state);
+  // Non-negative values: the sum has no cancellation, so a relative tolerance is meaningful.
+  const std::vector<float> x =
+      uniform_floats(n, run_seed(), 400 + state.thread_index(), 0.0f, 1.0f);
+  validate_once([&] {
+    const double got = membw::read_sum(x.data(), n);
+    const double ref = membw::read_sum_reference(x.data(), n);
+    // Float sums of 64 terms each (error <= 64 * 2^-24 relative), then added in float64.
+    return validate("read_sum", &got, &ref, 1, {0.0, 64 * 0x1.0p-24});
+  });
+  for (auto _ : state) benchmark::DoNotOptimize(membw::read_sum(x.data(), n));
+  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * n * sizeof(float)));
+}
+
 }  // namespace
 
 GAPBENCH_FAMILY(peak) {
@@ -67,12 +85,13 @@ GAPBENCH_FAMILY(peak) {
   const int all = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   for (std::size_t mib : profile.pick<std::size_t>({256}, {256, 1024})) {
     for (int threads : all > 1 ? std::vector<int>{1, all} : std::vector<int>{1}) {
-      add_cpu(BenchName("peak", "memcpy").axis("mib", static_cast<long long>(mib)), [=](State& st) {
-        bench_memcpy(st, mib);
-      })->Threads(threads);
-      add_cpu(BenchName("peak", "triad").axis("mib", static_cast<long long>(mib)), [=](State& st) {
-        bench_triad(st, mib);
-      })->Threads(threads);
+      for (auto [variant, body] :
+           {std::pair{"memcpy", &bench_memcpy}, std::pair{"triad", &bench_triad},
+            std::pair{"read", &bench_read}}) {
+        add_cpu(BenchName("peak", variant).axis("mib", static_cast<long long>(mib)),
+                [=, body = body](State& st) { body(st, mib); })
+            ->Threads(threads);
+      }
     }
   }
 }

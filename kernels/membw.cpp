@@ -12,6 +12,28 @@ void triad(float* __restrict a, const float* __restrict b, const float* __restri
   for (std::size_t i = 0; i < n; ++i) a[i] = b[i] + scalar * c[i];
 }
 
+double read_sum(const float* __restrict x, std::size_t n) {
+  constexpr std::size_t kLanes = 16;    // independent float sums: the loop vectorizes
+  constexpr std::size_t kBlock = 1024;  // 64 adds per lane before each flush into the total
+  double total = 0.0;
+  std::size_t i = 0;
+  for (; i + kBlock <= n; i += kBlock) {
+    float acc[kLanes] = {};
+    for (std::size_t j = 0; j < kBlock; j += kLanes) {
+      for (std::size_t l = 0; l < kLanes; ++l) acc[l] += x[i + j + l];
+    }
+    for (float a : acc) total += a;
+  }
+  for (; i < n; ++i) total += x[i];
+  return total;
+}
+
+double read_sum_reference(const float* x, std::size_t n) {
+  double total = 0.0;
+  for (std::size_t i = 0; i < n; ++i) total += x[i];
+  return total;
+}
+
 void triad_reference(const float* b, const float* c, float scalar, std::size_t n, double* out) {
   for (std::size_t i = 0; i < n; ++i) {
     out[i] = static_cast<double>(b[i]) + static_cast<double>(scalar) * static_cast<double>(c[i]);

@@ -12,6 +12,11 @@ void copy(float* dst, const float* src, std::size_t n);
 // STREAM's triad, a[i] = b[i] + scalar * c[i]: two reads and a write per element, vectorized.
 void triad(float* a, const float* b, const float* c, float scalar, std::size_t n);
 
+// Sum of x[0..n): a pure streaming read, the ceiling of a reduction such as a row-wise sum of
+// squares. Float lanes, flushed into a float64 total every block, keep it exact enough to check.
+double read_sum(const float* x, std::size_t n);
+double read_sum_reference(const float* x, std::size_t n);
+
 // float64 reference of triad.
 void triad_reference(const float* b, const float* c, float scalar, std::size_t n, double* out);
 

@@ -35,5 +35,18 @@ TEST(Membw, TriadMatchesReference) {
   }
 }
 
+TEST(Membw, ReadSumMatchesReference) {
+  // Around the 1024-element block: below, at, and past it with a tail.
+  for (std::size_t n : {0u, 5u, 1023u, 1024u, 1025u, 300007u}) {
+    const auto x = uniform_floats(n, 9, 3, 0.0f, 1.0f);
+    const double got = membw::read_sum(x.data(), n);
+    const double ref = membw::read_sum_reference(x.data(), n);
+    const Validation v = validate("read_sum", &got, &ref, 1, {1e-12, 64 * 0x1.0p-24});
+    EXPECT_TRUE(v.ok) << "n=" << n << ": " << v.message();
+  }
+  const std::vector<float> ones(4096 + 3, 1.0f);
+  EXPECT_EQ(membw::read_sum(ones.data(), ones.size()), 4099.0);
+}
+
 }  // namespace
 }  // namespace gapbench
