@@ -3,7 +3,6 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -11,41 +10,21 @@
 
 #include <chrono>
 #include <cstdlib>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "fixtures/device_probe.h"
+#include "tests/temp_dir.h"
 
 extern char** environ;
 
 namespace {
 
-std::string read_file(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-void write_file(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
-
-bool exists(const std::string& path) {
-  struct stat st {};
-  return stat(path.c_str(), &st) == 0;
-}
+using namespace gapbench::testing_files;
 
 class Cli : public ::testing::Test {
  protected:
-  void SetUp() override {
-    char pattern[] = "/tmp/gapbench-cli-XXXXXX";
-    ASSERT_NE(mkdtemp(pattern), nullptr);
-    dir_ = pattern;
-  }
-  void TearDown() override { std::system(("rm -rf '" + dir_ + "'").c_str()); }
-
   struct Result {
     int status = -1;  // exit status, or 128 + signal
     std::string out, err;
@@ -86,13 +65,14 @@ class Cli : public ::testing::Test {
   // Waits (up to 60 s) until `path` exists.
   static bool wait_until_exists(const std::string& path) {
     for (int i = 0; i < 600; ++i) {
-      if (exists(path)) return true;
+      if (file_exists(path)) return true;
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
     return false;
   }
 
-  std::string dir_;
+  TempDir temp_;
+  const std::string dir_ = temp_.path();
 };
 
 constexpr const char* kTinyFilter = "--benchmark_filter=^transfer/memcpy/cpu/bytes:4096/";
@@ -123,7 +103,7 @@ TEST_F(Cli, FilterMatchingNothingIsAnErrorAndKeepsThePreviousResults) {
             std::string::npos)
       << r.err;
   EXPECT_EQ(read_file(out), "previous");
-  EXPECT_FALSE(exists(out + ".partial"));
+  EXPECT_FALSE(file_exists(out + ".partial"));
 }
 
 TEST_F(Cli, UnwritableResultsPathIsRefusedBeforeRunning) {
@@ -145,7 +125,7 @@ TEST_F(Cli, SuccessfulRunReplacesTheResultsFileWhole) {
   EXPECT_NE(json.find("\"gapbench.profile\": \"quick\""), std::string::npos);
   EXPECT_NE(json.find("\"name\": \"transfer/memcpy/cpu/bytes:4096/real_time\""), std::string::npos);
   EXPECT_EQ(json.back(), '\n');
-  EXPECT_FALSE(exists(out + ".partial"));
+  EXPECT_FALSE(file_exists(out + ".partial"));
 }
 
 TEST_F(Cli, GpuVariantsSkipWithAReasonAndDoNotFailTheRun) {
@@ -191,7 +171,7 @@ TEST_F(Cli, InterruptedRunRemovesItsPartialFile) {
   const Result r = wait_for(pid);
   EXPECT_EQ(r.status, 128 + SIGTERM);
   EXPECT_EQ(read_file(out), "previous");
-  EXPECT_FALSE(exists(out + ".partial"));
+  EXPECT_FALSE(file_exists(out + ".partial"));
 }
 
 TEST_F(Cli, HelpAndDoctor) {

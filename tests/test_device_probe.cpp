@@ -1,0 +1,43 @@
+#include "fixtures/device_probe.h"
+
+#include <gtest/gtest.h>
+
+namespace gapbench {
+namespace {
+
+TEST(DeviceProbe, Formats) {
+  EXPECT_EQ(format_gib(12.0 * 1024 * 1024 * 1024), "12.0 GiB");
+  EXPECT_EQ(format_gib(3.14 * 1024 * 1024 * 1024), "3.1 GiB");
+  EXPECT_EQ(format_cuda_version(12040), "12.4");
+  EXPECT_EQ(format_cuda_version(13000), "13.0");
+}
+
+TEST(DeviceProbe, RequireGpuAgreesWithTheReason) {
+  const auto reason = gpu_unavailable_reason();
+  EXPECT_EQ(reason, gpu_unavailable_reason());  // probed once, stable
+  if (reason) {
+    EXPECT_FALSE(reason->empty());
+    try {
+      require_gpu();
+      FAIL() << "no Skip";
+    } catch (const Skip& skip) {
+      EXPECT_EQ(skip.what(), *reason);
+    }
+    EXPECT_THROW(require_free_device_memory(1), Skip);
+  } else {
+    EXPECT_NO_THROW(require_gpu());
+    try {
+      require_free_device_memory(std::size_t{1} << 62);  // 4 EiB: more than any GPU has
+      FAIL() << "no Skip";
+    } catch (const Skip& skip) {
+      EXPECT_NE(std::string(skip.what()).find("needs 4294967296.0 GiB, "), std::string::npos)
+          << skip.what();
+    }
+  }
+#if !GAPBENCH_WITH_CUDA
+  EXPECT_EQ(reason, std::optional<std::string>("built without CUDA"));
+#endif
+}
+
+}  // namespace
+}  // namespace gapbench

@@ -1,0 +1,47 @@
+#include "fixtures/harness.h"
+
+#include <gtest/gtest.h>
+
+namespace gapbench {
+namespace {
+
+TEST(Harness, NamesFollowTheScheme) {
+  const BenchName name = BenchName("conv", "cudnn").axis("n", 32).axis("layout", "nchw");
+  EXPECT_EQ(name.str(Device::gpu), "conv/cudnn/gpu/n:32/layout:nchw");
+  EXPECT_EQ(name.str(Device::cpu), "conv/cudnn/cpu/n:32/layout:nchw");
+  EXPECT_EQ(BenchName("peak", "read").str(Device::cpu), "peak/read/cpu");
+}
+
+TEST(Harness, EndToEndVariantsAreSuffixed) {
+  EXPECT_EQ(gpu_variant("vectorized", GpuTiming::kernel), "vectorized");
+  EXPECT_EQ(gpu_variant("vectorized", GpuTiming::end_to_end), "vectorized_e2e");
+}
+
+TEST(Harness, ProfilesPickSizesAndRepetitions) {
+  const Profile quick = Profile::parse("quick");
+  const Profile full = Profile::parse("full");
+  EXPECT_STREQ(quick.name(), "quick");
+  EXPECT_STREQ(full.name(), "full");
+  EXPECT_EQ(quick.pick<int>({1}, {1, 2, 3}), std::vector<int>{1});
+  EXPECT_EQ(full.pick<int>({1}, {1, 2, 3}), (std::vector<int>{1, 2, 3}));
+  EXPECT_LT(quick.repetitions(), full.repetitions());
+  EXPECT_LT(quick.min_time_seconds(), full.min_time_seconds());
+  EXPECT_THROW(Profile::parse("Quick"), std::invalid_argument);
+  EXPECT_THROW(Profile::parse(""), std::invalid_argument);
+}
+
+TEST(Harness, RequireValidThrowsWithTheWorstElement) {
+  const std::vector<double> ref = {1.0, 2.0};
+  const std::vector<float> good = {1.0f, 2.0f};
+  const std::vector<float> bad = {1.0f, 3.0f};
+  EXPECT_NO_THROW(require_valid(validate("out", good, ref, Tolerance::exact())));
+  try {
+    require_valid(validate("out", bad, ref, Tolerance::exact()));
+    FAIL() << "no exception";
+  } catch (const ValidationError& e) {
+    EXPECT_NE(std::string(e.what()).find("worst [1] got 3 want 2"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace gapbench

@@ -1,0 +1,59 @@
+#include "fixtures/results_file.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "tests/temp_dir.h"
+
+namespace gapbench {
+namespace {
+
+using namespace testing_files;
+
+class ResultsFile : public ::testing::Test {
+ protected:
+  void SetUp() override { write_file(path_, "previous"); }
+  TempDir temp_;
+  const std::string dir_ = temp_.path();
+  const std::string path_ = dir_ + "/r.json";
+};
+
+TEST_F(ResultsFile, CommitReplacesTheFileWhole) {
+  {
+    AtomicResultsFile file(path_);
+    EXPECT_EQ(file.partial_path(), path_ + ".partial");
+    std::ofstream(file.partial_path()) << "new";
+    EXPECT_EQ(read_file(path_), "previous");  // untouched until commit
+    file.commit();
+  }
+  EXPECT_EQ(read_file(path_), "new");
+  EXPECT_FALSE(file_exists(path_ + ".partial"));
+}
+
+TEST_F(ResultsFile, WithoutCommitThePreviousFileStaysAndThePartialGoes) {
+  {
+    AtomicResultsFile file(path_);
+    std::ofstream(file.partial_path()) << "half a ru";
+  }
+  EXPECT_EQ(read_file(path_), "previous");
+  EXPECT_FALSE(file_exists(path_ + ".partial"));
+}
+
+TEST_F(ResultsFile, UnwritablePlacesAreRefusedUpFront) {
+  try {
+    AtomicResultsFile file(dir_ + "/missing/r.json");
+    FAIL() << "no exception";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("cannot write results to '" + dir_ + "/missing/r.json'"),
+              std::string::npos)
+        << e.what();
+  }
+  ASSERT_EQ(mkdir((dir_ + "/adir").c_str(), 0755), 0);
+  EXPECT_THROW(AtomicResultsFile(dir_ + "/adir"), std::runtime_error);
+  EXPECT_FALSE(file_exists(dir_ + "/adir.partial"));
+  EXPECT_THROW(AtomicResultsFile(""), std::runtime_error);
+}
+
+}  // namespace
+}  // namespace gapbench
