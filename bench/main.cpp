@@ -8,9 +8,11 @@
 // a filter that matches no benchmark.
 #include <benchmark/benchmark.h>
 
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
+#include <iostream>
 #include <memory>
 #include <optional>
 #include <string>
@@ -55,6 +57,25 @@ bool starts_with(const std::string& s, const std::string& prefix) {
 
 std::string value_of(const std::string& arg) { return arg.substr(arg.find('=') + 1); }
 
+// Google Benchmark's reading of a boolean flag: bare, or any value but 0/f/false/n/no.
+bool flag_is_true(const std::string& arg) {
+  const auto eq = arg.find('=');
+  if (eq == std::string::npos) return true;
+  std::string v = arg.substr(eq + 1);
+  for (char& c : v) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return !(v == "0" || v == "f" || v == "false" || v == "n" || v == "no");
+}
+
+// Google Benchmark exits on its own (status 0 or 1, no message of ours) for a bad format;
+// refuse it first, like every other bad flag.
+void check_format(const std::string& arg) {
+  const std::string v = value_of(arg);
+  if (v != "console" && v != "json" && v != "csv") {
+    throw UsageError{arg.substr(0, arg.find('=')) + " must be console, json or csv, got '" + v +
+                     "'"};
+  }
+}
+
 std::uint64_t parse_seed(const std::string& text) {
   std::size_t used = 0;
   unsigned long long seed = 0;
@@ -91,6 +112,9 @@ Options parse_options(int argc, char** argv) {
   if (const char* env = std::getenv("GAPBENCH_PROFILE"); env && *env)
     o.profile = parse_profile(env);
   if (const char* env = std::getenv("GAPBENCH_SEED"); env && *env) o.seed = parse_seed(env);
+  // Google Benchmark would read BENCHMARK_OUT itself and write that file non-atomically.
+  if (const char* env = std::getenv("BENCHMARK_OUT"); env && *env) o.results_path = env;
+  unsetenv("BENCHMARK_OUT");
   bool listing = false;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
@@ -104,8 +128,9 @@ Options parse_options(int argc, char** argv) {
       o.results_path = value_of(arg);
     } else {
       if (starts_with(arg, "--benchmark_filter=")) o.filter = value_of(arg);
-      if (starts_with(arg, "--benchmark_list_tests") && arg != "--benchmark_list_tests=false") {
-        listing = true;
+      if (starts_with(arg, "--benchmark_list_tests")) listing = flag_is_true(arg);
+      if (starts_with(arg, "--benchmark_format=") || starts_with(arg, "--benchmark_out_format=")) {
+        check_format(arg);
       }
       o.benchmark_args.push_back(arg);
     }
@@ -127,6 +152,23 @@ int run(int argc, char** argv) {
   const Options options = parse_options(argc, argv);
   gapbench::set_run_seed(options.seed);
 
+  // The profile's defaults come first, so the user's own flags override them.
+  std::vector<std::string> args = {
+      argv[0], "--benchmark_repetitions=" + std::to_string(options.profile.repetitions()),
+      min_time_flag(options.profile.min_time_seconds())};
+  args.insert(args.end(), options.benchmark_args.begin(), options.benchmark_args.end());
+  if (options.results_path) {
+    args.push_back("--benchmark_out=" +
+                   gapbench::AtomicResultsFile::partial_path_for(*options.results_path));
+  }
+  std::vector<char*> cargs;
+  for (auto& a : args) cargs.push_back(a.data());
+  int cargc = static_cast<int>(cargs.size());
+  benchmark::Initialize(&cargc, cargs.data());
+  // Google Benchmark has printed "error: unrecognized command-line flag: ..." already.
+  if (benchmark::ReportUnrecognizedArguments(cargc, cargs.data())) return 2;
+
+  // Created after Initialize, which may exit on its own, and before anything runs.
   std::unique_ptr<gapbench::AtomicResultsFile> results;
   if (options.results_path) {
     try {
@@ -136,19 +178,6 @@ int run(int argc, char** argv) {
     }
     gapbench::remove_on_interrupt(results->partial_path());
   }
-
-  // The profile's defaults come first, so the user's own flags override them.
-  std::vector<std::string> args = {
-      argv[0], "--benchmark_repetitions=" + std::to_string(options.profile.repetitions()),
-      min_time_flag(options.profile.min_time_seconds())};
-  args.insert(args.end(), options.benchmark_args.begin(), options.benchmark_args.end());
-  if (results) args.push_back("--benchmark_out=" + results->partial_path());
-  std::vector<char*> cargs;
-  for (auto& a : args) cargs.push_back(a.data());
-  int cargc = static_cast<int>(cargs.size());
-  benchmark::Initialize(&cargc, cargs.data());
-  // Google Benchmark has printed "error: unrecognized command-line flag: ..." already.
-  if (benchmark::ReportUnrecognizedArguments(cargc, cargs.data())) return 2;
 
   const std::vector<std::string> families = gapbench::register_families(options.profile);
   for (const auto& f : gapbench::machine_facts()) benchmark::AddCustomContext(f.key, f.value);
@@ -187,6 +216,8 @@ int main(int argc, char** argv) {
       return 0;
     }
   }
+  // Each result line reaches a pipe or file as soon as it is printed (`gapbench | tee log`).
+  std::cout.setf(std::ios::unitbuf);
   try {
     return run(argc, argv);
   } catch (const UsageError& e) {

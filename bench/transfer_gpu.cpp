@@ -43,8 +43,11 @@ class CopySetup {
         break;
     }
     dst_on_device_ = dir != Direction::d2h;
-    // Seed the source wherever it lives.
-    GAPBENCH_CHECK(cudaMemcpy(src_, expected_.data(), bytes_, cudaMemcpyDefault));
+    // Seed the source wherever it lives, on the fixture's stream (a legacy-stream cudaMemcpy is
+    // not ordered with the non-blocking stream the async variants use), and wait for it.
+    GAPBENCH_CHECK(
+        cudaMemcpyAsync(src_, expected_.data(), bytes_, cudaMemcpyDefault, stream_.get()));
+    stream_.synchronize();
   }
 
   void copy(Mode mode) {
@@ -61,7 +64,8 @@ class CopySetup {
   Validation check(Mode mode) {
     std::vector<float> got(n_);
     if (dst_on_device_) {
-      GAPBENCH_CHECK(cudaMemset(dst_, 0xFF, bytes_));
+      GAPBENCH_CHECK(cudaMemsetAsync(dst_, 0xFF, bytes_, stream_.get()));
+      stream_.synchronize();  // done before a sync-mode copy on the legacy stream starts
     } else {
       std::memset(dst_, 0xFF, bytes_);
     }

@@ -62,10 +62,23 @@ class Cli : public ::testing::Test {
 
   Result run(const std::vector<std::string>& args) { return wait_for(start(args)); }
 
-  // Waits (up to 60 s) until `path` exists.
-  static bool wait_until_exists(const std::string& path) {
-    for (int i = 0; i < 600; ++i) {
-      if (file_exists(path)) return true;
+  // A run that is half-way for long: one short benchmark (peak/read, families run in name
+  // order), whose printed result shows the run is under way with its results file open, then
+  // 10^8 floats through the element-wise pass, 30 times.
+  pid_t start_long_run(const std::string& out) {
+    return start(
+        {"--benchmark_filter=^(peak/read/cpu/mib:256/real_time/threads:1|"
+         "preprocess/elementwise/cpu/op:sumsq)",
+         "--benchmark_repetitions=30", "--benchmark_out=" + out});
+  }
+
+  // Waits (up to 120 s) until the long run has finished its first benchmark.
+  bool wait_until_running(const std::string& out) {
+    for (int i = 0; i < 1200; ++i) {
+      if (file_exists(out + ".partial") &&
+          read_file(dir_ + "/stdout").find("peak/read/cpu") != std::string::npos) {
+        return true;
+      }
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
     return false;
@@ -83,6 +96,28 @@ TEST_F(Cli, UnknownFlagIsOneMessageAndExit2) {
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.err.find("unrecognized command-line flag: --benchmark_bogus=1"), std::string::npos)
       << r.err;
+}
+
+TEST_F(Cli, BadFormatIsRefusedAndLeavesNoPartialFile) {
+  const std::string out = dir_ + "/results.json";
+  const Result r = run({kTinyFilter, "--benchmark_out_format=yaml", "--benchmark_out=" + out});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("--benchmark_out_format must be console, json or csv, got 'yaml'"),
+            std::string::npos)
+      << r.err;
+  EXPECT_FALSE(file_exists(out + ".partial"));
+  EXPECT_FALSE(file_exists(out));
+}
+
+TEST_F(Cli, ListingFollowsGoogleBenchmarksBooleans) {
+  const std::string out = dir_ + "/results.json";
+  Result r = run({kTinyFilter, "--benchmark_list_tests=true", "--benchmark_out=" + out});
+  EXPECT_EQ(r.status, 0);
+  EXPECT_EQ(r.out, "transfer/memcpy/cpu/bytes:4096/real_time\n");
+  EXPECT_FALSE(file_exists(out));  // a listing writes no results
+  r = run({kTinyFilter, "--benchmark_list_tests=no", kOneRepetition, "--benchmark_out=" + out});
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_TRUE(file_exists(out));  // "no" is false: it ran and wrote its results
 }
 
 TEST_F(Cli, BadProfileAndSeedAreRefused) {
@@ -149,11 +184,8 @@ TEST_F(Cli, FailedBenchmarkExits1AndItsErrorIsInTheResults) {
 TEST_F(Cli, RunKilledHalfWayLeavesThePreviousResults) {
   const std::string out = dir_ + "/results.json";
   write_file(out, "previous");
-  // A long run: the element-wise pass over 10^8 floats, many repetitions.
-  const pid_t pid = start({"--benchmark_filter=^preprocess/elementwise/cpu/op:sumsq",
-                           "--benchmark_repetitions=100", "--benchmark_out=" + out});
-  ASSERT_TRUE(wait_until_exists(out + ".partial"));
-  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  const pid_t pid = start_long_run(out);
+  ASSERT_TRUE(wait_until_running(out));
   kill(pid, SIGKILL);
   const Result r = wait_for(pid);
   EXPECT_EQ(r.status, 128 + SIGKILL);
@@ -163,10 +195,8 @@ TEST_F(Cli, RunKilledHalfWayLeavesThePreviousResults) {
 TEST_F(Cli, InterruptedRunRemovesItsPartialFile) {
   const std::string out = dir_ + "/results.json";
   write_file(out, "previous");
-  const pid_t pid = start({"--benchmark_filter=^preprocess/elementwise/cpu/op:sumsq",
-                           "--benchmark_repetitions=100", "--benchmark_out=" + out});
-  ASSERT_TRUE(wait_until_exists(out + ".partial"));
-  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  const pid_t pid = start_long_run(out);
+  ASSERT_TRUE(wait_until_running(out));
   kill(pid, SIGTERM);
   const Result r = wait_for(pid);
   EXPECT_EQ(r.status, 128 + SIGTERM);

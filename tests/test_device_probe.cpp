@@ -14,7 +14,6 @@ TEST(DeviceProbe, Formats) {
 
 TEST(DeviceProbe, RequireGpuAgreesWithTheReason) {
   const auto reason = gpu_unavailable_reason();
-  EXPECT_EQ(reason, gpu_unavailable_reason());  // probed once, stable
   if (reason) {
     EXPECT_FALSE(reason->empty());
     try {

@@ -16,13 +16,15 @@ namespace gapbench::preprocess {
 namespace {
 
 // Every copy goes on the test's (non-blocking) stream, so it is ordered with the launches; the
-// legacy default stream that plain cudaMemcpy uses would not be.
+// legacy default stream that plain cudaMemcpy uses would not be. It waits for the copy, so the
+// host vector may be a temporary.
 template <class T>
 DeviceBuffer<T> upload(const std::vector<T>& host, const Stream& stream) {
   DeviceBuffer<T> dev(host.size());
   if (!host.empty()) {
     GAPBENCH_CHECK(cudaMemcpyAsync(dev.data(), host.data(), dev.bytes(), cudaMemcpyHostToDevice,
                                    stream.get()));
+    stream.synchronize();
   }
   return dev;
 }
