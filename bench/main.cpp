@@ -183,6 +183,8 @@ int run(int argc, char** argv) {
   for (const auto& f : gapbench::machine_facts()) benchmark::AddCustomContext(f.key, f.value);
   benchmark::AddCustomContext("gapbench.profile", options.profile.name());
   benchmark::AddCustomContext("gapbench.seed", std::to_string(options.seed));
+  // The version of gapbench's additions to Google Benchmark's JSON; the report checks it.
+  benchmark::AddCustomContext("gapbench.schema", "1");
 
   const std::size_t ran = benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();

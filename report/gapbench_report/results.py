@@ -1,18 +1,27 @@
-"""Loading a gapbench results file and parsing benchmark names: the JSON contract in one place.
+"""Loading a gapbench results file: the JSON contract in one place.
 
-A results file is Google Benchmark's JSON plus gapbench's run context. Every benchmark is named
-<family>/<variant>/<cpu|gpu>/<axis>:<value>/... and Google Benchmark may append /real_time or
-/manual_time and /threads:<n>. NAME_PATTERN is the one expression that parses them; nothing
-guesses.
+A results file is Google Benchmark's JSON plus gapbench's run context (`gapbench.schema` "1").
+Every benchmark is named <family>/<variant>/<cpu|gpu>/<axis>:<value>/... and Google Benchmark may
+append /real_time or /manual_time and /threads:<n>. NAME_PATTERN is the one expression that
+parses them; nothing guesses.
+
+load_results() checks everything the rest of the report relies on and raises ResultsError with
+one line otherwise: unreadable, empty, truncated or non-JSON files, the wrong shape, an unknown
+schema, names off the scheme, times that are not positive numbers, unknown time units, and
+duplicate entries. Times in any unit come back in seconds.
 """
 
 from __future__ import annotations
 
+import functools
 import json
+import math
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+SCHEMA_VERSION = "1"
 NAME_PATTERN = re.compile(
     r"^(?P<family>[a-z][a-z0-9_]*)/(?P<variant>[a-z][a-z0-9_]*)/(?P<device>cpu|gpu)"
     r"(?P<axes>(?:/[a-z][a-z0-9_]*:[^/]+)*)"
@@ -20,8 +29,12 @@ NAME_PATTERN = re.compile(
     r"(?:/threads:(?P<threads>[0-9]+))?$"
 )
 SKIP_PREFIX = "skipped: "
-REQUIRED_CONTEXT = ("gapbench.version", "gapbench.profile", "gapbench.seed", "machine.id",
-                    "gpu.status")
+REQUIRED_CONTEXT = ("gapbench.schema", "gapbench.version", "gapbench.profile", "gapbench.seed",
+                    "machine.id", "gpu.status")
+SECONDS_PER_UNIT = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
+# Counters whose values are rates or shares: compared and drawn as given.
+COUNTERS = ("bytes_per_second", "items_per_second", "flops", "overhead_share",
+            "idle_fraction", "ideal_items_per_second")
 
 
 class ResultsError(Exception):
@@ -37,13 +50,19 @@ class Name:
     timing: str | None = None
     threads: int | None = None
 
+    def axis(self, key: str, default: str | None = None) -> str | None:
+        return self.axes.get(key, default)
 
+
+@functools.lru_cache(maxsize=None)
 def parse_name(name: str) -> Name:
+    """Parsed once per distinct name (a file repeats each name per repetition and aggregate);
+    the Name is shared, so treat it as read-only."""
     match = NAME_PATTERN.match(name)
     if match is None:
         raise ResultsError(f"benchmark name {name!r} does not follow "
                            "<family>/<variant>/<cpu|gpu>/<axis>:<value>/...")
-    axes = {}
+    axes: dict[str, str] = {}
     for part in match["axes"].split("/")[1:]:
         key, value = part.split(":", 1)
         if key in axes:
@@ -62,12 +81,20 @@ class Entry:
     raw: dict
 
     @property
+    def run_name(self) -> str:
+        return self.raw.get("run_name", self.raw["name"])
+
+    @property
+    def errored(self) -> bool:
+        return bool(self.raw.get("error_occurred"))
+
+    @property
     def skipped(self) -> bool:
-        return bool(self.raw.get("error_occurred")) and self.message.startswith(SKIP_PREFIX)
+        return self.errored and self.message.startswith(SKIP_PREFIX)
 
     @property
     def failed(self) -> bool:
-        return bool(self.raw.get("error_occurred")) and not self.skipped
+        return self.errored and not self.skipped
 
     @property
     def message(self) -> str:
@@ -77,12 +104,117 @@ class Entry:
     def is_aggregate(self) -> bool:
         return self.raw.get("run_type") == "aggregate"
 
+    @property
+    def seconds(self) -> float:
+        """Time per iteration in seconds (real time; manual time for GPU variants)."""
+        return self.raw["real_time"] * SECONDS_PER_UNIT[self.raw.get("time_unit", "ns")]
+
+
+@dataclass(frozen=True)
+class Benchmark:
+    """One benchmark across its repetitions."""
+
+    name: str
+    parsed: Name
+    samples: tuple[float, ...]  # seconds per iteration, one per timed repetition
+    counters: dict[str, tuple[float, ...]]  # per timed repetition
+    aggregates: dict[str, float]  # Google Benchmark's own, in seconds (cv as a ratio)
+    skip_reason: str | None = None  # without the "skipped: " prefix
+    error: str | None = None
+
+    @property
+    def status(self) -> str:
+        """"ok", "skipped" or "failed"."""
+        return "failed" if self.error else "skipped" if self.skip_reason else "ok"
+
+    @property
+    def median(self) -> float | None:
+        if self.samples:
+            s = sorted(self.samples)
+            mid = len(s) // 2
+            return s[mid] if len(s) % 2 else (s[mid - 1] + s[mid]) / 2
+        return self.aggregates.get("median")
+
+    def counter(self, key: str) -> float | None:
+        """Median of a counter over the repetitions."""
+        values = sorted(self.counters.get(key, ()))
+        if not values:
+            return None
+        mid = len(values) // 2
+        return values[mid] if len(values) % 2 else (values[mid - 1] + values[mid]) / 2
+
 
 @dataclass(frozen=True)
 class Results:
     path: Path
     context: dict
     entries: list[Entry]
+
+    @property
+    def machine(self) -> str:
+        return str(self.context.get("machine.id", ""))
+
+    @functools.cached_property
+    def _grouped(self) -> dict[str, Benchmark]:
+        return group_benchmarks(self.entries)
+
+    def benchmarks(self) -> dict[str, Benchmark]:
+        """Benchmarks by name, in file order (grouped once; render, diagnose and metrics all
+        ask)."""
+        return self._grouped
+
+    def family(self, family: str) -> list[Benchmark]:
+        return [b for b in self.benchmarks().values() if b.parsed.family == family]
+
+
+def group_benchmarks(entries: Iterable[Entry]) -> dict[str, Benchmark]:
+    rows: dict[str, list[Entry]] = {}
+    for e in entries:
+        rows.setdefault(e.run_name, []).append(e)
+    out = {}
+    for name, group in rows.items():
+        runs = [e for e in group if not e.is_aggregate]
+        timed = [e for e in runs if not e.errored]
+        failed = next((e.message for e in runs if e.failed), None)
+        skipped = next((e.message[len(SKIP_PREFIX):] for e in runs if e.skipped), None)
+        aggregates = {}
+        for e in group:
+            if e.is_aggregate and not e.errored:
+                kind = str(e.raw.get("aggregate_name", ""))
+                aggregates[kind] = e.raw["real_time"] if kind == "cv" else e.seconds
+        counters = {k: tuple(float(e.raw[k]) for e in timed if k in e.raw) for k in COUNTERS}
+        out[name] = Benchmark(name, group[0].name, tuple(e.seconds for e in timed),
+                              {k: v for k, v in counters.items() if v}, aggregates,
+                              None if failed else skipped, failed)
+    return out
+
+
+def _check_entry(path: Path, i: int, raw: object) -> Entry:
+    if not isinstance(raw, dict) or not isinstance(raw.get("name"), str):
+        raise ResultsError(f"{path}: benchmark #{i} has no name")
+    label = raw.get("run_name", raw["name"])
+    if not isinstance(label, str):
+        raise ResultsError(f"{path}: benchmark #{i} has a run_name that is not a string")
+    try:
+        name = parse_name(label)
+    except ResultsError as e:
+        raise ResultsError(f"{path}: {e}") from None
+    run_type = raw.get("run_type", "iteration")
+    if run_type not in ("iteration", "aggregate"):
+        raise ResultsError(f"{path}: {label}: unknown run_type {run_type!r}")
+    if raw.get("error_occurred"):
+        return Entry(name, raw)
+    unit = raw.get("time_unit", "ns")
+    if unit not in SECONDS_PER_UNIT:
+        raise ResultsError(f"{path}: {label}: unknown time_unit {unit!r}")
+    time = raw.get("real_time")
+    # A spread is 0 when every repetition took the same time; a time never is.
+    is_spread = run_type == "aggregate" and raw.get("aggregate_name") in ("stddev", "cv")
+    valid = (isinstance(time, (int, float)) and not isinstance(time, bool)
+             and math.isfinite(time) and (time >= 0 if is_spread else time > 0))
+    if not valid:
+        raise ResultsError(f"{path}: {label}: real_time is {time!r}, not a positive number")
+    return Entry(name, raw)
 
 
 def load_results(path: str | Path) -> Results:
@@ -92,6 +224,8 @@ def load_results(path: str | Path) -> Results:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise ResultsError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise ResultsError(f"{path}: is a directory, not a results file") from None
     except (OSError, UnicodeDecodeError) as e:
         raise ResultsError(f"{path}: cannot read: {e}") from None
     if not text.strip():
@@ -101,22 +235,27 @@ def load_results(path: str | Path) -> Results:
     except json.JSONDecodeError as e:
         raise ResultsError(f"{path}: not valid JSON (truncated?): {e.msg} at line {e.lineno}") \
             from None
-    if not isinstance(data, dict) or not isinstance(data.get("context"), dict) \
-            or not isinstance(data.get("benchmarks"), list):
-        raise ResultsError(f"{path}: not a Google Benchmark JSON file "
-                           "(needs 'context' and 'benchmarks')")
+    except RecursionError:
+        raise ResultsError(f"{path}: JSON nested too deeply") from None
+    if not isinstance(data, dict) or not isinstance(data.get("context"), dict):
+        raise ResultsError(f"{path}: not a Google Benchmark JSON file (no 'context' object)")
+    if not isinstance(data.get("benchmarks"), list):
+        raise ResultsError(f"{path}: no 'benchmarks' list")
     context = data["context"]
     missing = [k for k in REQUIRED_CONTEXT if k not in context]
     if missing:
         raise ResultsError(f"{path}: not a gapbench results file (context lacks "
                            f"{', '.join(missing)})")
-    entries = []
-    for i, raw in enumerate(data["benchmarks"]):
-        if not isinstance(raw, dict) or not isinstance(raw.get("name"), str):
-            raise ResultsError(f"{path}: benchmark #{i} has no name")
-        try:
-            name = parse_name(raw.get("run_name", raw["name"]))
-        except ResultsError as e:
-            raise ResultsError(f"{path}: {e}") from None
-        entries.append(Entry(name, raw))
+    if str(context["gapbench.schema"]) != SCHEMA_VERSION:
+        raise ResultsError(f"{path}: unknown schema version {context['gapbench.schema']!r} "
+                           f"(this report reads {SCHEMA_VERSION})")
+    entries = [_check_entry(path, i, raw) for i, raw in enumerate(data["benchmarks"])]
+    seen = set()
+    for e in entries:
+        key = (e.raw["name"], e.raw.get("run_type", "iteration"), e.raw.get("repetition_index"),
+               e.raw.get("aggregate_name"))
+        if key in seen:
+            where = (f"aggregate {key[3]}" if key[3] else f"repetition {key[2]}")
+            raise ResultsError(f"{path}: {e.raw['name']} appears twice ({where})")
+        seen.add(key)
     return Results(path, context, entries)

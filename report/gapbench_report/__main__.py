@@ -1,0 +1,5 @@
+import sys
+
+from gapbench_report.cli import main
+
+sys.exit(main())

@@ -1,0 +1,36 @@
+"""gapbench-report: one command for the report's tools.
+
+    gapbench-report render RESULTS... [--baseline FILE ...] --out DIR
+    gapbench-report compare BASELINE CONTENDER [--threshold 0.05] [--json] ...
+    gapbench-report diagnose RESULTS...
+    gapbench-report check RESULTS --family NAME
+
+Exit status: 0 fine, 1 a finding that fails the command (a regression, a failed check), 2 bad
+input or a tool error, with one line on stderr.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+
+# Imported on demand: compare and check must not pay for matplotlib.
+COMMANDS = {"render": "render", "compare": "compare", "diagnose": "diagnose", "check": "check"}
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if not argv or argv[0] in ("-h", "--help"):
+        print(__doc__.strip())
+        return 0 if argv else 2
+    command, rest = argv[0], argv[1:]
+    if command not in COMMANDS:
+        print(f"gapbench-report: unknown command {command!r} (use {', '.join(COMMANDS)})",
+              file=sys.stderr)
+        return 2
+    module = importlib.import_module(f"gapbench_report.{COMMANDS[command]}")
+    return module.main(rest)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,381 @@
+"""The diagnosis: rules that turn measured figures into the seeds' causes and what to do.
+
+Each rule is a small function of one run (its results files, one per family) that returns
+Findings quoting the numbers; its threshold is a named constant documented beside it. A rule
+whose data is absent (a family not run, a GPU skipped) says nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from gapbench_report.metrics import (crossover, find, largest, number, preprocess_metrics,
+                                     transfer_pair)
+from gapbench_report.results import Benchmark, Results
+
+SEVERITIES = ("problem", "warning", "info")
+
+
+@dataclass(frozen=True)
+class Finding:
+    rule: str
+    severity: str  # "problem" (fix this), "warning" (costs you speed), "info" (context)
+    title: str
+    text: str
+
+
+@dataclass(frozen=True)
+class Run:
+    """One run: the machine's context and every benchmark of its files (the first file's entry
+    wins where two files share one, such as the peak/ entries every family runs beside itself)."""
+
+    context: dict
+    benchmarks: list[Benchmark]
+
+    @classmethod
+    def of(cls, runs: list[Results]) -> Run:
+        merged: dict[str, Benchmark] = {}
+        for results in runs:
+            for name, b in results.benchmarks().items():
+                merged.setdefault(name, b)
+        return cls(runs[0].context if runs else {}, list(merged.values()))
+
+
+def mib(n: float) -> str:
+    return f"{n / 2**20:g} MiB"
+
+
+def pct(x: float) -> str:
+    return f"{100 * x:.0f}%"
+
+
+# ---- the GPU itself -----------------------------------------------------------------------
+
+def rule_no_gpu(run: Run) -> list[Finding]:
+    """No usable GPU: every GPU variant was skipped; say why (the probe's reason)."""
+    status = run.context.get("gpu.status", "ok")
+    if status == "ok":
+        return []
+    return [Finding("no_gpu", "info", "No usable GPU",
+                    f"GPU variants were skipped: {status}. CPU variants ran; on a GPU machine "
+                    "run `gapbench doctor` first.")]
+
+
+def _version(text: object) -> tuple[int, ...] | None:
+    parts = str(text).split(".")
+    return tuple(int(p) for p in parts) if all(p.isdigit() for p in parts) else None
+
+
+def rule_driver_and_libraries(run: Run) -> list[Finding]:
+    """Driver older than the CUDA runtime (problem: GPU code may not run at all, or only through
+    minor-version compatibility), and cuBLAS/cuDNN loaded != compiled against (warning: a
+    different library than the one the build was tuned and tested with)."""
+    ctx, found = run.context, []
+    driver, runtime = _version(ctx.get("cuda.driver_version")), _version(
+        ctx.get("cuda.runtime_version"))
+    if driver and runtime and driver < runtime:
+        found.append(Finding(
+            "driver_older_than_runtime", "problem", "NVIDIA driver older than the CUDA runtime",
+            f"The driver supports CUDA {ctx['cuda.driver_version']}, the runtime is "
+            f"{ctx['cuda.runtime_version']}. Update the driver (Colab's is usually current)."))
+    for lib in ("cublas", "cudnn"):
+        loaded, compiled = ctx.get(f"{lib}.version_loaded"), ctx.get(f"{lib}.version_compiled")
+        if loaded and compiled and loaded != compiled:
+            found.append(Finding(
+                f"{lib}_mismatch", "warning", f"{lib} loaded is not the one compiled against",
+                f"{lib} {loaded} was loaded, gapbench was built against {compiled}: a framework "
+                f"wheel bundling its own {lib} next to a system one gives exactly this."))
+    return found
+
+
+# A GPU reporting any throttle reason but these is running below its clocks.
+HARMLESS_THROTTLE = {"", "none", "GpuIdle", "ApplicationsClocksSetting"}
+
+
+def rule_gpu_throttled(run: Run) -> list[Finding]:
+    """GPU clocks held down by power or thermal limits (warning)."""
+    reasons = [r.strip() for r in str(run.context.get("gpu.throttle_reasons", "")).split(",")]
+    active = [r for r in reasons if r not in HARMLESS_THROTTLE]
+    if not active:
+        return []
+    sm, sm_max = run.context.get("gpu.clock_sm_mhz"), run.context.get("gpu.clock_sm_max_mhz")
+    clocks = f" (SM clock {sm} of {sm_max} MHz)" if sm and sm_max else ""
+    return [Finding("gpu_throttled", "warning", "GPU clocks throttled",
+                    f"The GPU reported {', '.join(active)}{clocks}: check cooling and power "
+                    "limits (nvidia-smi -q -d PERFORMANCE).")]
+
+
+def rule_cpu_frequency_scaling(run: Run) -> list[Finding]:
+    """CPU frequency scaling on, or a governor other than performance (warning: CPU timings
+    drift and the CPU side of every comparison is noisy)."""
+    scaling = run.context.get("cpu.frequency_scaling")
+    governor = str(run.context.get("cpu.governor", ""))
+    if scaling != "enabled" and (not governor or governor.startswith("unavailable")
+                                 or governor == "performance"):
+        return []
+    return [Finding("cpu_frequency_scaling", "warning", "CPU frequency scaling is on",
+                    f"Governor {governor or 'unknown'}: CPU timings vary with the clock. For "
+                    "steady numbers: cpupower frequency-set -g performance.")]
+
+
+# ---- memory -----------------------------------------------------------------------------
+
+def rule_memory_skips(run: Run) -> list[Finding]:
+    """GPU variants skipped because the size did not fit in free GPU memory (problem: the
+    seeds' "insufficient GPU memory")."""
+    skipped = [b for b in run.benchmarks
+               if b.skip_reason and b.skip_reason.startswith("needs ")]
+    if not skipped:
+        return []
+    example = skipped[0]
+    return [Finding("memory_skips", "problem", "Sizes skipped for lack of GPU memory",
+                    f"{len(skipped)} GPU benchmark(s) did not fit, e.g. {example.name}: "
+                    f"{example.skip_reason}. Free the GPU (other processes, notebooks) or use "
+                    "smaller batches.")]
+
+
+# ---- transfer -----------------------------------------------------------------------------
+
+# Pinned at least this many times faster than pageable: pageable staging is costing you.
+PAGEABLE_SLOWDOWN = 1.5
+# Pinned copies below this share of the link's theoretical bandwidth: the link is the problem.
+LINK_SHARE = 0.5
+
+
+def rule_pageable_vs_pinned(run: Run) -> list[Finding]:
+    found = []
+    for direction in ("h2d", "d2h"):
+        pair = transfer_pair(run.benchmarks, direction, "sync")
+        if not pair:
+            continue
+        size, pinned, pageable = pair
+        p, q = pinned.counter("bytes_per_second"), pageable.counter("bytes_per_second")
+        if p and q and p >= PAGEABLE_SLOWDOWN * q:
+            found.append(Finding(
+                "pageable_vs_pinned", "warning", f"Pageable {direction} copies are slow",
+                f"At {mib(size)}, pinned {direction} moves {p / 1e9:.1f} GB/s, pageable "
+                f"{q / 1e9:.1f} GB/s ({p / q:.1f}x). Use pinned host memory "
+                "(pin_memory=True in a DataLoader, cudaHostAlloc)."))
+    return found
+
+
+def rule_pcie_link(run: Run) -> list[Finding]:
+    """A link running below its maximum generation or width, and pinned copies far under the
+    link's theoretical bandwidth (the seeds' "slow PCIe connection")."""
+    ctx, found = run.context, []
+    gen, gen_max = number(ctx.get("pcie.gen_current")), number(ctx.get("pcie.gen_max"))
+    width, width_max = number(ctx.get("pcie.width_current")), number(ctx.get("pcie.width_max"))
+    if gen and gen_max and width and width_max and (gen < gen_max or width < width_max):
+        found.append(Finding(
+            "pcie_link_downgraded", "warning", "PCIe link below its maximum",
+            f"The link runs at gen {gen:g} x{width:g}, its maximum is gen {gen_max:g} "
+            f"x{width_max:g}. An idle GPU may downshift: if it stays so under load, check the "
+            "slot and BIOS settings."))
+    link = number(ctx.get("pcie.bandwidth_max_gbps"))
+    for direction in ("h2d", "d2h"):
+        best = largest(find(run.benchmarks, "transfer", "pinned", "gpu", dir=direction,
+                            mode="async"), "bytes")
+        rate = best.counter("bytes_per_second") if best else None
+        if link and rate and rate < LINK_SHARE * link * 1e9:
+            found.append(Finding(
+                "transfer_under_link", "warning", f"{direction} far under the PCIe link",
+                f"Pinned {direction} copies reach {rate / 1e9:.1f} GB/s, {pct(rate / (link * 1e9))}"
+                f" of the link's theoretical {link:.1f} GB/s."))
+    return found
+
+
+# ---- kernels and code -----------------------------------------------------------------------
+
+# Element-wise at least this many times slower than vectorized: worth rewriting the loop.
+ELEMENTWISE_SLOWDOWN = 5.0
+
+
+def rule_elementwise(run: Run) -> list[Finding]:
+    found = []
+    for key, ratio in preprocess_metrics(run.benchmarks).items():
+        if "element-wise / vectorized" in key and ratio and ratio >= ELEMENTWISE_SLOWDOWN:
+            op, device = key.split()[1].rstrip(":"), key.split()[2]
+            found.append(Finding(
+                "elementwise_vs_vectorized", "warning",
+                f"Per-element {op} on the {device} is {ratio:.0f}x slower",
+                f"Processing one element (or one row/image) at a time takes {ratio:.1f}x the "
+                f"time of one vectorized pass over the batch ({op}, {device}). Use whole-array "
+                "operations (NumPy, tf/torch ops on the batch), not Python loops."))
+    return found
+
+
+# A hand-written variant this many times slower than the library on the same shape.
+NAIVE_SLOWDOWN = 10.0
+LIBRARIES = ("cudnn", "cublas", "onednn", "openblas", "im2col_blas", "blas")
+
+
+def rule_naive_vs_library(run: Run) -> list[Finding]:
+    """One finding per family and device: on how many shapes the naive variant is far behind
+    the fastest library variant, quoting the worst."""
+    worst: dict[tuple[str, str], list[tuple[float, Benchmark, Benchmark]]] = {}
+    for naive in (b for b in run.benchmarks if b.parsed.variant == "naive" and b.median):
+        best = min((b for b in run.benchmarks
+                    if b.parsed.family == naive.parsed.family
+                    and b.parsed.device == naive.parsed.device
+                    and b.parsed.variant in LIBRARIES and b.parsed.axes == naive.parsed.axes
+                    and b.median), key=lambda b: b.median, default=None)
+        if best and naive.median >= NAIVE_SLOWDOWN * best.median:
+            key = (naive.parsed.family, naive.parsed.device)
+            worst.setdefault(key, []).append((naive.median / best.median, naive, best))
+    found = []
+    for (family, device), rows in worst.items():
+        ratio, naive, best = max(rows, key=lambda r: r[0])
+        found.append(Finding(
+            "naive_vs_library", "warning",
+            f"Hand-written {family} on the {device} is up to {ratio:.0f}x slower",
+            f"On {len(rows)} shape(s) the naive {family} is at least {NAIVE_SLOWDOWN:g}x slower "
+            f"than the library; worst {naive.name} takes {ratio:.1f}x the time of "
+            f"{best.parsed.variant}. Use the library op."))
+    return found
+
+
+# ---- GPU against CPU ------------------------------------------------------------------------
+
+def _same_shape(a: Benchmark, b: Benchmark) -> bool:
+    return a.parsed.family == b.parsed.family and a.parsed.axes == b.parsed.axes
+
+
+def rule_gpu_loses(run: Run) -> list[Finding]:
+    """A GPU end-to-end variant slower than the best CPU variant of the same shape, and why:
+    its overhead_share (transfer, launch and sync). Where a family sweeps a size axis (`n`, or
+    `rows` in preprocess), the crossover size above which the GPU wins."""
+    found = []
+    e2e = [b for b in run.benchmarks
+           if b.parsed.device == "gpu" and b.parsed.variant.endswith("_e2e") and b.median]
+    cpu = [b for b in run.benchmarks if b.parsed.device == "cpu" and b.median]
+    losing = []
+    for g in e2e:
+        best = min((c for c in cpu if _same_shape(c, g)), key=lambda c: c.median, default=None)
+        if best and g.median > best.median:
+            losing.append((g, best))
+    for g, best in losing[:5]:
+        share = g.counter("overhead_share")
+        why = (f"; {pct(share)} of its time is transfer, launch and sync, not compute"
+               if share is not None else "")
+        found.append(Finding(
+            "gpu_loses_to_cpu", "warning", f"GPU slower than CPU: {g.parsed.family}",
+            f"{g.name} takes {g.median / best.median:.1f}x the time of {best.parsed.variant} "
+            f"on the CPU{why}. Small work, or work dominated by copies, belongs on the CPU or "
+            "in bigger batches."))
+    found += _crossovers(e2e, cpu)
+    return found
+
+
+SWEEP_AXES = ("n", "rows")
+
+
+def _crossovers(e2e: list[Benchmark], cpu: list[Benchmark]) -> list[Finding]:
+    found = []
+    for axis in SWEEP_AXES:
+        series: dict[tuple, list[tuple[float, float, float]]] = {}
+        for g in e2e:
+            size = number(g.parsed.axes.get(axis))
+            best = min((c for c in cpu if _same_shape(c, g)), key=lambda c: c.median, default=None)
+            if size is None or not best:
+                continue
+            rest = tuple(sorted((k, v) for k, v in g.parsed.axes.items() if k != axis))
+            series.setdefault((g.parsed.family, g.parsed.variant, rest), []).append(
+                (size, best.median, g.median))
+        for (family, variant, rest), points in series.items():
+            if len(points) < 2:
+                continue
+            points.sort()
+            xs, cpu_t, gpu_t = zip(*points)
+            at = crossover(list(xs), list(cpu_t), list(gpu_t))
+            where = ", ".join(f"{k}:{v}" for k, v in rest)
+            if at is None:
+                text = f"{family}/{variant} ({where}) never beats the CPU up to {axis}={xs[-1]:g}."
+            elif at == xs[0]:
+                continue  # wins everywhere measured: nothing to say
+            else:
+                text = (f"{family}/{variant} ({where}) beats the CPU from {axis}={at:g} up; "
+                        "below that the GPU's fixed costs dominate.")
+            found.append(Finding("gpu_crossover", "info", f"GPU/CPU crossover in {family}", text))
+    return found
+
+
+# ---- input pipeline and batch size -----------------------------------------------------------
+
+# The consumer waiting this share of its time for input: a CPU-bound pipeline.
+IDLE_SHARE = 0.3
+# Smallest batch below this share of the largest batch's samples/s: batch too small.
+BATCH_FILL = 0.25
+
+
+def rule_pipeline_idle(run: Run) -> list[Finding]:
+    found = []
+    for b in run.benchmarks:
+        idle = b.counter("idle_fraction")
+        if b.parsed.family == "pipeline" and b.parsed.variant == "none" and idle is not None \
+                and idle >= IDLE_SHARE:
+            found.append(Finding(
+                "pipeline_idle", "warning", "The consumer waits for input",
+                f"Without prefetch ({b.name}) the training step waits {pct(idle)} of the time "
+                "for the next batch: prefetch (tf.data prefetch, DataLoader workers)."))
+    return found[:3]
+
+
+def rule_batch_too_small(run: Run) -> list[Finding]:
+    found = []
+    groups: dict[tuple, list[Benchmark]] = {}
+    for b in run.benchmarks:
+        if b.parsed.family == "overhead" and b.parsed.device == "gpu" and "batch" in b.parsed.axes \
+                and b.counter("items_per_second"):
+            rest = tuple(sorted((k, v) for k, v in b.parsed.axes.items() if k != "batch"))
+            groups.setdefault((b.parsed.variant, rest), []).append(b)
+    for (variant, _), rows in groups.items():
+        rows.sort(key=lambda b: number(b.parsed.axes["batch"]) or 0)
+        small, big = rows[0], rows[-1]
+        ratio = small.counter("items_per_second") / big.counter("items_per_second")
+        if len(rows) > 1 and ratio < BATCH_FILL:
+            found.append(Finding(
+                "batch_too_small", "warning", "Batch too small to fill the GPU",
+                f"{variant} at batch {small.parsed.axes['batch']} processes {pct(ratio)} of the "
+                f"samples/s it reaches at batch {big.parsed.axes['batch']}."))
+    return found
+
+
+RULES: tuple[Callable[[Run], list[Finding]], ...] = (
+    rule_no_gpu, rule_driver_and_libraries, rule_memory_skips, rule_gpu_throttled,
+    rule_cpu_frequency_scaling, rule_pcie_link, rule_pageable_vs_pinned, rule_gpu_loses,
+    rule_elementwise, rule_naive_vs_library, rule_pipeline_idle, rule_batch_too_small,
+)
+
+
+def diagnose(runs: list[Results], baselines: list[Results] | None = None) -> list[Finding]:
+    """Every rule over one run, problems first. Baselines are other machines: they inform the
+    cross-machine table, never a finding about this one."""
+    del baselines
+    run = Run.of(runs)
+    findings = [f for rule in RULES for f in rule(run)]
+    return sorted(findings, key=lambda f: SEVERITIES.index(f.severity))
+
+
+def main(argv: list[str]) -> int:
+    """`gapbench-report diagnose RESULTS...`: the findings as text."""
+    import argparse
+    import sys
+
+    from gapbench_report.results import ResultsError, load_results
+
+    parser = argparse.ArgumentParser(prog="gapbench-report diagnose",
+                                     description="What the run's figures say is slow, and why.")
+    parser.add_argument("results", nargs="+", help="the run's results files (one per family)")
+    args = parser.parse_args(argv)
+    try:
+        runs = [load_results(p) for p in args.results]
+    except ResultsError as e:
+        print(f"gapbench-report diagnose: {e}", file=sys.stderr)
+        return 2
+    findings = diagnose(runs)
+    for f in findings:
+        print(f"[{f.severity}] {f.title}\n    {f.text}")
+    if not findings:
+        print("Nothing in these figures points to a known cause of slowness.")
+    return 0

@@ -1,0 +1,140 @@
+"""Derived figures: the ratios that can be compared across machines, and the machine fingerprint.
+
+Raw times differ between an H100 and a T4 for reasons nobody can fix; what a person can compare
+is how each machine does against itself: the GPU/CPU speed-up, the share of the machine's own
+measured peak, the pinned/pageable ratio. portable_metrics() names each such figure.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from gapbench_report.results import Benchmark, Results
+
+# Context keys that identify a machine and its software, shown side by side against a baseline.
+FINGERPRINT_KEYS = (
+    "machine.id", "gpu.name", "gpu.compute_capability", "gpu.sm_count", "gpu.memory_total_bytes",
+    "nvidia.driver_release", "cuda.driver_version", "cuda.runtime_version",
+    "cublas.version_loaded", "cudnn.version_loaded", "pcie.gen_current", "pcie.width_current",
+    "pcie.gen_max", "pcie.width_max", "cpu.model", "cpu.cores", "cpu.memory_total_bytes",
+    "openblas.version", "openblas.core", "onednn.version", "gapbench.version", "gapbench.profile",
+)
+
+
+def number(value: object) -> float | None:
+    """A context value as a number, or None ("unavailable (...)", "none", absent)."""
+    try:
+        return float(str(value))
+    except (TypeError, ValueError):
+        return None
+
+
+def find(benchmarks: Iterable[Benchmark], family: str, variant: str, device: str,
+         **axes: str) -> list[Benchmark]:
+    """The timed benchmarks of one variant whose axes include `axes`."""
+    return [b for b in benchmarks
+            if b.status == "ok" and b.parsed.family == family and b.parsed.variant == variant
+            and b.parsed.device == device
+            and all(b.parsed.axes.get(k) == v for k, v in axes.items())]
+
+
+def largest(benchmarks: list[Benchmark], axis: str) -> Benchmark | None:
+    """The one with the largest numeric `axis` (the seeds' size in a sweep)."""
+    sized = [b for b in benchmarks if number(b.parsed.axes.get(axis)) is not None]
+    return max(sized, key=lambda b: number(b.parsed.axes[axis])) if sized else None
+
+
+def single_thread_peak(benchmarks: Iterable[Benchmark], kind: str) -> float | None:
+    """bytes/s of peak/<kind>/cpu with one thread, at its largest buffer."""
+    rows = [b for b in find(benchmarks, "peak", kind, "cpu") if b.parsed.threads in (None, 1)]
+    best = largest(rows, "mib")
+    return best.counter("bytes_per_second") if best else None
+
+
+def crossover(xs: list[float], cpu: list[float], gpu: list[float]) -> float | None:
+    """The smallest size from which the GPU's time stays below the CPU's, or None if it never
+    does. Sizes ascending; times per size."""
+    for i in range(len(xs)):
+        if all(g < c for c, g in zip(cpu[i:], gpu[i:])):
+            return xs[i]
+    return None
+
+
+def _ratio(numerator: float | None, denominator: float | None) -> float | None:
+    if numerator is None or not denominator:
+        return None
+    return numerator / denominator
+
+
+# The op of each preprocess shape and the ceiling it is judged against: sumsq only reads,
+# image writes four bytes per byte it reads.
+PREPROCESS_PEAK = {"sumsq": "read", "image": "triad"}
+PREPROCESS_SIZE_AXIS = {"sumsq": "rows", "image": "n"}
+
+
+def preprocess_metrics(benchmarks: list[Benchmark]) -> dict[str, float | None]:
+    out: dict[str, float | None] = {}
+    for op, size_axis in PREPROCESS_SIZE_AXIS.items():
+        def median(variant: str, device: str, op: str = op, size_axis: str = size_axis):
+            b = largest(find(benchmarks, "preprocess", variant, device, op=op), size_axis)
+            return b.median if b else None
+        vec = largest(find(benchmarks, "preprocess", "vectorized", "cpu", op=op), size_axis)
+        out[f"preprocess {op}: CPU element-wise / vectorized time"] = _ratio(
+            median("elementwise", "cpu"), median("vectorized", "cpu"))
+        out[f"preprocess {op}: GPU element-wise / vectorized time"] = _ratio(
+            median("elementwise", "gpu"), median("vectorized", "gpu"))
+        out[f"preprocess {op}: CPU vectorized share of peak/{PREPROCESS_PEAK[op]}"] = _ratio(
+            vec.counter("bytes_per_second") if vec else None,
+            single_thread_peak(benchmarks, PREPROCESS_PEAK[op]))
+        out[f"preprocess {op}: GPU kernel speed-up over CPU vectorized"] = _ratio(
+            median("vectorized", "cpu"), median("vectorized", "gpu"))
+        out[f"preprocess {op}: GPU end-to-end speed-up over CPU vectorized"] = _ratio(
+            median("vectorized", "cpu"), median("vectorized_e2e", "gpu"))
+    return out
+
+
+def transfer_pair(benchmarks: list[Benchmark], direction: str, mode: str):
+    """(bytes, pinned, pageable) at the largest size both were timed, or None."""
+    pinned = {b.parsed.axes["bytes"]: b
+              for b in find(benchmarks, "transfer", "pinned", "gpu", dir=direction, mode=mode)}
+    pageable = {b.parsed.axes["bytes"]: b
+                for b in find(benchmarks, "transfer", "pageable", "gpu", dir=direction, mode=mode)}
+    common = [s for s in pinned if s in pageable and number(s) is not None]
+    if not common:
+        return None
+    size = max(common, key=number)
+    return int(number(size)), pinned[size], pageable[size]
+
+
+def transfer_metrics(benchmarks: list[Benchmark], context: dict) -> dict[str, float | None]:
+    out: dict[str, float | None] = {}
+    link = number(context.get("pcie.bandwidth_max_gbps"))
+    for direction in ("h2d", "d2h"):
+        pair = transfer_pair(benchmarks, direction, "sync")
+        if pair:
+            _, pinned, pageable = pair
+            out[f"transfer {direction}: pinned / pageable bandwidth"] = _ratio(
+                pinned.counter("bytes_per_second"), pageable.counter("bytes_per_second"))
+        fastest = largest(find(benchmarks, "transfer", "pinned", "gpu", dir=direction,
+                               mode="async"), "bytes")
+        if fastest and link:
+            out[f"transfer {direction}: pinned share of the PCIe link"] = _ratio(
+                fastest.counter("bytes_per_second"), link * 1e9)
+    return out
+
+
+def portable_metrics(results: Results) -> dict[str, float]:
+    """Named figures comparable across machines; absent where the run lacks the data."""
+    benchmarks = list(results.benchmarks().values())
+    out = {**preprocess_metrics(benchmarks), **transfer_metrics(benchmarks, results.context)}
+    return {k: v for k, v in out.items() if v is not None}
+
+
+def run_metrics(runs: list[Results]) -> dict[str, float]:
+    """portable_metrics over the files of one run (one per family): each file is judged against
+    the peak/ entries measured in that same file."""
+    out: dict[str, float] = {}
+    for results in runs:
+        for key, value in portable_metrics(results).items():
+            out.setdefault(key, value)
+    return out

@@ -1,0 +1,497 @@
+"""The report of one run: charts, one self-contained index.html and a summary.md for CI.
+
+    gapbench-report render results/local/*.json [--baseline results/baselines/t4.json] --out DIR
+
+A run is one results file per family, from one machine; baselines are files from other machines,
+compared only through ratios each machine measures against itself (never called a regression).
+Everything is written under DIR, each file under a temporary name then renamed, index.html last:
+a render that fails leaves the previous report as it was. The inputs are only read.
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import html
+import os
+import re
+import sys
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from itertools import repeat
+from pathlib import Path
+
+from gapbench_report import diagnose, metrics, plots
+from gapbench_report.results import Benchmark, Results, ResultsError, load_results
+
+PROG = "gapbench-report render"
+# Families in the order a reader meets the causes; unknown ones follow alphabetically.
+FAMILY_ORDER = ("preprocess", "conv", "lstm", "transfer", "pipeline", "overhead", "peak")
+FAMILY_BLURB = {
+    "preprocess": "Element-wise loops vs vectorized operations, on the CPU and the GPU "
+                  "(kernel only and end-to-end with the copies).",
+    "conv": "Hand-written convolutions vs cuDNN, oneDNN and im2col + BLAS.",
+    "lstm": "One LSTM step and a whole sequence: CPU vs GPU, custom vs cuDNN.",
+    "transfer": "Host-device copies: pageable vs pinned memory, sync vs async, 4 KiB to 256 MiB.",
+    "pipeline": "An input pipeline with and without prefetch.",
+    "overhead": "Launch, sync, transfer and start-up costs against the size of the work.",
+    "peak": "The machine's own ceilings: CPU memory bandwidth (memcpy, triad, streaming read).",
+}
+SEVERITY_ORDER = ("problem", "warning", "info")
+FINDINGS_SHOWN = 8  # per severity; more are folded away in the page (all are in summary.md)
+TABLE_ROWS_SHOWN = 60  # longer family tables start folded
+
+
+# ---- what the report says (no files, no drawing) ---------------------------------------------
+
+@dataclass
+class Report:
+    runs: list[Results]
+    baselines: list[Results]
+    context: dict
+    families: dict[str, list[Benchmark]]
+    findings: list = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # what could not be worked out, and why
+    machines: list[tuple[str, dict]] = field(default_factory=list)  # (label, context)
+    portable: list[tuple[str, dict[str, float]]] = field(default_factory=list)
+
+    @property
+    def benchmarks(self) -> list[Benchmark]:
+        return [b for rows in self.families.values() for b in rows]
+
+
+def merged_benchmarks(runs: Iterable[Results]) -> list[Benchmark]:
+    """Every benchmark of the run once: where files share a name (the peak/ entries every family
+    runs beside itself), the first file's entry stands."""
+    out: dict[str, Benchmark] = {}
+    for results in runs:
+        for name, b in results.benchmarks().items():
+            out.setdefault(name, b)
+    return list(out.values())
+
+
+def by_family(benchmarks: Iterable[Benchmark]) -> dict[str, list[Benchmark]]:
+    groups: dict[str, list[Benchmark]] = {}
+    for b in benchmarks:
+        groups.setdefault(b.parsed.family, []).append(b)
+    rank = {f: i for i, f in enumerate(FAMILY_ORDER)}
+    return dict(sorted(groups.items(), key=lambda kv: (rank.get(kv[0], len(rank)), kv[0])))
+
+
+def merged_context(runs: Iterable[Results]) -> dict:
+    out: dict = {}
+    for results in runs:
+        for k, v in results.context.items():
+            out.setdefault(k, v)
+    return out
+
+
+def baseline_labels(baselines: Sequence[Results]) -> list[str]:
+    """"baseline t4" from t4.json; the folder too where two files share a name."""
+    stems = [b.path.stem for b in baselines]
+    return [f"baseline {b.path.parent.name + '/' if stems.count(b.path.stem) > 1 else ''}"
+            f"{b.path.stem}" for b in baselines]
+
+
+def build_report(runs: list[Results], baselines: list[Results]) -> Report:
+    context = merged_context(runs)
+    report = Report(runs, baselines, context, by_family(merged_benchmarks(runs)))
+    ids = {str(r.context.get("machine.id")) for r in runs}
+    if len(ids) > 1:
+        report.notes.append(f"The run's files come from {len(ids)} machines "
+                            f"({', '.join(sorted(ids))}); the first file's context is shown.")
+    labels = baseline_labels(baselines)
+    report.machines = [("this run", context)] + [(label, b.context)
+                                                 for label, b in zip(labels, baselines)]
+    # A broken rule or metric must not cost the reader the charts: say so in the report instead.
+    try:
+        report.findings = list(diagnose.diagnose(runs, baselines))
+    except Exception as e:  # noqa: BLE001
+        report.notes.append(f"The diagnosis could not be made: {type(e).__name__}: {e}")
+    if baselines:
+        try:
+            report.portable = [("this run", metrics.run_metrics(runs))] + [
+                (label, metrics.portable_metrics(b)) for label, b in zip(labels, baselines)]
+        except Exception as e:  # noqa: BLE001
+            report.notes.append(f"The cross-machine ratios could not be computed: "
+                                f"{type(e).__name__}: {e}")
+    return report
+
+
+def grouped_findings(findings: Iterable) -> list[tuple[str, list]]:
+    groups: dict[str, list] = {}
+    for f in findings:
+        groups.setdefault(str(getattr(f, "severity", "info")), []).append(f)
+    order = list(SEVERITY_ORDER) + sorted(set(groups) - set(SEVERITY_ORDER))
+    return [(s, groups[s]) for s in order if s in groups]
+
+
+@dataclass(frozen=True)
+class Row:
+    """One benchmark as the tables show it."""
+
+    variant: str
+    device: str
+    axes: str
+    status: str
+    median: str
+    spread: str
+    reps: str
+    throughput: str
+    reason: str  # skip reason or error, empty when it ran
+
+
+def table_rows(benchmarks: Iterable[Benchmark]) -> list[Row]:
+    rows = []
+    for b in benchmarks:
+        axes = plots.axes_label(plots.with_threads(b.parsed))
+        spread = plots.TIME.spread(b)
+        rows.append(Row(
+            plots.variant_label(b.parsed.variant), b.parsed.device.upper(), axes, b.status,
+            plots.fmt_seconds(spread[0]) if spread else "",
+            f"{plots.fmt_seconds(spread[1])} – {plots.fmt_seconds(spread[2])}" if spread else "",
+            str(len(b.samples)) if b.samples else "",
+            plots.fmt_throughput(b) if b.status == "ok" else "",
+            b.skip_reason or b.error or ""))
+    return rows
+
+
+def skipped_by_reason(benchmarks: Iterable[Benchmark]) -> list[tuple[str, list[str]]]:
+    """Reason -> the variants it skipped ("GPU vectorized end-to-end"), in order of appearance."""
+    out: dict[str, list[str]] = {}
+    for b in benchmarks:
+        if b.status == "skipped":
+            label = f"{b.parsed.device.upper()} {plots.variant_label(b.parsed.variant)}"
+            variants = out.setdefault(b.skip_reason or "", [])
+            if label not in variants:
+                variants.append(label)
+    return list(out.items())
+
+
+# ---- charts ------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class ChartFile:
+    png: Path
+    caption: str
+
+
+def safe_stem(text: str) -> str:
+    return re.sub(r"[^a-z0-9_.-]+", "-", text.lower()).strip("-") or "chart"
+
+
+def draw_charts(report: Report, out_dir: Path) -> dict[str, list[ChartFile]]:
+    """Family -> its charts (sweeps first); "" -> the cross-machine chart."""
+    charts: dict[str, list[ChartFile]] = {}
+    benchmarks = report.benchmarks
+    for spec in plots.SWEEPS:
+        png = plots.sweep_chart(spec, benchmarks, report.context,
+                                out_dir / f"{safe_stem(spec.family)}-{safe_stem(spec.name)}")
+        if png:
+            charts.setdefault(spec.family, []).append(ChartFile(png, spec.title))
+    swept = plots.swept_names(benchmarks)
+    for family, rows in report.families.items():
+        rest = [b for b in rows if b.name not in swept]  # what no sweep already drew
+        png = plots.family_chart(rest, family, out_dir / safe_stem(family))
+        if png:
+            charts.setdefault(family, []).append(ChartFile(png, f"{family}: every variant"))
+    if report.portable:
+        png = plots.metrics_chart(report.portable, out_dir / "machines")
+        if png:
+            charts[""] = [ChartFile(png, "portable ratios by machine")]
+    return charts
+
+
+# ---- summary.md ----------------------------------------------------------------------------------
+
+def md_cell(text: str) -> str:
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def summary_markdown(report: Report) -> str:
+    ctx = report.context
+    files = f"{len(report.runs)} results file{'s' if len(report.runs) != 1 else ''}"
+    lines = ["# gapbench report", "", f"{md_cell(machine_line(ctx))} · {files}", ""]
+    lines += [f"> {md_cell(n)}" for n in report.notes] + ([""] if report.notes else [])
+    lines += ["## Findings", ""]
+    if not report.findings:
+        lines.append("No findings: nothing the rules look for was seen.")
+    for severity, findings in grouped_findings(report.findings):
+        for f in findings:
+            lines.append(f"- **{severity}** — **{md_cell(f.title)}**: {md_cell(f.text)}")
+    lines.append("")
+    for family, rows in report.families.items():
+        lines += _family_markdown(family, rows)
+    if report.portable:
+        lines += ["## Against other machines (ratios, not a regression test)", ""]
+        lines += _metrics_markdown(report.portable)
+    return "\n".join(lines) + "\n"
+
+
+def machine_line(ctx: dict) -> str:
+    """"AMD EPYC · no usable GPU (no NVIDIA driver) · profile quick · seed 42 · <date>"."""
+    gpu = ctx.get("gpu.name") or f"no usable GPU ({ctx.get('gpu.status', '?')})"
+    parts = [str(ctx.get("cpu.model", "unknown CPU")), str(gpu),
+             f"profile {ctx.get('gapbench.profile', '?')}", f"seed {ctx.get('gapbench.seed', '?')}",
+             str(ctx.get("date", ""))]
+    return " · ".join(p for p in parts if p)
+
+
+def _family_markdown(family: str, benchmarks: list[Benchmark]) -> list[str]:
+    lines = [f"## {family}", ""]
+    ran = [r for r in table_rows(benchmarks) if r.status == "ok"]
+    if not ran:
+        lines.append("Nothing in this family ran.")
+    folded = len(ran) > TABLE_ROWS_SHOWN  # GitHub renders <details>; a blank line must follow
+    if folded:
+        lines += [f"<details><summary>{len(ran)} benchmarks</summary>", ""]
+    if ran:
+        lines += ["| variant | device | size | median | min – max | throughput |",
+                  "|---|---|---|---:|---:|---|"]
+        lines += [f"| {md_cell(r.variant)} | {r.device} | {md_cell(r.axes)} | {r.median} | "
+                  f"{r.spread} | {md_cell(r.throughput)} |" for r in ran]
+    if folded:
+        lines += ["", "</details>"]
+    lines.append("")
+    skipped = skipped_by_reason(benchmarks)
+    if skipped:
+        lines.append("Skipped:")
+        lines += [f"- {', '.join(v)}: {md_cell(reason)}" for reason, v in skipped]
+        lines.append("")
+    failed = [b for b in benchmarks if b.status == "failed"]
+    if failed:
+        lines.append("Failed:")
+        lines += [f"- `{b.name}`: {md_cell(b.error or '')}" for b in failed]
+        lines.append("")
+    return lines
+
+
+def _metrics_markdown(portable: list[tuple[str, dict[str, float]]]) -> list[str]:
+    names = list(dict.fromkeys(k for _, m in portable for k in m))
+    lines = ["| ratio | " + " | ".join(md_cell(label) for label, _ in portable) + " |",
+             "|---|" + "---:|" * len(portable)]
+    for name in names:
+        lines.append(f"| {md_cell(name)} | "
+                     + " | ".join(_ratio_text(m.get(name)) for _, m in portable) + " |")
+    return lines + [""]
+
+
+def _ratio_text(value: float | None) -> str:
+    return "—" if value is None else f"{value:.3g}"
+
+
+# ---- index.html ---------------------------------------------------------------------------------
+
+CSS = """
+body { font-family: system-ui, -apple-system, "Segoe UI", Helvetica, Arial, sans-serif;
+       margin: 0 auto; max-width: 1240px; padding: 16px 24px; color: #222; background: #fff; }
+h1 { font-size: 1.6em; margin-bottom: 0.2em; } h2 { margin-top: 1.6em; border-bottom: 1px solid
+#ddd; padding-bottom: 4px; } h3 { margin-bottom: 0.3em; }
+.meta, .blurb, figcaption, .note { color: #555; } .note { font-style: italic; }
+table { border-collapse: collapse; margin: 8px 0 16px; font-size: 0.88em; }
+th, td { border: 1px solid #ddd; padding: 3px 8px; text-align: left; vertical-align: top; }
+th { background: #f4f4f4; } tr:nth-child(even) td { background: #fafafa; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+tr.skipped td { color: #777; } tr.failed td { color: #a00; }
+figure { margin: 8px 0 16px; } img { max-width: 100%; height: auto; border: 1px solid #eee; }
+.finding { border-left: 5px solid #999; padding: 6px 12px; margin: 6px 0; background: #fafafa; }
+.finding.problem { border-color: #c62828; } .finding.warning { border-color: #ef8f00; }
+.finding.info { border-color: #1f77b4; }
+.badge { font-size: 0.75em; text-transform: uppercase; letter-spacing: 0.05em; color: #fff;
+         padding: 1px 6px; border-radius: 3px; background: #999; margin-right: 6px; }
+.badge.problem { background: #c62828; } .badge.warning { background: #ef8f00; }
+.badge.info { background: #1f77b4; }
+nav a { margin-right: 12px; } details summary { cursor: pointer; color: #555; margin: 6px 0; }
+"""
+
+
+def esc(text: object) -> str:
+    return html.escape(str(text), quote=True)
+
+
+def data_uri(png: Path) -> str:
+    return "data:image/png;base64," + base64.b64encode(png.read_bytes()).decode("ascii")
+
+
+def _figure(chart: ChartFile) -> str:
+    svg = chart.png.with_suffix(".svg").name
+    return (f'<figure><img src="{data_uri(chart.png)}" alt="{esc(chart.caption)}">'
+            f'<figcaption>{esc(chart.caption)} · <a href="{esc(svg)}">SVG</a></figcaption>'
+            "</figure>")
+
+
+def _table(headers: Sequence[str], rows: Iterable[Sequence[str]], numeric: set[int] = frozenset(),
+           classes: Iterable[str] | None = None) -> str:
+    head = "".join(f"<th>{esc(h)}</th>" for h in headers)
+    body = []
+    for row, cls in zip(rows, classes or repeat("")):
+        cells = "".join(f'<td class="num">{esc(c)}</td>' if i in numeric else f"<td>{esc(c)}</td>"
+                        for i, c in enumerate(row))
+        body.append(f'<tr class="{esc(cls)}">{cells}</tr>' if cls else f"<tr>{cells}</tr>")
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+
+
+def _diagnosis_html(report: Report) -> str:
+    parts = ['<h2 id="diagnosis">Diagnosis</h2>']
+    if not report.findings:
+        parts.append("<p>No findings: nothing the rules look for was seen in this run.</p>")
+    for severity, findings in grouped_findings(report.findings):
+        parts.append(f"<h3>{esc(severity.capitalize())} ({len(findings)})</h3>")
+        cards = [f'<div class="finding {esc(severity)}"><span class="badge {esc(severity)}">'
+                 f"{esc(severity)}</span><strong>{esc(f.title)}</strong><br>{esc(f.text)}</div>"
+                 for f in findings]
+        parts += cards[:FINDINGS_SHOWN]
+        if len(cards) > FINDINGS_SHOWN:  # the rest folded: no script, the browser's own widget
+            parts.append(f"<details><summary>{len(cards) - FINDINGS_SHOWN} more "
+                         f"{esc(severity)} findings</summary>{''.join(cards[FINDINGS_SHOWN:])}"
+                         "</details>")
+    return "\n".join(parts)
+
+
+def context_value(key: str, value: object) -> str:
+    """A context value for the table: byte counts also in GiB, absent ones as a dash."""
+    if value is None or value == "":
+        return "—"
+    number = metrics.number(value)
+    if key.endswith("_bytes") and number:
+        return f"{plots.fmt_bytes(number)} ({value})"
+    return str(value)
+
+
+def _fingerprint_html(report: Report) -> str:
+    keys = list(metrics.FINGERPRINT_KEYS)
+    rows = [[k] + [context_value(k, ctx.get(k)) for _, ctx in report.machines] for k in keys]
+    rows.append(["results files"] + [", ".join(r.path.name for r in report.runs)]
+                + [b.path.name for b in report.baselines])
+    return ('<h2 id="machine">Machine</h2>'
+            + _table(["context"] + [label for label, _ in report.machines], rows))
+
+
+def _machines_html(report: Report, charts: list[ChartFile]) -> str:
+    if not report.portable:
+        return ""
+    names = list(dict.fromkeys(k for _, m in report.portable for k in m))
+    rows = [[n] + [_ratio_text(m.get(n)) for _, m in report.portable] for n in names]
+    return ('<h2 id="machines">Against other machines</h2><p class="blurb">Raw times differ '
+            "between machines for reasons nobody can fix; these ratios are each machine measured "
+            "against itself, so they compare across hardware. A difference here is not a "
+            "regression.</p>" + "".join(_figure(c) for c in charts)
+            + _table(["ratio"] + [label for label, _ in report.portable], rows,
+                     set(range(1, len(report.portable) + 1))))
+
+
+def _family_html(family: str, benchmarks: list[Benchmark], charts: list[ChartFile]) -> str:
+    parts = [f'<h2 id="family-{esc(family)}">{esc(family)}</h2>']
+    if family in FAMILY_BLURB:
+        parts.append(f'<p class="blurb">{esc(FAMILY_BLURB[family])}</p>')
+    parts += [_figure(c) for c in charts]
+    if not charts:
+        parts.append('<p class="note">No chart: nothing in this family was timed.</p>')
+    skipped = skipped_by_reason(benchmarks)
+    if skipped:
+        parts.append("<p>Skipped:</p><ul>" + "".join(
+            f"<li>{esc(', '.join(v))}: {esc(reason)}</li>" for reason, v in skipped) + "</ul>")
+    rows = table_rows(benchmarks)
+    cells = [[r.variant, r.device, r.axes, r.status, r.median, r.spread, r.reps,
+              r.throughput or r.reason] for r in rows]
+    table = _table(["variant", "device", "size", "status", "median", "min – max", "reps",
+                    "throughput / reason"], cells, {4, 5, 6},
+                   [r.status if r.status != "ok" else "" for r in rows])
+    if len(rows) > TABLE_ROWS_SHOWN:  # a long table folded, so the next chart is near
+        table = f"<details><summary>table of {len(rows)} benchmarks</summary>{table}</details>"
+    parts.append(table)
+    return "\n".join(parts)
+
+
+def html_page(report: Report, charts: dict[str, list[ChartFile]]) -> str:
+    ctx = report.context
+    nav = ['<a href="#diagnosis">diagnosis</a>', '<a href="#machine">machine</a>']
+    if report.portable:
+        nav.append('<a href="#machines">other machines</a>')
+    nav += [f'<a href="#family-{esc(f)}">{esc(f)}</a>' for f in report.families]
+    body = [
+        "<h1>gapbench report</h1>",
+        f'<p class="meta">{esc(machine_line(ctx))}</p>',
+        f"<nav>{''.join(nav)}</nav>",
+        *[f'<p class="note">{esc(n)}</p>' for n in report.notes],
+        _diagnosis_html(report),
+        _fingerprint_html(report),
+        _machines_html(report, charts.get("", [])),
+        *[_family_html(f, rows, charts.get(f, [])) for f, rows in report.families.items()],
+    ]
+    return ('<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+            '<meta name="viewport" content="width=device-width, initial-scale=1">'
+            f"<title>gapbench report</title><style>{CSS}</style></head><body>\n"
+            + "\n".join(p for p in body if p) + "\n</body></html>\n")
+
+
+# ---- files -------------------------------------------------------------------------------------
+
+def write_atomic(path: Path, text: str) -> None:
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def render(runs: list[Results], baselines: list[Results], out_dir: Path) -> Path:
+    """Writes the charts, summary.md and index.html (last) into out_dir; returns index.html."""
+    if not runs:
+        raise ResultsError("no results files to render")
+    out_dir = Path(out_dir)
+    if out_dir.exists() and not out_dir.is_dir():
+        raise ResultsError(f"{out_dir}: exists and is not a directory")
+    out_dir.mkdir(parents=True, exist_ok=True)
+    report = build_report(runs, baselines)
+    charts = draw_charts(report, out_dir)
+    write_atomic(out_dir / "summary.md", summary_markdown(report))
+    index = out_dir / "index.html"
+    write_atomic(index, html_page(report, charts))
+    return index
+
+
+# ---- command line -------------------------------------------------------------------------------
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str):  # one line, not usage plus a line
+        raise ResultsError(message)
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = _Parser(prog=PROG, description="Charts, index.html and summary.md for one run.")
+    p.add_argument("results", nargs="+", help="the run's results files (one per family)")
+    p.add_argument("--baseline", action="extend", nargs="+", default=[], metavar="FILE",
+                   help="a results file from another machine (repeatable)")
+    p.add_argument("--out", required=True, type=Path, help="the folder to write into")
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """0 written; 2 unusable input or unwritable output (one line on stderr, no traceback)."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["render"]:  # called with the sub-command still in front
+        argv = argv[1:]
+    try:
+        args = _parser().parse_args(argv)
+        runs = [load_results(p) for p in args.results]
+        baselines = [load_results(p) for p in args.baseline]
+        index = render(runs, baselines, args.out)
+    except SystemExit as e:  # --help
+        return int(e.code or 0)
+    except ResultsError as e:
+        print(f"{PROG}: {e}", file=sys.stderr)
+        return 2
+    except OSError as e:
+        print(f"{PROG}: cannot write the report: {e}", file=sys.stderr)
+        return 2
+    except Exception as e:  # noqa: BLE001 -- a bug here must still be one line, not a traceback
+        print(f"{PROG}: internal error: {type(e).__name__}: {e}", file=sys.stderr)
+        return 2
+    print(index)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

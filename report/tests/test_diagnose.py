@@ -1,0 +1,155 @@
+"""Every diagnosis rule: it fires on data that shows its cause, quoting the numbers, and stays
+silent on data that does not."""
+
+from __future__ import annotations
+
+from gapbench_report.diagnose import diagnose
+from gapbench_report.metrics import crossover, run_metrics
+from tests.synthetic import in_memory, runs, skipped
+
+MiB = 2**20
+
+
+def rules_fired(entries, **context) -> dict[str, str]:
+    return {f.rule: f.text for f in diagnose([in_memory(entries, **context)])}
+
+
+def sumsq(variant, device, seconds, **counters):
+    timing = "manual_time" if device == "gpu" else "real_time"
+    return runs(f"preprocess/{variant}/{device}/op:sumsq/rows:1000000/cols:100/{timing}",
+                [seconds] * 3, **counters)
+
+
+def copy(memory, direction, mode, size, gbps):
+    name = f"transfer/{memory}/gpu/dir:{direction}/mode:{mode}/bytes:{size}/manual_time"
+    return runs(name, [size / (gbps * 1e9)] * 3, bytes_per_second=[gbps * 1e9] * 3)
+
+
+def test_quiet_machine_has_no_findings():
+    assert rules_fired(sumsq("vectorized", "cpu", 0.03) + sumsq("elementwise", "cpu", 0.06)) == {}
+
+
+def test_no_gpu_says_why():
+    text = rules_fired([], **{"gpu.status": "no CUDA device (cudaErrorNoDevice)"})["no_gpu"]
+    assert "no CUDA device" in text
+
+
+def test_driver_older_than_runtime_and_library_mismatch():
+    fired = rules_fired([], **{"cuda.driver_version": "12.4", "cuda.runtime_version": "13.0",
+                               "cudnn.version_loaded": "9.1.0", "cudnn.version_compiled": "9.19.0"})
+    assert "12.4" in fired["driver_older_than_runtime"] and "13.0" in fired[
+        "driver_older_than_runtime"]
+    assert "9.1.0" in fired["cudnn_mismatch"]
+    assert "driver_older_than_runtime" not in rules_fired(
+        [], **{"cuda.driver_version": "13.1", "cuda.runtime_version": "13.0"})
+
+
+def test_memory_skips_quote_the_need():
+    fired = rules_fired(skipped("transfer/pinned/gpu/dir:h2d/mode:sync/bytes:268435456",
+                                "needs 12.0 GiB, 3.1 GiB free"))
+    assert "needs 12.0 GiB, 3.1 GiB free" in fired["memory_skips"]
+    assert "memory_skips" not in rules_fired(
+        skipped("transfer/pinned/gpu/dir:h2d/mode:sync/bytes:4096", "no CUDA device"))
+
+
+def test_throttle_and_cpu_scaling():
+    fired = rules_fired([], **{"gpu.throttle_reasons": "GpuIdle, SwThermalSlowdown",
+                               "cpu.frequency_scaling": "enabled", "cpu.governor": "powersave"})
+    assert "SwThermalSlowdown" in fired["gpu_throttled"] and "GpuIdle" not in fired[
+        "gpu_throttled"]
+    assert "powersave" in fired["cpu_frequency_scaling"]
+    quiet = rules_fired([], **{"gpu.throttle_reasons": "GpuIdle", "cpu.governor": "performance",
+                               "cpu.frequency_scaling": "disabled"})
+    assert quiet == {}
+
+
+def test_pageable_much_slower_than_pinned():
+    entries = copy("pinned", "h2d", "sync", 64 * MiB, 24.0) + copy(
+        "pageable", "h2d", "sync", 64 * MiB, 6.0)
+    text = rules_fired(entries)["pageable_vs_pinned"]
+    assert "64 MiB" in text and "24.0 GB/s" in text and "4.0x" in text
+    close = copy("pinned", "h2d", "sync", 64 * MiB, 24.0) + copy(
+        "pageable", "h2d", "sync", 64 * MiB, 20.0)
+    assert "pageable_vs_pinned" not in rules_fired(close)
+
+
+def test_link_downgraded_and_transfer_far_under_the_link():
+    fired = rules_fired(copy("pinned", "h2d", "async", 64 * MiB, 5.0),
+                        **{"pcie.gen_current": "3", "pcie.gen_max": "4", "pcie.width_current": "8",
+                           "pcie.width_max": "16", "pcie.bandwidth_max_gbps": "31.5"})
+    assert "gen 3 x8" in fired["pcie_link_downgraded"]
+    assert "5.0 GB/s" in fired["transfer_under_link"] and "16%" in fired["transfer_under_link"]
+    fine = rules_fired(copy("pinned", "h2d", "async", 64 * MiB, 25.0),
+                       **{"pcie.gen_current": "4", "pcie.gen_max": "4", "pcie.width_current": "16",
+                          "pcie.width_max": "16", "pcie.bandwidth_max_gbps": "31.5"})
+    assert fine == {}
+
+
+def test_elementwise_far_behind_vectorized():
+    fired = rules_fired(sumsq("elementwise", "cpu", 0.24) + sumsq("vectorized", "cpu", 0.03))
+    assert "8.0x" in fired["elementwise_vs_vectorized"]
+
+
+def test_naive_far_behind_the_library():
+    shape = "n:32/c:64/hw:56/k:64/r:3/manual_time"
+    entries = runs(f"conv/naive/gpu/{shape}", [0.2] * 3) + runs(f"conv/cudnn/gpu/{shape}",
+                                                                 [0.004] * 3)
+    assert "50.0x the time of cudnn" in rules_fired(entries)["naive_vs_library"]
+    other = runs("conv/naive/gpu/n:8/c:64/hw:112/k:128/r:3/manual_time", [0.4] * 3) + runs(
+        "conv/cudnn/gpu/n:8/c:64/hw:112/k:128/r:3/manual_time", [0.01] * 3)
+    findings = [f for f in diagnose([in_memory(entries + other)]) if f.rule == "naive_vs_library"]
+    assert len(findings) == 1 and "On 2 shape(s)" in findings[0].text
+    close = runs(f"conv/naive/gpu/{shape}", [0.02] * 3) + runs(f"conv/cudnn/gpu/{shape}",
+                                                                [0.004] * 3)
+    assert "naive_vs_library" not in rules_fired(close)
+
+
+def test_gpu_losing_to_the_cpu_names_the_overhead():
+    entries = sumsq("vectorized", "cpu", 0.03) + sumsq("vectorized_e2e", "gpu", 0.06,
+                                                       overhead_share=[0.9] * 3)
+    text = rules_fired(entries)["gpu_loses_to_cpu"]
+    assert "2.0x" in text and "90%" in text
+
+
+def test_crossover_from_a_size_sweep():
+    entries = []
+    for n, cpu, gpu in ((64, 1e-5, 5e-5), (256, 4e-4, 6e-4), (1024, 3e-2, 2e-3),
+                        (4096, 2.0, 3e-2)):
+        entries += runs(f"overhead/openblas/cpu/op:matmul/n:{n}/real_time", [cpu] * 3)
+        entries += runs(f"overhead/cublas_e2e/gpu/op:matmul/n:{n}/manual_time", [gpu] * 3)
+    assert "from n=1024" in rules_fired(entries)["gpu_crossover"]
+
+
+def test_crossover_function():
+    assert crossover([1, 2, 3], [1, 5, 9], [2, 4, 3]) == 2
+    assert crossover([1, 2, 3], [1, 1, 1], [2, 2, 2]) is None
+    assert crossover([1, 2, 3], [5, 5, 5], [1, 1, 1]) == 1
+    assert crossover([1, 2, 3, 4], [1, 5, 1, 9], [2, 4, 3, 1]) == 4  # must stay ahead
+
+
+def test_pipeline_idle_and_batch_too_small():
+    entries = runs("pipeline/none/gpu/produce_ms:8/consume_ms:2/manual_time", [0.01] * 3,
+                   idle_fraction=[0.75] * 3)
+    assert "75%" in rules_fired(entries)["pipeline_idle"]
+    batches = []
+    for batch, rate in ((32, 1e4), (2048, 1e6)):
+        batches += runs(f"overhead/cublas/gpu/op:dense/batch:{batch}/manual_time", [0.01] * 3,
+                        items_per_second=[rate] * 3)
+    assert "1%" in rules_fired(batches)["batch_too_small"]
+
+
+def test_findings_come_problems_first():
+    findings = diagnose([in_memory(
+        sumsq("elementwise", "cpu", 0.3) + sumsq("vectorized", "cpu", 0.03),
+        **{"gpu.status": "no CUDA device", "cuda.driver_version": "12.0",
+           "cuda.runtime_version": "13.0"})])
+    assert [f.severity for f in findings] == sorted(
+        (f.severity for f in findings), key=("problem", "warning", "info").index)
+
+
+def test_run_metrics_judge_each_file_by_its_own_peak():
+    peak = runs("peak/read/cpu/mib:256/real_time/threads:1", [0.02] * 3,
+                bytes_per_second=[10e9] * 3)
+    vec = sumsq("vectorized", "cpu", 0.03, bytes_per_second=[9e9] * 3)
+    metrics = run_metrics([in_memory(peak + vec)])
+    assert abs(metrics["preprocess sumsq: CPU vectorized share of peak/read"] - 0.9) < 1e-9

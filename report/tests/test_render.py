@@ -1,0 +1,396 @@
+"""Tests of the charts (plots.py) and the report (render.py): every chart function writes an image,
+the data behind the charts is right, the report is complete and self-contained, and headless
+Chromium opens it with every image loaded and no console error."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import importlib.util
+import json
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from gapbench_report import plots, render
+from gapbench_report.results import Benchmark, load_results, parse_name
+
+DATA = Path(__file__).parent / "data" / "render"
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+CHROMIUM = Path("/usr/bin/chromium")
+NO_DRIVER = "no NVIDIA driver (libcuda.so.1 not found)"
+
+
+def _synthetic():
+    spec = importlib.util.spec_from_file_location("synthetic_full", DATA / "synthetic_full.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+synthetic = _synthetic()
+
+
+@pytest.fixture(scope="module")
+def full(tmp_path_factory):
+    """Every family, present and planned, with the GPU: 3 repetitions to keep it quick."""
+    path = tmp_path_factory.mktemp("full") / "full.json"
+    return load_results(synthetic.write(path, synthetic.results(reps=3)))
+
+
+@pytest.fixture(scope="module")
+def baseline(tmp_path_factory):
+    """Another machine (a T4-like GPU) with the families the portable ratios need."""
+    data = synthetic.results(reps=3, families=(synthetic.peak, synthetic.preprocess,
+                                               synthetic.transfer), machine="synthetic-t4")
+    data["context"]["gpu.name"] = "Synthetic T4"
+    return load_results(synthetic.write(tmp_path_factory.mktemp("base") / "t4.json", data))
+
+
+@pytest.fixture(scope="module")
+def full_report(full, baseline, tmp_path_factory):
+    """The report of every family against a baseline, rendered once for the tests that read it."""
+    return render.render([full], [baseline], tmp_path_factory.mktemp("full_report") / "r")
+
+
+@pytest.fixture(scope="module")
+def real():
+    """This machine's real run: CPU entries timed, GPU entries skipped (no driver)."""
+    return [load_results(DATA / "preprocess.json"), load_results(DATA / "transfer.json")]
+
+
+def assert_images(png: Path | None) -> None:
+    assert png is not None and png.suffix == ".png"
+    assert png.read_bytes().startswith(PNG_MAGIC) and png.stat().st_size > 1000
+    svg = png.with_suffix(".svg").read_text(encoding="utf-8")
+    assert "<svg" in svg and len(svg) > 1000
+    assert not list(png.parent.glob(".*.tmp"))  # no temporary file left behind
+
+
+def bench(name: str, seconds: list[float], **counters: list[float]) -> Benchmark:
+    return Benchmark(name, parse_name(name), tuple(seconds), {k: tuple(v) for k, v in
+                                                             counters.items()}, {})
+
+
+# ---- every chart function writes a PNG and an SVG ----------------------------------------------
+
+def test_family_chart_of_a_real_file(real, tmp_path):
+    rows = list(real[0].benchmarks().values())
+    assert_images(plots.family_chart(rows, "preprocess", tmp_path / "preprocess"))
+    assert_images(plots.family_chart(rows, "peak", tmp_path / "peak"))
+
+
+@pytest.mark.parametrize("spec", plots.SWEEPS, ids=lambda s: s.name)
+def test_every_sweep_row_draws_on_synthetic_data(spec, full, tmp_path):
+    rows = list(full.benchmarks().values())
+    assert_images(plots.sweep_chart(spec, rows, full.context, tmp_path / spec.name))
+
+
+@pytest.mark.parametrize("family", ["preprocess", "conv", "overhead", "peak"])
+def test_family_chart_of_every_synthetic_family(family, full, tmp_path):
+    assert_images(plots.family_chart(list(full.benchmarks().values()), family,
+                                     tmp_path / family))
+
+
+def test_metrics_chart(tmp_path):
+    columns = [("this run", {"speed-up": 12.0, "pinned/pageable": 2.5}),
+               ("baseline t4", {"speed-up": 30.0, "pinned/pageable": 1.1, "only there": 0.4})]
+    assert_images(plots.metrics_chart(columns, tmp_path / "machines"))
+    data = plots.metrics_chart_data(columns)
+    assert data.names == ["speed-up", "pinned/pageable", "only there"]
+    assert data.values[2] == [None, 0.4]
+    assert plots.metrics_chart_data(columns[:1]) is None  # nothing to compare with
+
+
+# ---- what the charts are made of ---------------------------------------------------------------
+
+def test_crossover_gpu_wins_above_256():
+    xs = [64, 128, 256, 512, 1024]
+    assert plots.crossover(xs, [1, 2, 4, 8, 16], [5, 5, 5, 6, 7]) == 512
+
+
+def test_crossover_never_and_always():
+    assert plots.crossover([16, 32, 64], [1, 2, 3], [5, 6, 7]) is None
+    assert plots.crossover([16, 32, 64], [5, 6, 7], [1, 2, 3]) == 16
+
+
+def test_crossover_must_stay_ahead_and_ignores_missing_points():
+    # Ahead at 128, behind at 256, ahead from 512 on; given out of order, with a gap.
+    xs = [1024, 128, 256, 512, 64, 2048]
+    cpu = [16, 2, 4, 8, 1, None]
+    gpu = [3, 1, 5, 6, 7, 1]
+    assert plots.crossover(xs, cpu, gpu) == 512
+    assert plots.crossover([], [], []) is None
+
+
+def test_matmul_sweep_marks_the_crossover(full):
+    spec = next(s for s in plots.SWEEPS if s.name == "matmul")
+    chart = plots.sweep_chart_data(spec, list(full.benchmarks().values()), full.context)
+    (panel,) = chart.panels
+    assert {line.device for line in panel.lines} == {"cpu", "gpu"}
+    assert len(panel.vlines) == 2  # kernel-only and end-to-end each cross over
+    assert all("faster from n" in v.label for v in panel.vlines)
+    kernel, e2e = sorted(panel.vlines, key=lambda v: v.value)
+    assert kernel.value < e2e.value  # the copies push the end-to-end crossover up
+
+
+def test_transfer_draws_the_pcie_link_from_the_context(full):
+    spec = next(s for s in plots.SWEEPS if s.name == "transfer")
+    rows = list(full.benchmarks().values())
+    chart = plots.sweep_chart_data(spec, rows, full.context)
+    assert [r.value for r in chart.hlines] == [63.02, 31.51]  # max, and the slower current link
+    assert "gen 5 x16" in chart.hlines[0].label
+    same = dict(full.context, **{"pcie.bandwidth_current_gbps": "63.02"})
+    assert [r.value for r in plots.sweep_chart_data(spec, rows, same).hlines] == [63.02]
+    bare = {k: v for k, v in full.context.items() if not k.startswith("pcie.")}
+    assert plots.sweep_chart_data(spec, rows, bare).hlines == []
+    labels = {line.label for line in chart.panels[0].lines}
+    assert "pinned · h2d · async" in labels and "memcpy" in labels
+    pinned = next(line for line in chart.panels[0].lines if line.label == "pinned · h2d · sync")
+    assert pinned.xs == sorted(pinned.xs) and max(pinned.ys) < 63.02  # GB/s, under the link
+
+
+def test_sweeps_draw_nothing_for_absent_families(real):
+    rows = [b for r in real for b in r.benchmarks().values()]
+    drawn = {s.name for s in plots.SWEEPS if plots.sweep_chart_data(s, rows, real[0].context)}
+    assert drawn == {"transfer"}  # memcpy ran; matmul, lstm, batch, pipeline are not in the run
+
+
+def test_pipeline_ideal_comes_from_its_counter():
+    spec = next(s for s in plots.SWEEPS if s.name == "pipeline")
+    rows = [bench(f"pipeline/prefetch/cpu/produce_ms:{p}/consume_ms:2/depth:2/real_time",
+                  [max(p, 2) / 950] * 3, items_per_second=[950 / max(p, 2)] * 3,
+                  ideal_items_per_second=[1000 / max(p, 2)] * 3) for p in (1, 2, 4)]
+    (panel,) = plots.sweep_chart_data(spec, rows, {}).panels
+    assert panel.ideal.xs == [1, 2, 4] and panel.ideal.ys == pytest.approx([500, 500, 250])
+    assert panel.title == "consume_ms 2"
+
+
+def test_family_panels_by_operation_with_skips_noted(real):
+    chart = plots.family_chart_data(list(real[0].benchmarks().values()), "preprocess")
+    titles = [p.title for p in chart.panels]
+    assert titles == ["op sumsq · rows 1M · cols 100", "op image · n 32 · hw 256 · c 3"]
+    panel = chart.panels[0]
+    assert [d.label for d in panel.dots] == ["CPU elementwise", "CPU vectorized"]
+    median, low, high = panel.dots[0].values[0]
+    assert low <= median <= high
+    assert "4 GPU variants skipped" in panel.note and NO_DRIVER in panel.note
+
+
+def test_family_panels_group_sizes_and_merge_single_benchmarks(full):
+    rows = list(full.benchmarks().values())
+    preprocess = plots.family_chart_data(rows, "preprocess")
+    assert preprocess.panels[0].groups == ["rows 10k", "rows 100k", "rows 1M"]
+    assert preprocess.panels[0].log_y  # 10k to 1M rows spans decades
+    overhead = plots.family_chart_data(rows, "overhead")
+    startup = next(p for p in overhead.panels if any("context" in g for g in p.groups))
+    assert len(startup.groups) == 4  # one panel for the four what:... benchmarks
+    peak = plots.family_chart_data(rows, "peak")
+    assert peak.metric.key == "bytes_per_second"  # a ceiling is read as GB/s
+
+
+def test_nothing_timed_draws_no_chart(tmp_path):
+    rows = list(load_results(DATA / "gpu_skipped.json").benchmarks().values())
+    assert plots.family_chart(rows, "transfer", tmp_path / "t") is None
+    spec = plots.SWEEPS[0]
+    assert plots.sweep_chart(spec, rows, {}, tmp_path / "s") is None
+    assert not list(tmp_path.iterdir())
+
+
+def test_readable_labels():
+    assert plots.variant_label("vectorized_e2e") == "vectorized end-to-end"
+    assert plots.fmt_seconds(3.2e-6) == "3.2 µs" and plots.fmt_seconds(1.5) == "1.5 s"
+    assert plots.fmt_bytes(65536) == "64 KiB"
+    assert plots.axes_label({"op": "sumsq", "rows": "1000000", "bytes": "4096"}) == \
+        "op sumsq · rows 1M · 4 KiB"
+
+
+# ---- the report -------------------------------------------------------------------------------
+
+def images_of(index: Path) -> list[bytes]:
+    """Every <img>'s source, decoded; fails unless each is an embedded PNG."""
+    sources = re.findall(r'<img [^>]*src="([^"]*)"', index.read_text(encoding="utf-8"))
+    out = []
+    for src in sources:
+        assert src.startswith("data:image/png;base64,"), src[:60]
+        out.append(base64.b64decode(src.split(",", 1)[1], validate=True))
+        assert out[-1].startswith(PNG_MAGIC)
+    return out
+
+
+def test_render_the_real_run(real, tmp_path):
+    out = tmp_path / "report"
+    index = render.render(real, [], out)
+    assert index == out / "index.html"
+    page = index.read_text(encoding="utf-8")
+    assert len(images_of(index)) == 3  # preprocess, transfer sweep, peak
+    for family in ("preprocess", "transfer", "peak"):
+        assert f'id="family-{family}"' in page
+    assert NO_DRIVER in page and "218 ms" in page  # skip reasons and medians in the tables
+    assert "http://" not in page.replace("http://www.w3.org", "") and "<script" not in page
+    summary = (out / "summary.md").read_text(encoding="utf-8")
+    assert summary.index("## Findings") < summary.index("## preprocess")
+    assert f"GPU elementwise, GPU elementwise end-to-end, GPU vectorized, GPU vectorized " \
+           f"end-to-end: {NO_DRIVER}" in summary
+    assert "| vectorized | CPU | op sumsq · rows 1M · cols 100 |" in summary
+    assert sorted(p.name for p in out.iterdir()) == sorted(
+        ["index.html", "summary.md"] + [f"{s}.{x}" for s in ("preprocess", "transfer-transfer",
+                                                              "peak") for x in ("png", "svg")])
+
+
+def test_a_baseline_adds_its_fingerprint_and_the_ratios(full_report):
+    page = full_report.read_text(encoding="utf-8")
+    fingerprint = page[page.index('id="machine"'):page.index('id="machines"')]
+    assert "<th>this run</th><th>baseline t4</th>" in fingerprint
+    assert "Synthetic H100 PCIe" in fingerprint and "Synthetic T4" in fingerprint
+    assert "synthetic-h100" in fingerprint and "synthetic-t4" in fingerprint
+    machines = page[page.index('id="machines"'):page.index('id="family-')]
+    assert "not a regression" in machines and "regression" not in machines.replace(
+        "not a regression", "")
+    assert machines.count("<img") == 1
+    summary = (full_report.parent / "summary.md").read_text(encoding="utf-8")
+    assert "| ratio | this run | baseline t4 |" in summary
+    assert "<details><summary>540 benchmarks</summary>" in summary  # lstm's table folded
+    assert len(images_of(full_report)) == 10  # 5 sweeps, 4 family charts, the machines
+
+
+def test_only_skipped_gpu_entries(tmp_path):
+    index = render.render([load_results(DATA / "gpu_skipped.json")], [], tmp_path / "r")
+    page = index.read_text(encoding="utf-8")
+    assert images_of(index) == [] and "No chart: nothing in this family was timed" in page
+    summary = (tmp_path / "r" / "summary.md").read_text(encoding="utf-8")
+    assert "Nothing in this family ran." in summary
+    assert f"GPU pageable, GPU pinned, GPU device: {NO_DRIVER}" in summary
+
+
+def test_a_failed_render_keeps_the_previous_report(real, tmp_path, monkeypatch):
+    out = tmp_path / "r"
+    render.render(real, [], out)
+    before = (out / "index.html").read_bytes()
+
+    def broken(*_args):
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(render, "html_page", broken)
+    with pytest.raises(RuntimeError):
+        render.render(real, [], out)
+    assert (out / "index.html").read_bytes() == before
+    assert not list(out.glob(".*"))  # no temporary files
+
+
+def test_a_broken_diagnosis_still_renders(real, tmp_path, monkeypatch):
+    def broken(*_args):
+        raise ValueError("rule exploded")
+
+    monkeypatch.setattr(render.diagnose, "diagnose", broken)
+    page = render.render(real, [], tmp_path / "r").read_text(encoding="utf-8")
+    assert "The diagnosis could not be made: ValueError: rule exploded" in page
+
+
+# ---- the command line -------------------------------------------------------------------------
+
+def digest(folder: Path) -> dict[str, str]:
+    return {str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def test_main_writes_the_report_and_leaves_inputs_alone(tmp_path, capsys):
+    inputs = tmp_path / "in"
+    shutil.copytree(DATA, inputs)
+    before = digest(inputs)
+    out = tmp_path / "out"
+    code = render.main(["render", str(inputs / "preprocess.json"), str(inputs / "transfer.json"),
+                        "--baseline", str(inputs / "transfer.json"), "--out", str(out)])
+    assert code == 0 and capsys.readouterr().out.strip() == str(out / "index.html")
+    assert digest(inputs) == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in", "out"]
+
+
+@pytest.mark.parametrize("args, words", [
+    (["missing.json", "--out", "OUT"], "missing.json: no such file"),
+    (["EMPTY", "--out", "OUT"], "empty file"),
+    (["GOOD"], "the following arguments are required: --out"),
+    (["GOOD", "--out", "GOOD"], "exists and is not a directory"),
+])
+def test_main_bad_input_is_one_line_and_exit_2(tmp_path, capsys, monkeypatch, args, words):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "EMPTY").write_text("")
+    shutil.copy(DATA / "preprocess.json", tmp_path / "GOOD")
+    assert render.main(args) == 2
+    captured = capsys.readouterr()
+    lines = captured.err.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("gapbench-report render: ")
+    assert words in lines[0] and "Traceback" not in captured.err
+    assert not (tmp_path / "OUT").exists()
+
+
+def test_main_unexpected_error_is_one_line(tmp_path, capsys, monkeypatch):
+    def broken(*_args):
+        raise KeyError("surprise")
+
+    monkeypatch.setattr(render, "render", broken)
+    assert render.main([str(DATA / "preprocess.json"), "--out", str(tmp_path)]) == 2
+    lines = capsys.readouterr().err.splitlines()
+    assert lines == ["gapbench-report render: internal error: KeyError: 'surprise'"]
+
+
+# ---- in a real browser ------------------------------------------------------------------------
+
+def chromium(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
+    """Headless Chromium as root (no sandbox), logging the page's console to stderr."""
+    command = [str(CHROMIUM), "--headless=new", "--no-sandbox", "--disable-gpu",
+               "--enable-logging=stderr", "--v=0", f"--user-data-dir={tmp_path / 'profile'}",
+               "--virtual-time-budget=5000", *args]
+    return subprocess.run(command, capture_output=True, text=True, timeout=180, check=False)
+
+
+def console_errors(stderr: str) -> list[str]:
+    """The page's console lines (the report has no script, so any is an error or a failed
+    load) and failed loads; Chromium's own noise (D-Bus, GPU probing) is not the page's."""
+    return [line for line in stderr.splitlines()
+            if ":CONSOLE" in line or "Uncaught" in line or "ERR_" in line
+            or "Failed to load" in line or "Not allowed to load" in line]
+
+
+def test_the_report_in_headless_chromium(full_report, tmp_path):
+    if not CHROMIUM.exists():
+        pytest.skip("skipped: chromium not installed")
+    index = full_report
+    expected = len(images_of(index))
+    shot = tmp_path / "shot.png"
+    run = chromium(tmp_path, f"--screenshot={shot}", "--window-size=1280,2000", index.as_uri())
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert console_errors(run.stderr) == []
+    import matplotlib.image
+
+    pixels = matplotlib.image.imread(shot)
+    assert pixels.shape[0] >= 1000 and pixels.shape[1] >= 1000
+    assert (pixels != pixels[0, 0]).any()  # not blank: something was drawn
+    # Every image decoded in the DOM: a copy of the page with a probe script that counts them.
+    probe = index.with_name("probe.html")
+    probe.write_text(index.read_text(encoding="utf-8").replace("</body>", """<script>
+window.addEventListener("load", () => {
+  const images = Array.from(document.images);
+  document.body.dataset.images = images.length;
+  document.body.dataset.broken = images.filter(i => !i.complete || !i.naturalWidth).length;
+});</script></body>"""), encoding="utf-8")
+    dom = chromium(tmp_path, "--dump-dom", probe.as_uri())
+    assert dom.returncode == 0, dom.stderr[-2000:]
+    assert console_errors(dom.stderr) == []
+    counts = re.search(r'data-images="(\d+)" data-broken="(\d+)"', dom.stdout)
+    assert counts, dom.stdout[:500]
+    assert (int(counts[1]), int(counts[2])) == (expected, 0)
+    assert expected == 10
+
+
+def test_summary_is_plain_markdown(real, tmp_path):
+    render.render(real, [], tmp_path)
+    summary = (tmp_path / "summary.md").read_text(encoding="utf-8")
+    assert "<img" not in summary and "data:image" not in summary
+    tables = [line for line in summary.splitlines() if line.startswith("|")]
+    widths = {line.count("|") - line.count("\\|") for line in tables}
+    assert widths <= {7}  # every row of every table has the same six columns
+    json.dumps(summary)  # text, nothing binary
