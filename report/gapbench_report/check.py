@@ -37,7 +37,8 @@ def problems(results: Results, family: str | None) -> list[str]:
                 found.append(f"{label}: skipped although the GPU is usable: {e.message}")
         else:
             if e.name.device == "gpu" and not gpu_usable:
-                found.append(f"{label}: ran although gpu.status is {results.context['gpu.status']!r}")
+                status = results.context["gpu.status"]
+                found.append(f"{label}: ran although gpu.status is {status!r}")
             if not (e.raw.get("real_time", 0) > 0 and e.raw.get("iterations", 0) > 0):
                 found.append(f"{label}: no time recorded")
             for counter in ("bytes_per_second", "items_per_second"):
@@ -59,8 +60,9 @@ def main(argv: list[str] | None = None) -> int:
     found = problems(results, args.family)
     runs = [e for e in results.entries if not e.is_aggregate]
     skipped = sorted({e.message for e in runs if e.skipped})
+    reasons = f" ({'; '.join(skipped)})" if skipped else ""
     print(f"{args.results}: {len(runs)} runs, {sum(not e.skipped for e in runs)} timed, "
-          f"{sum(e.skipped for e in runs)} skipped" + (f" ({'; '.join(skipped)})" if skipped else ""))
+          f"{sum(e.skipped for e in runs)} skipped{reasons}")
     for line in found:
         print(f"  problem: {line}")
     return 1 if found else 0

@@ -10,9 +10,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from gapbench_report.metrics import (crossover, find, largest, number, preprocess_metrics,
-                                     transfer_pair)
-from gapbench_report.results import Benchmark, Results
+from gapbench_report.metrics import (
+    crossover,
+    find,
+    largest,
+    number,
+    preprocess_metrics,
+    transfer_pair,
+)
+from gapbench_report.results import Benchmark, Results, merged_benchmarks
 
 SEVERITIES = ("problem", "warning", "info")
 
@@ -27,19 +33,14 @@ class Finding:
 
 @dataclass(frozen=True)
 class Run:
-    """One run: the machine's context and every benchmark of its files (the first file's entry
-    wins where two files share one, such as the peak/ entries every family runs beside itself)."""
+    """One run: the machine's context and every benchmark of its files, once each."""
 
     context: dict
     benchmarks: list[Benchmark]
 
     @classmethod
     def of(cls, runs: list[Results]) -> Run:
-        merged: dict[str, Benchmark] = {}
-        for results in runs:
-            for name, b in results.benchmarks().items():
-                merged.setdefault(name, b)
-        return cls(runs[0].context if runs else {}, list(merged.values()))
+        return cls(runs[0].context if runs else {}, merged_benchmarks(runs))
 
 
 def mib(n: float) -> str:

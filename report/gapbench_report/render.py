@@ -22,7 +22,8 @@ from itertools import repeat
 from pathlib import Path
 
 from gapbench_report import diagnose, metrics, plots
-from gapbench_report.results import Benchmark, Results, ResultsError, load_results
+from gapbench_report.results import (Benchmark, Results, ResultsError, load_results,
+                                      merged_benchmarks)
 
 PROG = "gapbench-report render"
 # Families in the order a reader meets the causes; unknown ones follow alphabetically.
@@ -58,16 +59,6 @@ class Report:
     @property
     def benchmarks(self) -> list[Benchmark]:
         return [b for rows in self.families.values() for b in rows]
-
-
-def merged_benchmarks(runs: Iterable[Results]) -> list[Benchmark]:
-    """Every benchmark of the run once: where files share a name (the peak/ entries every family
-    runs beside itself), the first file's entry stands."""
-    out: dict[str, Benchmark] = {}
-    for results in runs:
-        for name, b in results.benchmarks().items():
-            out.setdefault(name, b)
-    return list(out.values())
 
 
 def by_family(benchmarks: Iterable[Benchmark]) -> dict[str, list[Benchmark]]:

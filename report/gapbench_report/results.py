@@ -54,7 +54,7 @@ class Name:
         return self.axes.get(key, default)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def parse_name(name: str) -> Name:
     """Parsed once per distinct name (a file repeats each name per repetition and aggregate);
     the Name is shared, so treat it as read-only."""
@@ -165,6 +165,16 @@ class Results:
 
     def family(self, family: str) -> list[Benchmark]:
         return [b for b in self.benchmarks().values() if b.parsed.family == family]
+
+
+def merged_benchmarks(runs: Iterable[Results]) -> list[Benchmark]:
+    """Every benchmark of a run (one file per family) once: where files share a name (the peak/
+    entries every family runs beside itself), the first file's entry stands."""
+    out: dict[str, Benchmark] = {}
+    for results in runs:
+        for name, b in results.benchmarks().items():
+            out.setdefault(name, b)
+    return list(out.values())
 
 
 def group_benchmarks(entries: Iterable[Entry]) -> dict[str, Benchmark]:
