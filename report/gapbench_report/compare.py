@@ -39,7 +39,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from gapbench_report.results import Benchmark, Results, ResultsError, load_results
+from gapbench_report.results import (SECONDS_PER_UNIT, Benchmark, Results, ResultsError,
+                                      load_results)
 
 SAME = "SAME"
 SLOWER = "SLOWER"
@@ -329,16 +330,13 @@ def format_time(seconds: float | None, unit: str | None = None) -> str:
     if seconds is None:
         return "-"
     unit = unit or time_unit(seconds)
-    value = seconds / _SCALE[unit]
+    value = seconds / SECONDS_PER_UNIT[unit]
     decimals = 0 if value >= 1000 else 1 if value >= 100 else 2 if value >= 10 else 3
     return f"{value:.{decimals}f} {unit}"
 
 
-_SCALE = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "ns": 1e-9}
-
-
 def time_unit(seconds: float) -> str:
-    for unit, scale in _SCALE.items():
+    for unit, scale in sorted(SECONDS_PER_UNIT.items(), key=lambda u: -u[1]):
         if seconds >= scale:
             return unit
     return "ns"

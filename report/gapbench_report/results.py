@@ -17,6 +17,7 @@ import functools
 import json
 import math
 import re
+import statistics
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -130,18 +131,13 @@ class Benchmark:
     @property
     def median(self) -> float | None:
         if self.samples:
-            s = sorted(self.samples)
-            mid = len(s) // 2
-            return s[mid] if len(s) % 2 else (s[mid - 1] + s[mid]) / 2
+            return statistics.median(self.samples)
         return self.aggregates.get("median")
 
     def counter(self, key: str) -> float | None:
         """Median of a counter over the repetitions."""
-        values = sorted(self.counters.get(key, ()))
-        if not values:
-            return None
-        mid = len(values) // 2
-        return values[mid] if len(values) % 2 else (values[mid - 1] + values[mid]) / 2
+        values = self.counters.get(key, ())
+        return statistics.median(values) if values else None
 
 
 @dataclass(frozen=True)
@@ -162,9 +158,6 @@ class Results:
         """Benchmarks by name, in file order (grouped once; render, diagnose and metrics all
         ask)."""
         return self._grouped
-
-    def family(self, family: str) -> list[Benchmark]:
-        return [b for b in self.benchmarks().values() if b.parsed.family == family]
 
 
 def merged_benchmarks(runs: Iterable[Results]) -> list[Benchmark]:
