@@ -8,14 +8,21 @@
 //   read    a streaming sum: reads only, the ceiling of a reduction (preprocess's sumsq reads
 //           100 floats per float it writes); reads alone are slower than reads plus writes on
 //           one core, so judge a reduction against this one
+//   sgemm   the machine's float32 matrix-multiply ceiling: OpenBLAS on the CPU (every thread, as
+//           OpenBLAS runs by default) and cuBLAS on the GPU (bench/peak_gpu.cpp); conv and lstm
+//           judge their library variants against it. Names: peak/sgemm/<cpu|gpu>/n:<n>/...
 // bytes_per_second counts memory traffic: reads plus writes (memcpy 2 bytes moved per byte
 // copied, triad 3 arrays, read 1), so it compares directly with the preprocess family's counters.
 #include <algorithm>
+#include <string>
 #include <thread>
 #include <vector>
 
 #include "fixtures/data.h"
 #include "fixtures/harness.h"
+#include "fixtures/setup_cache.h"
+#include "bench/peak.h"
+#include "kernels/gemm.h"
 #include "kernels/membw.h"
 
 namespace gapbench {
@@ -78,7 +85,29 @@ void bench_read(State& state, std::size_t mib) {
   state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * n * sizeof(float)));
 }
 
+void bench_sgemm_cpu(State& state, std::size_t n) {
+  const SgemmData& d = cached<SgemmData>("sgemm:" + std::to_string(n), n);
+  std::vector<float> c(n * n, 0.0f);
+  validate_once([&] {
+    gemm::sgemm_cpu(d.a.data(), d.b.data(), c.data(), n, n, n);
+    return gemm::validate_sampled("sgemm", c.data(), d.a.data(), d.b.data(), n, n, n, 256);
+  });
+  for (auto _ : state) {
+    gemm::sgemm_cpu(d.a.data(), d.b.data(), c.data(), n, n, n);
+    benchmark::ClobberMemory();
+  }
+  set_sgemm_counters(state, n);
+}
+
 }  // namespace
+
+SgemmData::SgemmData(std::size_t n)
+    : n(n), a(uniform_floats(n * n, run_seed(), 500)), b(uniform_floats(n * n, run_seed(), 501)) {}
+
+void set_sgemm_counters(State& state, std::size_t n) {
+  const double flops = 2.0 * static_cast<double>(n) * n * n;
+  state.counters["flops"] = benchmark::Counter(flops, benchmark::Counter::kIsIterationInvariantRate);
+}
 
 GAPBENCH_FAMILY(peak) {
   // Buffers well past any last-level cache; one thread and every hardware thread.
@@ -93,6 +122,16 @@ GAPBENCH_FAMILY(peak) {
             ->Threads(threads);
       }
     }
+  }
+  // Large enough that OpenBLAS and cuBLAS run at their steady rate (on 2 CPU cores, 2048 takes
+  // about 0.2 s; on an H100, 4096 about 3 ms).
+  for (std::size_t n : profile.pick<std::size_t>({2048}, {1024, 2048})) {
+    add_cpu(BenchName("peak", "sgemm").axis("n", static_cast<long long>(n)),
+            [=](State& st) { bench_sgemm_cpu(st, n); });
+  }
+  for (std::size_t n : profile.pick<std::size_t>({4096}, {2048, 4096, 8192})) {
+    add_gpu(BenchName("peak", "sgemm").axis("n", static_cast<long long>(n)),
+            GAPBENCH_GPU_BODY([=](State& st) { bench_sgemm_gpu(st, n); }));
   }
 }
 

@@ -1,0 +1,35 @@
+// Dense matrix multiply, the suite's one GEMM convention: row-major C[m×n] = A[m×k] · B[k×n],
+// float32 data. The fast paths are the libraries' (cblas_sgemm, cublasSgemm); this file holds the
+// float64 reference they are validated against and the rounding bound that sets the tolerance.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "fixtures/validate.h"
+
+namespace gapbench::gemm {
+
+// Unit roundoff of the arithmetic a GEMM may use: float32, and TF32 (10-bit mantissa) for GPU
+// libraries allowed to use tensor cores on float32 data.
+inline constexpr double kFloat32Roundoff = 0x1.0p-24;
+inline constexpr double kTf32Roundoff = 0x1.0p-11;
+
+// C = A · B with float64 accumulation.
+void reference(const float* a, const float* b, std::size_t m, std::size_t n, std::size_t k,
+               double* c);
+
+// cblas_sgemm on row-major data (OpenBLAS, all its threads).
+void sgemm_cpu(const float* a, const float* b, float* c, std::size_t m, std::size_t n,
+               std::size_t k);
+
+// Checks `samples` seeded elements of c against the float64 reference (a full float64 product of
+// a 4096² GEMM would take minutes). The tolerance is the standard worst-case rounding bound for a
+// dot product of length k, k·u·Σ|a_ip·b_pj|, taken at its largest over the sampled elements: any
+// summation order the library picks stays inside it, a wrong index or a skipped block does not.
+Validation validate_sampled(const std::string& what, const float* c, const float* a,
+                            const float* b, std::size_t m, std::size_t n, std::size_t k,
+                            std::size_t samples, double unit_roundoff = kFloat32Roundoff);
+
+}  // namespace gapbench::gemm

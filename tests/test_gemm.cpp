@@ -1,0 +1,43 @@
+#include "kernels/gemm.h"
+
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "fixtures/data.h"
+
+namespace gapbench {
+namespace {
+
+TEST(Gemm, OpenBlasMatchesTheReferenceOnOddShapes) {
+  for (auto [m, n, k] : {std::tuple{1, 1, 1}, std::tuple{7, 13, 5}, std::tuple{33, 17, 65}}) {
+    const auto a = uniform_floats(m * k, 1, 1), b = uniform_floats(k * n, 1, 2);
+    std::vector<float> c(m * n, 0.0f);
+    std::vector<double> ref(m * n);
+    gemm::sgemm_cpu(a.data(), b.data(), c.data(), m, n, k);
+    gemm::reference(a.data(), b.data(), m, n, k, ref.data());
+    EXPECT_TRUE(validate("c", c.data(), ref.data(), c.size(), {1e-5, 1e-5}).ok);
+    // Every element sampled when there are fewer elements than samples.
+    const auto v = gemm::validate_sampled("c", c.data(), a.data(), b.data(), m, n, k, 1000);
+    EXPECT_TRUE(v.ok) << v.message();
+    EXPECT_EQ(v.count, static_cast<std::size_t>(m * n));
+  }
+}
+
+TEST(Gemm, SampledValidationCatchesAWrongBlock) {
+  const std::size_t n = 64;
+  const auto a = uniform_floats(n * n, 3, 1), b = uniform_floats(n * n, 3, 2);
+  std::vector<float> c(n * n);
+  gemm::sgemm_cpu(a.data(), b.data(), c.data(), n, n, n);
+  ASSERT_TRUE(gemm::validate_sampled("c", c.data(), a.data(), b.data(), n, n, n, 256).ok);
+  // A skipped quarter of the k range: off by far more than rounding.
+  std::vector<float> half(n * n);
+  gemm::sgemm_cpu(a.data(), b.data(), half.data(), n, n, n);
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t j = 0; j < n; ++j)
+      for (std::size_t p = 0; p < n / 4; ++p) half[i * n + j] -= a[i * n + p] * b[p * n + j];
+  EXPECT_FALSE(gemm::validate_sampled("c", half.data(), a.data(), b.data(), n, n, n, 256).ok);
+}
+
+}  // namespace
+}  // namespace gapbench
