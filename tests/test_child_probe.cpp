@@ -51,6 +51,11 @@ TEST(ChildProbe, KillsAChildThatRunsPastItsTimeout) {
   EXPECT_THROW(probe::read_seconds("context", r), std::runtime_error);
 }
 
+TEST(ChildProbe, TheTimeoutHoldsAfterTheChildClosesItsOutput) {
+  const ChildResult r = shell("exec >&- 2>&-; exec sleep 30", 0.3);
+  EXPECT_TRUE(r.timed_out);
+}
+
 TEST(ChildProbe, StdinIsEmpty) {
   EXPECT_EQ(shell("cat").out, "");  // /dev/null: a child never waits for input
 }

@@ -226,7 +226,8 @@ TEST_F(Cli, StartupProbeIsHiddenAndSaysWhyItCannotRun) {
       continue;
     }
     EXPECT_EQ(r.status, gapbench::probe::kExitSkipped) << what;
-    EXPECT_NE(r.err.find("gapbench startup-probe: skipped: " + *reason), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("gapbench startup-probe: skipped: " + *reason), std::string::npos)
+        << r.err;
     try {
       gapbench::probe::read_seconds(what, child);
       ADD_FAILURE() << what << ": no Skip from " << r.out;
