@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "bench/doctor.h"
+#include "bench/overhead.h"
 #include "fixtures/data.h"
 #include "fixtures/harness.h"
 #include "fixtures/machine.h"
@@ -211,6 +212,10 @@ int run(int argc, char** argv) {
 
 int main(int argc, char** argv) {
   if (argc > 1 && std::string(argv[1]) == "doctor") return gapbench::run_doctor(argc - 2, argv + 2);
+  // Hidden, not in --help: the child process overhead/startup runs to time CUDA start-up.
+  if (argc > 1 && std::string(argv[1]) == "startup-probe") {
+    return gapbench::overhead::run_startup_probe(argc - 2, argv + 2);
+  }
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--help" || arg == "-h") {

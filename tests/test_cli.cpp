@@ -14,6 +14,7 @@
 #include <thread>
 #include <vector>
 
+#include "fixtures/child_probe.h"
 #include "fixtures/device_probe.h"
 #include "tests/temp_dir.h"
 
@@ -134,9 +135,9 @@ TEST_F(Cli, FilterMatchingNothingIsAnErrorAndKeepsThePreviousResults) {
   write_file(out, "previous");
   const Result r = run({"--benchmark_filter=^no_such_family/", "--benchmark_out=" + out});
   EXPECT_EQ(r.status, 2);
-  EXPECT_NE(r.err.find("matches no benchmark (families: peak, preprocess, transfer)"),
-            std::string::npos)
-      << r.err;
+  EXPECT_NE(r.err.find("matches no benchmark (families: "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("overhead, peak, "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(", transfer)"), std::string::npos) << r.err;
   EXPECT_EQ(read_file(out), "previous");
   EXPECT_FALSE(file_exists(out + ".partial"));
 }
@@ -202,6 +203,47 @@ TEST_F(Cli, InterruptedRunRemovesItsPartialFile) {
   EXPECT_EQ(r.status, 128 + SIGTERM);
   EXPECT_EQ(read_file(out), "previous");
   EXPECT_FALSE(file_exists(out + ".partial"));
+}
+
+// overhead/startup times CUDA start-up in a child, `gapbench startup-probe <what>`: hidden from
+// --help, and where no GPU can run it, a skip line with the same reason the benchmarks give.
+TEST_F(Cli, StartupProbeIsHiddenAndSaysWhyItCannotRun) {
+  Result r = run({"--help"});
+  EXPECT_EQ(r.out.find("startup-probe"), std::string::npos);
+  r = run({"startup-probe", "bogus"});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("usage: gapbench startup-probe context|first_launch"), std::string::npos)
+      << r.err;
+  const auto reason = gapbench::gpu_unavailable_reason();
+  for (const char* what : {"context", "first_launch"}) {
+    r = run({"startup-probe", what});
+    gapbench::ChildResult child;
+    child.exit_status = r.status;
+    child.out = r.out;
+    child.err = r.err;
+    if (!reason) {
+      EXPECT_GT(gapbench::probe::read_seconds(what, child), 0.0) << r.out << r.err;
+      continue;
+    }
+    EXPECT_EQ(r.status, gapbench::probe::kExitSkipped) << what;
+    EXPECT_NE(r.err.find("gapbench startup-probe: skipped: " + *reason), std::string::npos)
+        << r.err;
+    try {
+      gapbench::probe::read_seconds(what, child);
+      ADD_FAILURE() << what << ": no Skip from " << r.out;
+    } catch (const gapbench::Skip& skip) {
+      EXPECT_EQ(skip.what(), *reason);
+    }
+  }
+}
+
+TEST_F(Cli, StartupBenchmarksSkipWithAReasonWithoutAGpu) {
+  const auto reason = gapbench::gpu_unavailable_reason();
+  if (!reason) GTEST_SKIP() << "a GPU is usable here";
+  const Result r = run({"--benchmark_filter=^overhead/startup/", kOneRepetition});
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("overhead/startup/gpu/what:context"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("skipped: " + *reason), std::string::npos) << r.out;
 }
 
 TEST_F(Cli, HelpAndDoctor) {

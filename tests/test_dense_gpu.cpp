@@ -1,0 +1,166 @@
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "fixtures/cuda_check.h"
+#include "fixtures/data.h"
+#include "fixtures/gpu_memory.h"
+#include "fixtures/validate.h"
+#include "kernels/dense.h"
+#include "tests/gpu_test.h"
+
+namespace gapbench::dense {
+namespace {
+
+constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
+constexpr double kRoundoff = 0x1.0p-24;
+
+// Copies on the test's non-blocking stream, ordered with its launches; each waits.
+template <class T>
+DeviceBuffer<T> upload(const std::vector<T>& host, const Stream& stream) {
+  DeviceBuffer<T> dev(host.size());
+  if (!host.empty()) {
+    GAPBENCH_CHECK(cudaMemcpyAsync(dev.data(), host.data(), dev.bytes(), cudaMemcpyHostToDevice,
+                                   stream.get()));
+    stream.synchronize();
+  }
+  return dev;
+}
+
+template <class T>
+std::vector<T> download(const DeviceBuffer<T>& dev, const Stream& stream) {
+  std::vector<T> host(dev.size());
+  if (!host.empty()) {
+    GAPBENCH_CHECK(cudaMemcpyAsync(host.data(), dev.data(), dev.bytes(), cudaMemcpyDeviceToHost,
+                                   stream.get()));
+  }
+  stream.synchronize();
+  return host;
+}
+
+std::vector<double> widen(const std::vector<float>& v) { return {v.begin(), v.end()}; }
+
+void check_bias_relu(std::size_t rows, std::size_t cols) {
+  const Stream stream;
+  const auto z = uniform_floats(rows * cols, 31, rows + cols);
+  const auto bias = uniform_floats(cols, 32, cols);
+  std::vector<double> ref(z.size());
+  bias_relu_reference(widen(z).data(), widen(bias).data(), rows, cols, ref.data());
+  const auto dz = upload(z, stream);
+  const auto dbias = upload(bias, stream);
+  GAPBENCH_CHECK(bias_relu_gpu(dz.data(), dbias.data(), rows, cols, stream.get()));
+  // One float32 add, then an exact max.
+  const Validation v = validate("bias_relu", download(dz, stream), ref, {0.0, kRoundoff});
+  EXPECT_TRUE(v.ok) << rows << "x" << cols << ": " << v.message();
+}
+
+TEST(DenseGpu, BiasReluMatchesReference) {
+  GAPBENCH_SKIP_WITHOUT_GPU();
+  for (auto [rows, cols] :
+       {std::pair{1, 1}, std::pair{3, 7}, std::pair{1000, 128}, std::pair{2048, 10}}) {
+    check_bias_relu(rows, cols);
+  }
+}
+
+TEST(DenseGpu, BiasReluGridStridesOverLargeInputs) {
+  GAPBENCH_SKIP_WITHOUT_GPU();
+  // 16.8 million elements: more than the capped grid's 65535 x 256 threads.
+  check_bias_relu(131073, 128);
+}
+
+void check_softmax_xent(std::size_t rows, std::size_t classes) {
+  const Stream stream;
+  const auto logits = uniform_floats(rows * classes, 33, rows * 100 + classes, -4.0f, 4.0f);
+  const auto bias = uniform_floats(classes, 34, classes);
+  std::vector<std::int32_t> labels(rows);
+  for (std::size_t r = 0; r < rows; ++r) {
+    labels[r] = static_cast<std::int32_t>(element_hash(35, classes, r) % classes);
+  }
+  std::vector<double> ref_dl(rows * classes), ref_loss(rows);
+  softmax_xent_reference(widen(logits).data(), widen(bias).data(), labels.data(), rows, classes,
+                         ref_dl.data(), ref_loss.data());
+  const auto dlogits = upload(logits, stream);
+  const auto dbias = upload(bias, stream);
+  const auto dlabels = upload(labels, stream);
+  const auto ddl = upload(std::vector<float>(rows * classes, kNaN), stream);
+  const auto dloss = upload(std::vector<float>(rows, kNaN), stream);
+  GAPBENCH_CHECK(softmax_xent_gpu(dlogits.data(), dbias.data(), dlabels.data(), rows, classes,
+                                  ddl.data(), dloss.data(), stream.get()));
+  // p carries the rounding of an exp, a sum of `classes` terms and a division (a few times 32
+  // units of float32 roundoff at most); dlogits is p - onehot scaled by 1/rows. The loss is a log
+  // of that sum minus a difference of logits up to 5 in size.
+  const std::string shape = std::to_string(rows) + "x" + std::to_string(classes);
+  Validation v = validate("dlogits", download(ddl, stream), ref_dl,
+                          {64 * kRoundoff / static_cast<double>(rows), 64 * kRoundoff});
+  EXPECT_TRUE(v.ok) << shape << ": " << v.message();
+  v = validate("row_loss", download(dloss, stream), ref_loss, {64 * kRoundoff, 64 * kRoundoff});
+  EXPECT_TRUE(v.ok) << shape << ": " << v.message();
+}
+
+TEST(DenseGpu, SoftmaxXentMatchesReference) {
+  GAPBENCH_SKIP_WITHOUT_GPU();
+  for (std::size_t classes : {1u, 2u, 10u, 31u, 32u}) {
+    for (std::size_t rows : {1u, 5u, 9u, 2048u}) check_softmax_xent(rows, classes);
+  }
+}
+
+TEST(DenseGpu, SoftmaxXentGridStridesOverManyRows) {
+  GAPBENCH_SKIP_WITHOUT_GPU();
+  // More rows than the capped grid has warps (65535 blocks x 8 warps).
+  check_softmax_xent(600001, 10);
+}
+
+TEST(DenseGpu, SoftmaxXentRefusesMoreClassesThanAWarp) {
+  GAPBENCH_SKIP_WITHOUT_GPU();
+  for (std::size_t classes : {0u, 33u}) {
+    EXPECT_EQ(softmax_xent_gpu(nullptr, nullptr, nullptr, 4, classes, nullptr, nullptr, nullptr),
+              cudaErrorInvalidValue);
+  }
+  EXPECT_EQ(cudaGetLastError(), cudaSuccess);  // refused without a launch: nothing left behind
+}
+
+TEST(DenseGpu, MeanMatchesReference) {
+  GAPBENCH_SKIP_WITHOUT_GPU();
+  const Stream stream;
+  for (std::size_t n : {1u, 255u, 256u, 257u, 2048u, 100003u}) {
+    const auto x = uniform_floats(n, 36, n, 0.0f, 3.0f);
+    double sum = 0.0;
+    for (float v : x) sum += v;
+    const double ref = sum / static_cast<double>(n);
+    const auto dx = upload(x, stream);
+    const auto dout = upload(std::vector<float>{kNaN}, stream);
+    GAPBENCH_CHECK(mean_gpu(dx.data(), n, dout.data(), stream.get()));
+    const float got = download(dout, stream)[0];
+    // Non-negative terms: each thread's strided sum of n/256 terms, then 8 levels of the tree,
+    // then the division.
+    const double rtol = (static_cast<double>(n) / 256 + 10) * kRoundoff;
+    const Validation v = validate("mean", &got, &ref, 1, {0.0, rtol});
+    EXPECT_TRUE(v.ok) << n << ": " << v.message();
+  }
+  EXPECT_EQ(mean_gpu(nullptr, 0, nullptr, stream.get()), cudaErrorInvalidValue);
+}
+
+TEST(DenseGpu, ReluBackwardMatchesReference) {
+  GAPBENCH_SKIP_WITHOUT_GPU();
+  const Stream stream;
+  for (std::size_t n : {1u, 1000u, 16777217u}) {
+    const auto dh = uniform_floats(n, 37, n);
+    auto h = uniform_floats(n, 38, n);
+    for (std::size_t i = 0; i < n; i += 7) h[i] = 0.0f;  // exactly at the kink: off
+    for (float& v : h) v = std::max(v, 0.0f);            // h is a ReLU output
+    std::vector<double> ref(n);
+    relu_backward_reference(widen(dh).data(), widen(h).data(), n, ref.data());
+    const auto ddh = upload(dh, stream);
+    const auto dh_in = upload(h, stream);
+    GAPBENCH_CHECK(relu_backward_gpu(ddh.data(), dh_in.data(), n, stream.get()));
+    const Validation v = validate("relu_backward", download(ddh, stream), ref, Tolerance::exact());
+    EXPECT_TRUE(v.ok) << n << ": " << v.message();
+  }
+}
+
+}  // namespace
+}  // namespace gapbench::dense
