@@ -2,7 +2,8 @@
 
 A results file is Google Benchmark's JSON plus gapbench's run context (`gapbench.schema` "1").
 Every benchmark is named <family>/<variant>/<cpu|gpu>/<axis>:<value>/... and Google Benchmark may
-append /real_time or /manual_time and /threads:<n>. NAME_PATTERN is the one expression that
+append /min_time:<t>, /iterations:<n>, /real_time or /manual_time and /threads:<n>; those are
+Google Benchmark's settings, not axes. NAME_PATTERN is the one expression that
 parses them; nothing guesses.
 
 load_results() checks everything the rest of the report relies on and raises ResultsError with
@@ -25,7 +26,8 @@ from pathlib import Path
 SCHEMA_VERSION = "1"
 NAME_PATTERN = re.compile(
     r"^(?P<family>[a-z][a-z0-9_]*)/(?P<variant>[a-z][a-z0-9_]*)/(?P<device>cpu|gpu)"
-    r"(?P<axes>(?:/[a-z][a-z0-9_]*:[^/]+)*)"
+    r"(?P<axes>(?:/(?!min_time:|iterations:|repeats:)[a-z][a-z0-9_]*:[^/]+)*)"
+    r"(?:/min_time:[^/]+)?(?:/iterations:[0-9]+)?(?:/repeats:[0-9]+)?"
     r"(?:/(?P<timing>real_time|manual_time))?"
     r"(?:/threads:(?P<threads>[0-9]+))?$"
 )

@@ -23,6 +23,12 @@ class ParseName(unittest.TestCase):
         self.assertEqual(parse_name("transfer/pinned/gpu/dir:h2d/mode:async/bytes:4096").axes,
                          {"dir": "h2d", "mode": "async", "bytes": "4096"})
 
+    def test_benchmark_settings_are_not_axes(self):
+        n = parse_name("overhead/startup/gpu/what:first_launch/iterations:3/manual_time")
+        self.assertEqual((n.axes, n.timing), ({"what": "first_launch"}, "manual_time"))
+        n = parse_name("overhead/startup/gpu/what:context/min_time:0.100/real_time/threads:1")
+        self.assertEqual((n.axes, n.threads), ({"what": "context"}, 1))
+
     def test_rejects_other_schemes(self):
         for bad in ("BM_Foo/32", "conv/cudnn/tpu/n:1", "conv/cudnn/gpu/n", "conv/cudnn/gpu/n:1/n:2",
                     "Conv/cudnn/gpu", "conv/cudnn/gpu/n:1/extra"):
