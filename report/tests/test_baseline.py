@@ -4,6 +4,7 @@ provenance, the README table, on a fake executable."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -183,3 +184,22 @@ def test_bad_arguments_exit_2(tmp_path, capsys, args, words):
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and words in err[0]
     assert not (tmp_path / "o").exists()
+
+
+# ---- what is committed under results/baselines ---------------------------------------------------
+
+def test_committed_baselines_are_listed_and_carry_their_provenance():
+    folder = Path(__file__).resolve().parents[2] / "results" / "baselines"
+    readme = (folder / "README.md").read_text(encoding="utf-8")
+    assert baseline.README_BEGIN in readme and baseline.README_END in readme
+    for path in sorted(folder.glob("*.json")):
+        data = json.loads(path.read_text(encoding="utf-8"))
+        prov = data["provenance"]
+        assert prov["name"] == path.stem, path
+        assert prov["profile"] == "full" and prov["random_interleaving"] is True, path
+        assert prov["repetitions"] >= 5 and prov["command"].startswith("ci/baseline "), path
+        assert prov["machine"]["machine.id"] == data["context"]["machine.id"], path
+        assert prov["gapbench_commit"] and prov["captured_at"], path
+        assert f"[`{path.stem}`]({path.name})" in readme, f"{path.name} has no README row"
+        results = load_results(path)
+        baseline.check_run(results, prov["spread"]["limit"])  # it passed the rule it was made by
