@@ -264,7 +264,7 @@ def markdown(r: dict) -> str:
         f"{r['minutes']:.1f} min in all",
         f"- benchmarks ({len(r['benchmarks'])}): filter `{s['filter']}` (full profile sizes); "
         f"per pass {s['rounds']} rounds of A B B A, {s['repetitions']} repetitions of "
-        f"{s['min_time']:g} s per run; a rerun of the flagged ones",
+        f"{s['min_time']:g} s per run; a rerun of the flagged ones with twice the rounds",
         f"- injected (GAPBENCH_TEST_INJECT build): {', '.join(f'`{n}`' for n in r['injected'])}",
         f"- rule: SLOWER = one-sided Mann-Whitney p < {s['alpha']:g} and the median at least "
         f"{s['threshold']:.0%} slower, in the first pass and again in the rerun",

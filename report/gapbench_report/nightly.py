@@ -13,9 +13,10 @@
    Google Benchmark's random interleaving; each side's repetitions are pooled and compared with
    compare's statistics (one-sided Mann-Whitney U, p < alpha, and the median at least
    --threshold slower).
-3. Rerun: only the benchmarks the first pass flagged SLOWER, with fresh interleaved rounds. A
-   regression is called only where the rerun flags it again; a benchmark that failed in this
-   build but ran in the known-good one is a regression too.
+3. Rerun: only the benchmarks the first pass flagged SLOWER, with fresh interleaved rounds
+   (--rerun-rounds, default twice --rounds). A regression is called only where the rerun flags
+   it again; a benchmark that failed in this build but ran in the known-good one is a
+   regression too.
 4. Writes, under --out: baseline.json and contender.json (the pooled first pass), rerun-*.json,
    comparison.json, summary.md (for a CI job summary), report/ (the render of this build's run)
    and trend/ (the history's trend). Under --state-dir: history/<time>-<commit>.json (this
@@ -155,16 +156,19 @@ def new_failures(p: Pass) -> list[str]:
 
 def gate(sides: tuple[Side, Side], spec: RunSpec, rounds: int, workdir: Path, *,
          threshold: float = cmp.DEFAULT_THRESHOLD, alpha: float = cmp.DEFAULT_ALPHA,
-         say=log) -> Verdict:
-    """The whole two-pass decision for sides (A = baseline, B = contender); `say` gets the
-    progress lines."""
+         rerun_rounds: int | None = None, say=log) -> Verdict:
+    """The whole two-pass decision for sides (A = baseline, B = contender). The rerun has
+    `rerun_rounds` rounds (default twice `rounds`: it runs only the flagged benchmarks, so more
+    rounds cost little, and a burst of noise during a short rerun would hide a real change).
+    `say` gets the progress lines."""
     first = interleaved_pass(sides, spec, rounds, workdir, "first", threshold, alpha, say)
     flagged = [r.name for r in first.comparison.rows if r.status == cmp.SLOWER]
     rerun = None
     if flagged:
         say(f"rerunning the {len(flagged)} flagged: {', '.join(flagged)}")
-        rerun = interleaved_pass(sides, replace(spec, filter=exact_filter(flagged)), rounds,
-                                 workdir, "rerun", threshold, alpha, say)
+        rerun = interleaved_pass(sides, replace(spec, filter=exact_filter(flagged)),
+                                 rerun_rounds or 2 * rounds, workdir, "rerun", threshold, alpha,
+                                 say)
     final, confirmed = settle(first.comparison, rerun.comparison if rerun else None)
     return Verdict(first, rerun, final, flagged, confirmed, new_failures(first))
 
@@ -283,7 +287,7 @@ def summary_markdown(v: Verdict, about: dict, spec: RunSpec, rounds: int,
              f"{per_side} repetitions per side",
              f"- rule: SLOWER when the one-sided Mann-Whitney U test gives p < {c.alpha:g} and "
              f"the median is at least {c.threshold:.0%} slower — in the first pass and again in "
-             "a rerun of only the flagged benchmarks",
+             "a rerun of only the flagged benchmarks (fresh rounds, twice as many)",
              f"- first pass: {len(c.rows)} benchmark{'s' if len(c.rows) != 1 else ''}, "
              f"{len(v.flagged)} flagged SLOWER; "
              f"confirmed by the rerun: {len(v.confirmed)}"]
@@ -333,6 +337,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--profile", choices=("quick", "full"), default="quick")
     p.add_argument("--rounds", type=_positive_int, default=DEFAULT_ROUNDS,
                    help=f"rounds of A B B A per pass (default {DEFAULT_ROUNDS})")
+    p.add_argument("--rerun-rounds", type=_positive_int,
+                   help="rounds of the rerun of the flagged benchmarks (default: twice --rounds)")
     p.add_argument("--repetitions", type=_positive_int,
                    help="repetitions per run (default: the profile's, quick 5, full 10)")
     p.add_argument("--min-time", type=float, help="seconds per repetition (default: the "
@@ -391,7 +397,7 @@ def _run(argv: list[str] | None) -> int:
     prepare_out(args.out)
     log(f"A = {about['baseline']}; B = {about['contender']}")
     verdict = gate((a, b), spec, args.rounds, args.out, threshold=args.threshold,
-                   alpha=args.alpha)
+                   alpha=args.alpha, rerun_rounds=args.rerun_rounds)
     notes = []
     when = datetime.now(timezone.utc)
     if not args.no_state:

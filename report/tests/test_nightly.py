@@ -87,9 +87,10 @@ def test_a_real_slowdown_is_confirmed_and_only_the_flagged_rerun(tmp_path):
     assert v.exit_code == 1
     assert v.status_of(SUMSQ) == cmp.SLOWER and v.status_of(IMAGE) == cmp.SAME
     calls = labels_and_filters(log)
-    assert [c[0] for c in calls] == list("abbaabba")
+    assert [c[0] for c in calls] == list("abba" * 3)  # the rerun: twice the rounds
     assert {c[1] for c in calls[:4]} == {"."}
     assert {c[1] for c in calls[4:]} == {exact_filter([SUMSQ])}  # the rerun: only the flagged
+    assert v.rerun.contender.benchmarks()[SUMSQ].samples.__len__() == 12
     assert (tmp_path / "w" / "rerun-contender.json").exists()
 
 
@@ -102,6 +103,14 @@ def test_a_flag_that_does_not_repeat_is_no_regression(tmp_path):
     assert v.exit_code == 0
     row = next(r for r in v.final.rows if r.name == IMAGE)
     assert row.status == cmp.SAME and "not confirmed" in row.note
+
+
+def test_rerun_rounds_can_be_set(tmp_path):
+    log = tmp_path / "log.jsonl"
+    v = nightly.gate(sides(tmp_path, log, b={"slow": {"image": 1.3}}), SPEC, 1, tmp_path / "w",
+                     rerun_rounds=3, say=quiet)
+    assert v.confirmed == [IMAGE]
+    assert [c[0] for c in labels_and_filters(log)] == list("abba" * 4)
 
 
 def test_faster_is_no_regression(tmp_path):
