@@ -15,6 +15,7 @@
 #include <utility>
 
 #include "fixtures/data.h"  // element_hash only (inline, header-only)
+#include "kernels/inject.h"
 
 namespace gapbench::preprocess {
 
@@ -121,8 +122,10 @@ void sumsq_elementwise(const float* x, std::size_t rows, std::size_t cols, float
   }
 }
 
-void sumsq_vectorized(const float* __restrict x, std::size_t rows, std::size_t cols,
-                      float* __restrict out) {
+namespace {
+
+void sumsq_vectorized_pass(const float* __restrict x, std::size_t rows, std::size_t cols,
+                           float* __restrict out) {
   // kLanes independent partial sums: the float adds need no reassociation, so the lane loop
   // vectorizes (two 8-wide vectors with AVX2, one with AVX-512) without -ffast-math.
   constexpr std::size_t kLanes = 16;
@@ -152,6 +155,17 @@ void sumsq_vectorized(const float* __restrict x, std::size_t rows, std::size_t c
   }
 }
 
+}  // namespace
+
+void sumsq_vectorized(const float* __restrict x, std::size_t rows, std::size_t cols,
+                      float* __restrict out) {
+  sumsq_vectorized_pass(x, rows, cols, out);
+#if GAPBENCH_TEST_INJECT
+  // ci/gate-proof's known slowdown (kernels/inject.h): the first rows once more.
+  sumsq_vectorized_pass(x, inject::extra(rows), cols, out);
+#endif
+}
+
 void image_elementwise(const std::uint8_t* in, ImageShape shape, const float* delta,
                        const std::uint8_t* flip, float* out) {
   const std::size_t w = shape.w, c = shape.c;
@@ -168,9 +182,11 @@ void image_elementwise(const std::uint8_t* in, ImageShape shape, const float* de
   }
 }
 
-void image_vectorized(const std::uint8_t* __restrict in, ImageShape shape,
-                      const float* __restrict delta, const std::uint8_t* __restrict flip,
-                      float* __restrict out) {
+namespace {
+
+void image_vectorized_pass(const std::uint8_t* __restrict in, ImageShape shape,
+                           const float* __restrict delta, const std::uint8_t* __restrict flip,
+                           float* __restrict out) {
   const std::size_t row_elements = shape.w * shape.c;
   for (std::size_t i = 0; i < shape.n; ++i) {
     const float d = delta[i];
@@ -192,6 +208,26 @@ void image_vectorized(const std::uint8_t* __restrict in, ImageShape shape,
       }
     }
   }
+}
+
+}  // namespace
+
+void image_vectorized(const std::uint8_t* __restrict in, ImageShape shape,
+                      const float* __restrict delta, const std::uint8_t* __restrict flip,
+                      float* __restrict out) {
+  image_vectorized_pass(in, shape, delta, flip, out);
+#if GAPBENCH_TEST_INJECT
+  // ci/gate-proof's known slowdown (kernels/inject.h): the first rows of the batch once more
+  // (whole images, then the first rows of the next: rows are independent, flips included).
+  const std::size_t rows = inject::extra(shape.n * shape.h);
+  const std::size_t images = rows / shape.h;
+  image_vectorized_pass(in, {images, shape.h, shape.w, shape.c}, delta, flip, out);
+  if (const std::size_t rest = rows % shape.h; rest > 0) {
+    const std::size_t offset = images * shape.image_elements();
+    image_vectorized_pass(in + offset, {1, rest, shape.w, shape.c}, delta + images, flip + images,
+                          out + offset);
+  }
+#endif
 }
 
 }  // namespace gapbench::preprocess

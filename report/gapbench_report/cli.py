@@ -4,6 +4,9 @@
     gapbench-report compare BASELINE CONTENDER [--threshold 0.05] [--json] ...
     gapbench-report diagnose RESULTS...
     gapbench-report check RESULTS --family NAME
+    gapbench-report trend HISTORY... --out DIR [--filter REGEX] [--last N]
+    gapbench-report baseline NAME [--filter REGEX] [--repetitions N]   (ci/baseline)
+    gapbench-report nightly [--good REF] [--filter REGEX] ...           (ci/nightly)
 
 Exit status: 0 fine, 1 a finding that fails the command (a regression, a failed check), 2 bad
 input or a tool error, with one line on stderr.
@@ -15,7 +18,8 @@ import importlib
 import sys
 
 # Imported on demand: compare and check must not pay for matplotlib.
-COMMANDS = {"render": "render", "compare": "compare", "diagnose": "diagnose", "check": "check"}
+COMMANDS = {"render": "render", "compare": "compare", "diagnose": "diagnose", "check": "check",
+            "trend": "trend", "baseline": "baseline", "nightly": "nightly"}
 
 
 def main(argv: list[str] | None = None) -> int:

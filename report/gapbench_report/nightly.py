@@ -1,0 +1,463 @@
+"""The nightly regression gate: this build against the last known-good one, on one machine.
+
+    ci/nightly [--good REF] [--filter REGEX] [--profile quick|full] [--rounds 2]
+               [--repetitions N] [--min-time S] [--threshold 0.05] [--alpha 0.01]
+               [--out results/nightly/last] [--state-dir results/nightly] [--cmake-arg ARG]...
+               [--baseline-bin PATH --contender-bin PATH] [--no-state]
+
+1. Builds the working tree (build/nightly/current) and the known-good commit (exported with
+   `git archive` into build/nightly/src-<commit>, built in build/nightly/good-<commit>). The
+   known-good commit is --good if given, else the one in <state-dir>/known-good (written by the
+   last night that passed), else HEAD~1.
+2. First pass: --rounds rounds of A B B A (A = known-good, B = this build), every run with
+   Google Benchmark's random interleaving; each side's repetitions are pooled and compared with
+   compare's statistics (one-sided Mann-Whitney U, p < alpha, and the median at least
+   --threshold slower).
+3. Rerun: only the benchmarks the first pass flagged SLOWER, with fresh interleaved rounds
+   (--rerun-rounds, default twice --rounds). A regression is called only where the rerun flags
+   it again; a benchmark that failed in this build but ran in the known-good one is a
+   regression too.
+4. Writes, under --out: baseline.json and contender.json (the pooled first pass), rerun-*.json,
+   comparison.json, summary.md (for a CI job summary), report/ (the render of this build's run)
+   and trend/ (the history's trend). Under --state-dir: history/<time>-<commit>.json (this
+   night's medians) and, when the night passed on a clean tree, known-good.
+
+Exit status: 0 no regression, 1 a confirmed regression (or a new failure), 2 a tool error (a
+build that fails, bad arguments, a crash), with one line on stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import shutil
+import sys
+import time
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timezone
+from pathlib import Path
+
+from gapbench_report import compare as cmp
+from gapbench_report.results import Results, ResultsError, load_results
+from gapbench_report.runner import (REPO_ROOT, RunSpec, Side, ToolError, TreeState,
+                                    build_gapbench, exact_filter, export_commit, git,
+                                    pool, read_document, resolve_commit, run_gapbench,
+                                    tree_state, write_json_atomic, write_text_atomic)
+
+PROG = "ci/nightly"
+DEFAULT_ROUNDS = 2
+PROFILE_REPETITIONS = {"quick": 5, "full": 10}  # fixtures/harness.h Profile::repetitions()
+KNOWN_GOOD_FILE = "known-good"
+HISTORY_DIR = "history"
+HISTORY_SCHEMA = "gapbench-nightly-history/1"
+OUT_MARKER = ".gapbench-nightly"  # an --out folder this tool made, and may empty
+
+
+def log(message: str) -> None:
+    print(f"nightly: {message}", file=sys.stderr, flush=True)
+
+
+# ---- the gate: two passes of interleaved runs ------------------------------------------------
+
+@dataclass
+class Pass:
+    """One interleaved comparison: the pooled files and compare's verdict on them."""
+
+    comparison: cmp.Comparison
+    baseline: Results
+    contender: Results
+
+
+@dataclass
+class Verdict:
+    first: Pass
+    rerun: Pass | None
+    final: cmp.Comparison  # the first pass's rows, flagged ones settled by the rerun
+    flagged: list[str] = field(default_factory=list)  # SLOWER in the first pass
+    confirmed: list[str] = field(default_factory=list)  # SLOWER in both passes
+    failures: list[str] = field(default_factory=list)  # failed here, ran in the known-good
+
+    @property
+    def regression(self) -> bool:
+        return bool(self.confirmed or self.failures)
+
+    @property
+    def exit_code(self) -> int:
+        return 1 if self.regression else 0
+
+    def status_of(self, name: str) -> str | None:
+        return next((r.status for r in self.final.rows if r.name == name), None)
+
+
+def samples_per_side(spec: RunSpec, rounds: int) -> int:
+    reps = spec.repetitions or PROFILE_REPETITIONS[spec.profile]
+    return 2 * rounds * reps  # each round runs each side twice
+
+
+def interleaved_pass(sides: tuple[Side, Side], spec: RunSpec, rounds: int, workdir: Path,
+                     tag: str, threshold: float, alpha: float, say=log) -> Pass:
+    """`rounds` rounds of A B B A, each side's runs pooled (into <workdir>/<label>.json for the
+    first pass, <workdir>/<tag>-<label>.json otherwise), then compared."""
+    runs: tuple[list[dict], list[dict]] = ([], [])
+    for i, which in enumerate([0, 1, 1, 0] * rounds):
+        side = sides[which]
+        out = workdir / "runs" / f"{tag}-{i // 4 + 1}-{i % 4 + 1}-{side.label}.json"
+        out.parent.mkdir(parents=True, exist_ok=True)
+        say(f"{tag}: round {i // 4 + 1}/{rounds}, run {i % 4 + 1}/4 ({side.label})")
+        run_gapbench(side.binary, spec, out, env=side.env)
+        runs[which].append(read_document(out))
+    pooled = []
+    for side, documents in zip(sides, runs):
+        path = workdir / (f"{side.label}.json" if tag == "first" else f"{tag}-{side.label}.json")
+        write_json_atomic(path, pool(documents))
+        pooled.append(load_results(path))
+    comparison = cmp.compare(pooled[0], pooled[1], threshold=threshold, alpha=alpha)
+    if not comparison.verdict_given:  # both sides ran here: a changed machine id is a bug
+        raise ToolError(comparison.refused_reason or "compare gave no verdict")
+    return Pass(comparison, pooled[0], pooled[1])
+
+
+def _change(row: cmp.Row) -> str:
+    change = "?" if row.change is None else f"{row.change:+.1%}"
+    p = "" if row.p_value is None else f", p={row.p_value:.2g}"
+    return f"{change}{p}"
+
+
+def settle(first: cmp.Comparison, rerun: cmp.Comparison | None
+           ) -> tuple[cmp.Comparison, list[str]]:
+    """The first pass's rows with each SLOWER row settled by the rerun: still SLOWER where the
+    rerun flagged it again (confirmed), SAME (with both passes' figures in the note) where it
+    did not, ERROR where it failed in the rerun."""
+    again = {r.name: r for r in rerun.rows} if rerun else {}
+    rows, confirmed = [], []
+    for row in first.rows:
+        if row.status != cmp.SLOWER:
+            rows.append(row)
+            continue
+        second = again.get(row.name)
+        if second is not None and second.status == cmp.SLOWER:
+            confirmed.append(row.name)
+            rows.append(replace(row, note=f"confirmed by the rerun ({_change(second)})"))
+        elif second is not None and second.status == cmp.ERROR:
+            rows.append(replace(row, status=cmp.ERROR, note=f"rerun: {second.note}"))
+        else:
+            then = "not rerun" if second is None else \
+                f"rerun {second.status} ({_change(second)})"
+            rows.append(replace(row, status=cmp.SAME,
+                                note=f"first pass SLOWER ({_change(row)}), not confirmed: {then}"))
+    return replace(first, rows=rows), confirmed
+
+
+def new_failures(p: Pass) -> list[str]:
+    """Benchmarks that failed in the contender but not in the baseline."""
+    base, cont = p.baseline.benchmarks(), p.contender.benchmarks()
+    return [n for n, b in cont.items() if b.error and n in base and not base[n].error]
+
+
+def gate(sides: tuple[Side, Side], spec: RunSpec, rounds: int, workdir: Path, *,
+         threshold: float = cmp.DEFAULT_THRESHOLD, alpha: float = cmp.DEFAULT_ALPHA,
+         rerun_rounds: int | None = None, say=log) -> Verdict:
+    """The whole two-pass decision for sides (A = baseline, B = contender). The rerun has
+    `rerun_rounds` rounds (default twice `rounds`: it runs only the flagged benchmarks, so more
+    rounds cost little, and a burst of noise during a short rerun would hide a real change).
+    `say` gets the progress lines."""
+    first = interleaved_pass(sides, spec, rounds, workdir, "first", threshold, alpha, say)
+    flagged = [r.name for r in first.comparison.rows if r.status == cmp.SLOWER]
+    rerun = None
+    if flagged:
+        say(f"rerunning the {len(flagged)} flagged: {', '.join(flagged)}")
+        rerun = interleaved_pass(sides, replace(spec, filter=exact_filter(flagged)),
+                                 rerun_rounds or 2 * rounds, workdir, "rerun", threshold, alpha,
+                                 say)
+    final, confirmed = settle(first.comparison, rerun.comparison if rerun else None)
+    return Verdict(first, rerun, final, flagged, confirmed, new_failures(first))
+
+
+# ---- the known-good commit ---------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class KnownGood:
+    commit: str
+    how: str  # where it came from, for the summary
+
+
+def choose_known_good(root: Path, given: str | None, state_dir: Path) -> KnownGood:
+    if given:
+        return KnownGood(resolve_commit(root, given), f"--good {given}")
+    recorded = state_dir / KNOWN_GOOD_FILE
+    if recorded.exists():
+        commit = recorded.read_text(encoding="utf-8").strip()
+        try:
+            return KnownGood(resolve_commit(root, commit), f"last good night ({recorded})")
+        except ToolError:
+            log(f"{recorded} names {commit[:12]!r}, which is not a commit here; using HEAD~1")
+    try:
+        return KnownGood(resolve_commit(root, "HEAD~1"), "HEAD~1 (no known-good recorded)")
+    except ToolError:
+        raise ToolError("no known-good commit: none recorded, and HEAD has no parent (pass "
+                        "--good REF, or fetch the history: actions/checkout needs "
+                        "fetch-depth: 0)") from None
+
+
+def build_sides(args, root: Path, tree: TreeState) -> tuple[Side, Side, dict]:
+    """Builds (or takes) the two executables; returns the sides and what to say about them."""
+    if args.baseline_bin or args.contender_bin:
+        if not (args.baseline_bin and args.contender_bin):
+            raise _UsageError("--baseline-bin and --contender-bin go together")
+        for p in (args.baseline_bin, args.contender_bin):
+            if not p.is_file():
+                raise _UsageError(f"{p}: no such executable")
+        return (Side("baseline", args.baseline_bin.resolve()),
+                Side("contender", args.contender_bin.resolve()),
+                {"baseline": f"given executable {args.baseline_bin}",
+                 "contender": f"given executable {args.contender_bin}", "good_commit": None})
+    good = choose_known_good(root, args.good, args.state_dir)
+    build_root = args.build_root
+    current = build_gapbench(root, build_root / "current", args.cmake_arg, args.jobs)
+    if tree.commit == good.commit and not tree.dirty:
+        log("no change since the known-good commit: comparing the build with itself (A/A)")
+        good_bin = current
+    else:
+        short = good.commit[:12]
+        source = build_root / f"src-{short}"
+        for old in build_root.glob("src-*"):  # one known-good tree at a time
+            if old.name != source.name:
+                shutil.rmtree(old, ignore_errors=True)
+        for old in build_root.glob("good-*"):
+            if old.name != f"good-{short}":
+                shutil.rmtree(old, ignore_errors=True)
+        if not (source / "CMakeLists.txt").exists():
+            export_commit(root, good.commit, source)
+        good_bin = build_gapbench(source, build_root / f"good-{short}", args.cmake_arg,
+                                  args.jobs)
+    subject = git(root, "log", "-1", "--format=%s", good.commit)
+    return (Side("baseline", good_bin), Side("contender", current),
+            {"baseline": f"{good.commit[:12]} {subject} — {good.how}",
+             "contender": f"{tree.label} (this working tree)", "good_commit": good.commit})
+
+
+# ---- history ------------------------------------------------------------------------------------
+
+def history_record(verdict: Verdict, tree: TreeState, good_commit: str | None, spec: RunSpec,
+                   when: datetime) -> dict:
+    cont = verdict.first.contender
+    medians = {n: b.median for n, b in cont.benchmarks().items()
+               if b.status == "ok" and b.median is not None}
+    return {"schema": HISTORY_SCHEMA, "date": when.isoformat(timespec="seconds"),
+            "commit": tree.commit, "dirty": tree.dirty, "good_commit": good_commit,
+            "machine": cont.machine, "cpu": cont.context.get("cpu.model"),
+            "gpu": cont.context.get("gpu.name"), "profile": spec.profile,
+            "filter": spec.filter, "regression": verdict.regression,
+            "confirmed": verdict.confirmed, "failures": verdict.failures, "medians": medians}
+
+
+def write_history(state_dir: Path, record: dict, when: datetime, tree: TreeState) -> Path:
+    label = tree.label if tree.commit else "unknown"
+    path = state_dir / HISTORY_DIR / f"{when.strftime('%Y%m%dT%H%M%SZ')}-{label}.json"
+    write_json_atomic(path, record)
+    return path
+
+
+# ---- summary.md --------------------------------------------------------------------------------
+
+def headline(v: Verdict) -> str:
+    if v.regression:
+        parts = []
+        if v.confirmed:
+            parts.append(f"{len(v.confirmed)} benchmark{'s' if len(v.confirmed) != 1 else ''} "
+                         "slower")
+        if v.failures:
+            parts.append(f"{len(v.failures)} new failure{'s' if len(v.failures) != 1 else ''}")
+        return "REGRESSION: " + ", ".join(parts)
+    return "no regression"
+
+
+def summary_markdown(v: Verdict, about: dict, spec: RunSpec, rounds: int,
+                     notes: list[str]) -> str:
+    c = v.final
+    per_side = samples_per_side(spec, rounds)
+    lines = [f"# gapbench nightly: {headline(v)}", "",
+             f"- this build: {about['contender']}",
+             f"- known-good: {about['baseline']}",
+             f"- machine: {v.first.contender.context.get('cpu.model', '?')} · "
+             f"{v.first.contender.context.get('gpu.name') or 'no usable GPU'} · "
+             f"machine.id {c.contender_machine}",
+             f"- runs: profile {spec.profile}, filter `{spec.filter}`, {rounds} round"
+             f"{'s' if rounds != 1 else ''} of A B B A (A = known-good), random interleaving, "
+             f"{per_side} repetitions per side",
+             f"- rule: SLOWER when the one-sided Mann-Whitney U test gives p < {c.alpha:g} and "
+             f"the median is at least {c.threshold:.0%} slower — in the first pass and again in "
+             "a rerun of only the flagged benchmarks (fresh rounds, twice as many)",
+             f"- first pass: {len(c.rows)} benchmark{'s' if len(c.rows) != 1 else ''}, "
+             f"{len(v.flagged)} flagged SLOWER; "
+             f"confirmed by the rerun: {len(v.confirmed)}"]
+    if v.failures:
+        lines.append(f"- failed in this build but not in the known-good: "
+                     f"{', '.join(f'`{n}`' for n in v.failures)}")
+    lines += [f"- note: {n}" for n in notes]
+    lines += ["", cmp.format_markdown(c)]
+    return "\n".join(lines) + "\n"
+
+
+def comparison_json(v: Verdict, about: dict, spec: RunSpec, rounds: int) -> dict:
+    return {"headline": headline(v), "regression": v.regression, "exit_status": v.exit_code,
+            "baseline": about["baseline"], "contender": about["contender"],
+            "profile": spec.profile, "filter": spec.filter, "rounds": rounds,
+            "samples_per_side": samples_per_side(spec, rounds), "flagged": v.flagged,
+            "confirmed": v.confirmed, "failures": v.failures,
+            "final": cmp.to_json(v.final), "first": cmp.to_json(v.first.comparison),
+            "rerun": cmp.to_json(v.rerun.comparison) if v.rerun else None}
+
+
+# ---- command line -------------------------------------------------------------------------------
+
+class _UsageError(Exception):
+    pass
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str):
+        raise _UsageError(f"{message} (see --help)")
+
+
+def _positive_int(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
+    return value
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = _Parser(prog=PROG, description=__doc__.splitlines()[0],
+                formatter_class=argparse.RawDescriptionHelpFormatter,
+                epilog="\n".join(__doc__.splitlines()[6:]))
+    p.add_argument("--good", help="the known-good commit (default: <state-dir>/known-good, "
+                                  "else HEAD~1)")
+    p.add_argument("--filter", default=".", help="benchmark filter (regex, default: all)")
+    p.add_argument("--profile", choices=("quick", "full"), default="quick")
+    p.add_argument("--rounds", type=_positive_int, default=DEFAULT_ROUNDS,
+                   help=f"rounds of A B B A per pass (default {DEFAULT_ROUNDS})")
+    p.add_argument("--rerun-rounds", type=_positive_int,
+                   help="rounds of the rerun of the flagged benchmarks (default: twice --rounds)")
+    p.add_argument("--repetitions", type=_positive_int,
+                   help="repetitions per run (default: the profile's, quick 5, full 10)")
+    p.add_argument("--min-time", type=float, help="seconds per repetition (default: the "
+                                                   "profile's)")
+    p.add_argument("--threshold", type=float, default=cmp.DEFAULT_THRESHOLD)
+    p.add_argument("--alpha", type=float, default=cmp.DEFAULT_ALPHA)
+    p.add_argument("--out", type=Path, default=REPO_ROOT / "results" / "nightly" / "last")
+    p.add_argument("--state-dir", type=Path, default=REPO_ROOT / "results" / "nightly",
+                   help="holds known-good and history/ (default results/nightly)")
+    p.add_argument("--build-root", type=Path, default=REPO_ROOT / "build" / "nightly")
+    p.add_argument("--cmake-arg", action="append", default=[], metavar="ARG",
+                   help="passed to both configure steps, e.g. -DGAPBENCH_CUDA=OFF")
+    p.add_argument("--jobs", type=_positive_int, help="parallel build jobs")
+    p.add_argument("--baseline-bin", type=Path, help="take this executable as the known-good "
+                                                     "(with --contender-bin: no build)")
+    p.add_argument("--contender-bin", type=Path)
+    p.add_argument("--no-state", action="store_true",
+                   help="write no history and leave known-good as it is")
+    return p
+
+
+def _check(args) -> RunSpec:
+    if not (math.isfinite(args.threshold) and args.threshold >= 0):
+        raise _UsageError(f"--threshold must be >= 0, not {args.threshold:g}")
+    if not 0 < args.alpha < 1:
+        raise _UsageError(f"--alpha must be between 0 and 1, not {args.alpha:g}")
+    if args.min_time is not None and not args.min_time > 0:
+        raise _UsageError(f"--min-time must be > 0, not {args.min_time:g}")
+    spec = RunSpec(args.filter, args.profile, args.repetitions, args.min_time)
+    needed = cmp.repetitions_needed(args.alpha)
+    if samples_per_side(spec, args.rounds) < needed:
+        raise _UsageError(f"{args.rounds} round(s) x {spec.repetitions} repetition(s) give "
+                          f"{samples_per_side(spec, args.rounds)} samples per side; compare "
+                          f"needs >= {needed} for p < {args.alpha:g}")
+    return spec
+
+
+def prepare_out(out: Path) -> None:
+    """Empties an --out folder this tool made before (so no stale file is uploaded); refuses
+    to touch any other non-empty folder."""
+    if out.exists() and any(out.iterdir()):
+        if not (out / OUT_MARKER).exists():
+            raise _UsageError(f"{out} exists and was not made by {PROG}; choose another --out")
+        shutil.rmtree(out)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / OUT_MARKER).write_text("written by ci/nightly; emptied by its next run\n")
+
+
+def _run(argv: list[str] | None) -> int:
+    args = _parser().parse_args(argv)
+    spec = _check(args)
+    root = REPO_ROOT
+    tree = tree_state(root)
+    started = time.monotonic()
+    a, b, about = build_sides(args, root, tree)
+    prepare_out(args.out)
+    log(f"A = {about['baseline']}; B = {about['contender']}")
+    verdict = gate((a, b), spec, args.rounds, args.out, threshold=args.threshold,
+                   alpha=args.alpha, rerun_rounds=args.rerun_rounds)
+    notes = []
+    when = datetime.now(timezone.utc)
+    if not args.no_state:
+        record = history_record(verdict, tree, about["good_commit"], spec, when)
+        path = write_history(args.state_dir, record, when, tree)
+        log(f"history: {path}")
+        if verdict.exit_code == 0 and tree.commit and not tree.dirty and about["good_commit"]:
+            write_text_atomic(args.state_dir / KNOWN_GOOD_FILE, tree.commit + "\n")
+            log(f"known-good is now {tree.commit[:12]}")
+    notes += _reports(args, verdict)
+    notes.append(f"took {(time.monotonic() - started) / 60:.1f} min")
+    write_json_atomic(args.out / "comparison.json",
+                      comparison_json(verdict, about, spec, args.rounds))
+    write_text_atomic(args.out / "summary.md",
+                      summary_markdown(verdict, about, spec, args.rounds, notes))
+    print(f"{PROG}: {headline(verdict)} ({args.out / 'summary.md'})")
+    return verdict.exit_code
+
+
+def _reports(args, verdict: Verdict) -> list[str]:
+    """The render of this build's run and the trend; a failure here is noted, never allowed to
+    hide the verdict."""
+    from gapbench_report import render, trend  # matplotlib: only once the runs are done
+
+    notes = []
+    try:
+        render.render([verdict.first.contender], [], args.out / "report")
+        notes.append("report of this build's run: report/index.html")
+    except Exception as e:  # noqa: BLE001
+        notes.append(f"the report could not be rendered: {type(e).__name__}: {e}")
+    history = args.state_dir / HISTORY_DIR
+    if not args.no_state and history.is_dir():
+        try:
+            trend.write_trend(trend.load_history([history]), args.out / "trend")
+            notes.append("trend of the nightly medians: trend/index.html")
+        except Exception as e:  # noqa: BLE001
+            notes.append(f"the trend could not be drawn: {type(e).__name__}: {e}")
+    return notes
+
+
+def _fail(message: str) -> int:
+    print(f"{PROG}: " + " ".join(str(message).split()), file=sys.stderr)
+    return 2
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["nightly"]:
+        argv = argv[1:]
+    try:
+        return _run(argv)
+    except (_UsageError, ToolError, ResultsError) as e:
+        return _fail(str(e))
+    except SystemExit as e:  # --help
+        return e.code if isinstance(e.code, int) else 0
+    except KeyboardInterrupt:
+        return _fail("interrupted")
+    except Exception as e:  # noqa: BLE001 -- one line, never a traceback, in CI
+        return _fail(f"internal error: {type(e).__name__}: {e}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

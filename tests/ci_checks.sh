@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Checks of the CI files, run by ctest (tests/CMakeLists.txt) from the source root:
+#   ci_checks.sh actionlint PYTHON_BIN_DIR   the workflows (actionlint from ci/setup's .venv)
+#   ci_checks.sh shellcheck                  the bash scripts under ci/ and .ci/
+#   ci_checks.sh inject-hook GAPBENCH ON|OFF the slowdown hook is in a GAPBENCH_TEST_INJECT
+#                                            build and absent from every other
+# A tool that is genuinely not installed is a skip (exit 77) that says so; ci/setup installs both.
+set -euo pipefail
+
+skip() { echo "skipped: $1"; exit 77; }
+
+case "${1:-}" in
+  actionlint)
+    tool="${2:-}/actionlint"
+    [[ -x "$tool" ]] || tool="$(command -v actionlint || true)"
+    [[ -n "$tool" ]] || skip "actionlint is not installed (bash ci/setup puts it into .venv/bin)"
+    command -v shellcheck >/dev/null || echo "note: no shellcheck on PATH: run: blocks unchecked"
+    "$tool" -version | head -n 1
+    exec "$tool" -color=false
+    ;;
+  shellcheck)
+    command -v shellcheck >/dev/null || skip "shellcheck is not installed (bash ci/setup installs it)"
+    exec shellcheck ci/setup ci/report-python ci/baseline ci/nightly ci/gate-proof \
+      ci/colab-baseline .ci/run tests/ci_checks.sh
+    ;;
+  inject-hook)
+    binary="$2" built_with="$3"
+    if grep -q GAPBENCH_INJECT_FRACTION "$binary"; then found=ON; else found=OFF; fi
+    if [[ "$found" != "$built_with" ]]; then
+      echo "$binary: GAPBENCH_TEST_INJECT is $built_with but the hook is $([[ $found == ON ]] && echo present || echo absent)" >&2
+      exit 1
+    fi
+    echo "$binary: the slowdown hook is $([[ $found == ON ]] && echo "compiled in (a test build)" || echo "compiled out")"
+    ;;
+  *)
+    echo "usage: $0 actionlint DIR | shellcheck | inject-hook GAPBENCH ON|OFF" >&2
+    exit 2
+    ;;
+esac
