@@ -47,8 +47,8 @@ struct CublasRun {
     upload_inputs(lstm, d.problem, d.problem.shape, stream.get());
     // The step variants time step 0 of the sequence; its hoisted projection is set-up.
     if (scope == Scope::step) lstm.enqueue_projection();
+    stream.synchronize();  // the capture starts on an idle stream
     if (use_graph) graph.emplace(stream.get(), [this] { enqueue_eager(); });
-    stream.synchronize();
   }
   static const Shape& reserve(const Shape& shape) {
     require_free_device_memory(CublasLstm::device_bytes(shape));

@@ -10,9 +10,10 @@
 // Weights: cuDNN's weight space holds, per "linear layer" id 0..7, a matrix and a bias: ids 0..3
 // act on x_t, 4..7 on h_{t-1}, each in the gate order i, f, new memory (the reference's g), o.
 // cudnnGetRNNWeightParams gives each one's address and a tensor descriptor {1, hidden, cols}
-// whose strides say where element (unit r, input c) lives; the constructor places the
-// reference's W[row0 + c][gate·hidden + r] there by those strides, so it does not depend on
-// cuDNN storing rows or columns first. cuDNN adds two biases per gate (CUDNN_RNN_DOUBLE_BIAS,
+// (cols = input or hidden) whose strides say where element (unit r, input c) lives; the
+// constructor places the reference's W[row0 + c][gate·hidden + r] there by those strides, so it
+// does not depend on cuDNN storing rows or columns first (a descriptor of other dimensions is an
+// error, not a guess). cuDNN adds two biases per gate (CUDNN_RNN_DOUBLE_BIAS,
 // its default and the frameworks'): the input one gets b, the recurrent one zero.
 #pragma once
 

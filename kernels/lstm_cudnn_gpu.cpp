@@ -2,8 +2,10 @@
 
 #if GAPBENCH_WITH_CUDNN
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace gapbench::lstm {
@@ -20,18 +22,41 @@ std::string dims_text(int nb, const int* dims) {
   return s + "}";
 }
 
-// The descriptor's 3 dimensions and strides; throws unless they are `want` and float.
-void read_desc(cudnnTensorDescriptor_t desc, const int (&want)[3], int (&strides)[3],
-               const std::string& what) {
+// Where element (r, c) of a rows x cols matrix (or a vector, cols = 1) lives: r·row + c·col.
+struct Strides {
+  std::size_t row = 0, col = 0;
+};
+
+// The strides of a weight or bias descriptor cuDNN describes as {1, rows, cols}. Unit dimensions
+// are skipped, so only the order of the others matters; anything else (a transposed or unknown
+// layout) is an error rather than a silently wrong placement.
+Strides read_strides(cudnnTensorDescriptor_t desc, std::size_t rows, std::size_t cols,
+                     const std::string& what) {
   cudnnDataType_t type{};
   int nb = 0;
-  int dims[3] = {};
+  int dims[3] = {}, strides[3] = {};
   GAPBENCH_CHECK(cudnnGetTensorNdDescriptor(desc, 3, &type, &nb, dims, strides));
-  if (type != CUDNN_DATA_FLOAT || nb != 3 || dims[0] != want[0] || dims[1] != want[1] ||
-      dims[2] != want[2]) {
-    throw std::runtime_error("lstm cudnn: " + what + " has dims " + dims_text(nb, dims) +
-                             ", expected " + dims_text(3, want) + " of float");
+  std::vector<std::pair<std::size_t, std::size_t>> found;  // non-unit (size, stride)
+  for (int k = 0; k < nb && k < 3; ++k) {
+    if (dims[k] != 1) found.emplace_back(dims[k], strides[k] > 0 ? strides[k] : 0);
   }
+  std::vector<std::size_t> want;
+  if (rows > 1) want.push_back(rows);
+  if (cols > 1) want.push_back(cols);
+  bool ok = type == CUDNN_DATA_FLOAT && nb == 3 && found.size() == want.size();
+  for (std::size_t k = 0; ok && k < want.size(); ++k) {
+    ok = found[k].first == want[k] && found[k].second > 0;
+  }
+  if (!ok) {
+    throw std::runtime_error("lstm cudnn: " + what + " has dims " +
+                             dims_text(std::min(nb, 3), dims) + ", expected {1, " +
+                             std::to_string(rows) + ", " + std::to_string(cols) + "} of float");
+  }
+  Strides out;
+  std::size_t k = 0;
+  if (rows > 1) out.row = found[k++].second;
+  if (cols > 1) out.col = found[k].second;
+  return out;
 }
 
 }  // namespace
@@ -126,25 +151,18 @@ void CudnnLstm::fill_weight_space(const Weights& weights) {
     const std::size_t cols = on_input ? shape_.input : H;
     const std::size_t row0 = on_input ? 0 : shape_.input;  // W's first row for this part
 
-    int ms[3] = {};
-    read_desc(m_desc.get(), {1, as_int(H), as_int(cols)}, ms, what + " matrix");
-    const std::size_t m0 = index_of(
-        m_addr,
-        (H - 1) * static_cast<std::size_t>(ms[1]) + (cols - 1) * static_cast<std::size_t>(ms[2]),
-        what + " matrix");
+    const Strides m = read_strides(m_desc.get(), H, cols, what + " matrix");
+    const std::size_t m0 = index_of(m_addr, (H - 1) * m.row + (cols - 1) * m.col, what + " matrix");
     for (std::size_t r = 0; r < H; ++r) {
       for (std::size_t c = 0; c < cols; ++c) {
-        image[m0 + r * static_cast<std::size_t>(ms[1]) + c * static_cast<std::size_t>(ms[2])] =
-            weights.w[(row0 + c) * G + gate * H + r];
+        image[m0 + r * m.row + c * m.col] = weights.w[(row0 + c) * G + gate * H + r];
       }
     }
 
-    int bs[3] = {};
-    read_desc(b_desc.get(), {1, as_int(H), 1}, bs, what + " bias");
-    const std::size_t b0 =
-        index_of(b_addr, (H - 1) * static_cast<std::size_t>(bs[1]), what + " bias");
+    const Strides v = read_strides(b_desc.get(), H, 1, what + " bias");
+    const std::size_t b0 = index_of(b_addr, (H - 1) * v.row, what + " bias");
     for (std::size_t r = 0; r < H; ++r) {
-      image[b0 + r * static_cast<std::size_t>(bs[1])] = on_input ? weights.b[gate * H + r] : 0.0f;
+      image[b0 + r * v.row] = on_input ? weights.b[gate * H + r] : 0.0f;
     }
   }
   GAPBENCH_CHECK(cudaMemcpyAsync(weight_space_.data(), image.data(), weight_bytes_,

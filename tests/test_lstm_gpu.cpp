@@ -158,6 +158,7 @@ TEST(LstmGpu, CublasGraphReplaysOneStep) {
     CublasLstm lstm(s, p.weights, stream.get());
     upload_inputs(lstm, p, s, stream);
     lstm.enqueue_projection();
+    stream.synchronize();  // the capture starts on an idle stream
     const CudaGraph graph(stream.get(), [&] { lstm.enqueue_step(0); });
     poison(lstm.h_seq(), s.state_size(), stream);
     poison(lstm.c_after(0), s.state_size(), stream);
