@@ -1,0 +1,159 @@
+// Family `lstm`: one LSTM step and a whole sequence, CPU vs GPU, hand-assembled (BLAS + pointwise
+// kernel) vs the libraries' fused LSTMs (oneDNN, cuDNN). The seeds' point: an LSTM's steps run one
+// after another, so at small batch each step is a few small kernels and a GPU is bound by launch
+// latency, not arithmetic.
+//
+// Names: lstm/<variant>/<cpu|gpu>/scope:<step|seq>/batch:<B>/input:<I>/hidden:<H>/steps:<T>
+//   variant  blas (CPU, OpenBLAS), onednn (CPU, oneDNN lstm_forward), cublas (GPU, cuBLAS +
+//            pointwise kernel), cublas_graph (the same, captured once as a CUDA graph and
+//            replayed), cudnn (GPU, cudnnRNNForward). Kernels in kernels/lstm*.
+//   scope    seq: the whole sequence of T steps from (h0, c0): every h_t and the final c.
+//            step: one time step, the latency a user's loop pays per step:
+//              blas, cublas, cublas_graph: one step inside the sequence, as the seq variant
+//                runs it: the recurrent SGEMM h_{t-1}·W_h for all four gates and the fused
+//                pointwise update (which adds the hoisted input projection of x_t, computed at
+//                set-up, and the bias). On the GPU: those two launches (cublas), or one replay
+//                of a graph holding them (cublas_graph).
+//              onednn, cudnn: the library's primitive run with steps = 1 (a library that only
+//                runs whole sequences costs this when called once per step): that includes
+//                x_t's projection, so its `flops` counts 2·B·(I+H)·4H where the others count
+//                2·B·H·4H.
+//   axes     batch, input (features of x_t), hidden (units), steps (sequence length; a step
+//            benchmark runs one step of a layer of that shape).
+// Timing: CPU wall time; GPU time between CUDA events on the fixture's stream around the
+// launches (for cublas, the launch gaps between its 1 + 2T kernels are in it: that is the cost
+// the graph removes).
+// Counters: flops (the GEMMs' floating-point operations per iteration, as a rate; the pointwise
+// work is not counted); items_per_second: seq: sequences per second (batch rows per iteration);
+// step: steps per second (one per iteration). Per-step time: step: the benchmark's time itself;
+// seq: its time / steps (the hoisted projection shared out over the steps).
+//
+// Every variant is validated once before timing against the float64 reference of the same seeded
+// weights and inputs (kernels/lstm.h): seq: every h_t of the reference's rows and their final c;
+// step: h and c after the first step from (x_0, h0, c0).
+#include "bench/lstm.h"
+
+#include <benchmark/benchmark.h>
+
+#include <vector>
+
+#include "fixtures/setup_cache.h"
+#include "kernels/lstm_onednn.h"
+
+namespace gapbench::lstm {
+
+void set_counters(State& state, const Shape& shape, Scope scope, double flops_per_iteration) {
+  state.counters["flops"] =
+      benchmark::Counter(flops_per_iteration, benchmark::Counter::kIsIterationInvariantRate);
+  const double items = scope == Scope::seq ? static_cast<double>(shape.batch) : 1.0;
+  state.SetItemsProcessed(
+      static_cast<std::int64_t>(static_cast<double>(state.iterations()) * items));
+}
+
+namespace {
+
+// The blas variant's own buffers, kept between the body's calls for one benchmark.
+struct BlasRun {
+  explicit BlasRun(const LstmData& d)
+      : lstm(d.problem.shape, d.problem.weights),
+        h_seq(d.problem.shape.h_seq_size()),
+        c(d.problem.shape.state_size()) {}
+  BlasLstm lstm;
+  std::vector<float> h_seq, c;
+};
+
+void blas_body(State& state, const Shape& shape, Scope scope) {
+  const LstmData& d = cached<LstmData>(shape.key(), shape);
+  BlasRun& run = cached<BlasRun>(current_benchmark(), d);
+  const Problem& p = d.problem;
+  if (scope == Scope::seq) {
+    auto sequence = [&] {
+      run.lstm.sequence(p.x.data(), p.h0.data(), p.c0.data(), run.h_seq.data(), run.c.data());
+    };
+    validate_once([&] {
+      sequence();
+      return check_sequence("blas", shape, d.ref, run.h_seq.data(), run.c.data());
+    });
+    for (auto _ : state) {
+      sequence();
+      benchmark::ClobberMemory();
+    }
+    set_counters(state, shape, scope, shape.sequence_flops());
+  } else {
+    run.lstm.project(p.x.data());  // the hoisted part of the sequence, not the step's
+    // Step 0 from (h0, c0) into h_seq[0] and c, the same every iteration.
+    auto step = [&] { run.lstm.step(0, p.h0.data(), p.c0.data(), run.h_seq.data(), run.c.data()); };
+    validate_once([&] {
+      step();
+      return check_step("blas", shape, d.ref, run.h_seq.data(), run.c.data());
+    });
+    for (auto _ : state) {
+      step();
+      benchmark::ClobberMemory();
+    }
+    set_counters(state, shape, scope, shape.recurrent_flops());
+  }
+}
+
+void onednn_body(State& state, const Shape& shape, Scope scope) {
+  const LstmData& d = cached<LstmData>(shape.key(), shape);
+  const Problem& p = d.problem;
+  const Shape run_shape = scope == Scope::seq ? shape : shape.one_step();
+  OnednnLstm& lstm = cached<OnednnLstm>(current_benchmark(), run_shape, p.weights);
+  // A one-step run takes x_0, the first batch x input floats of x.
+  std::copy(p.x.begin(), p.x.begin() + static_cast<std::ptrdiff_t>(run_shape.x_size()), lstm.x());
+  std::copy(p.h0.begin(), p.h0.end(), lstm.h0());
+  std::copy(p.c0.begin(), p.c0.end(), lstm.c0());
+  validate_once([&] {
+    lstm.run();
+    return scope == Scope::seq ? check_sequence("onednn", shape, d.ref, lstm.h_seq(), lstm.c_last())
+                               : check_step("onednn", shape, d.ref, lstm.h_last(), lstm.c_last());
+  });
+  for (auto _ : state) {
+    lstm.run();
+    benchmark::ClobberMemory();
+  }
+  set_counters(state, shape, scope,
+               scope == Scope::seq ? shape.sequence_flops() : shape.cell_flops());
+}
+
+void register_shape(const Shape& shape) {
+  for (Scope scope : {Scope::step, Scope::seq}) {
+    auto name = [&](const char* variant) {
+      return BenchName("lstm", variant)
+          .axis("scope", scope_name(scope))
+          .axis("batch", static_cast<long long>(shape.batch))
+          .axis("input", static_cast<long long>(shape.input))
+          .axis("hidden", static_cast<long long>(shape.hidden))
+          .axis("steps", static_cast<long long>(shape.steps));
+    };
+    add_cpu(name("blas"), [=](State& st) { blas_body(st, shape, scope); });
+    add_cpu(name("onednn"), [=](State& st) { onednn_body(st, shape, scope); });
+    add_gpu(name("cublas"), GAPBENCH_GPU_BODY(cublas_gpu(shape, scope, false)));
+    add_gpu(name("cublas_graph"), GAPBENCH_GPU_BODY(cublas_gpu(shape, scope, true)));
+    add_gpu(name("cudnn"), GAPBENCH_GPU_BODY(cudnn_gpu(shape, scope)));
+  }
+}
+
+}  // namespace
+}  // namespace gapbench::lstm
+
+namespace gapbench {
+
+GAPBENCH_FAMILY(lstm) {
+  using lstm::Shape;  // {batch, input, hidden, steps}
+  // The seeds' Keras model: 100 steps of 50 features into 64 units, then a second layer of 32
+  // units on those 64. DeepBench's RNN inference set: hidden 512 and 1024 (input = hidden),
+  // batch 16 and 64, 25 and 100 steps. Quick: the Keras layer and DeepBench's hidden 512, batch
+  // 64, 25 steps (the CPU target's shape).
+  std::vector<Shape> shapes = {{64, 50, 64, 100}, {64, 512, 512, 25}};
+  if (profile.full()) {
+    shapes = {{64, 50, 64, 100}, {64, 64, 32, 100}};
+    for (std::size_t hidden : {512, 1024})
+      for (std::size_t batch : {16, 64})
+        for (std::size_t steps : {25, 100}) shapes.push_back({batch, hidden, hidden, steps});
+  }
+  for (const Shape& shape : shapes) lstm::register_shape(shape);
+}
+
+}  // namespace gapbench

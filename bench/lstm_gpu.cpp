@@ -1,0 +1,158 @@
+// Family `lstm`, GPU variants (built only with CUDA): cublas and cublas_graph
+// (kernels/lstm_gpu.h) and cudnn (kernels/lstm_cudnn.h). Each benchmark builds its variant once
+// (cached<> by name; handles, weights, cuDNN descriptors and graph capture are set-up, not
+// timed), validates it, then times the enqueued work with CUDA events (time_kernel).
+#include <cuda_runtime_api.h>
+
+#include <optional>
+#include <vector>
+
+#include "bench/lstm.h"
+#include "fixtures/cuda_graph.h"
+#include "fixtures/device_probe.h"
+#include "fixtures/gpu_timer.h"
+#include "fixtures/setup_cache.h"
+#include "kernels/lstm_cudnn.h"
+#include "kernels/lstm_gpu.h"
+
+namespace gapbench::lstm {
+namespace {
+
+void upload(float* dst, const float* src, std::size_t n, cudaStream_t stream) {
+  GAPBENCH_CHECK(cudaMemcpyAsync(dst, src, n * sizeof(float), cudaMemcpyHostToDevice, stream));
+}
+
+void download(std::vector<float>& dst, const float* src, cudaStream_t stream) {
+  GAPBENCH_CHECK(
+      cudaMemcpyAsync(dst.data(), src, dst.size() * sizeof(float), cudaMemcpyDeviceToHost, stream));
+}
+
+// All-ones bits are a NaN: an output a variant never writes cannot pass validation, even where
+// cudaMalloc hands back the memory of an earlier benchmark that held the right answer.
+void poison(float* dst, std::size_t n, cudaStream_t stream) {
+  GAPBENCH_CHECK(cudaMemsetAsync(dst, 0xFF, n * sizeof(float), stream));
+}
+
+// Uploads the problem's inputs for a run of `run_shape` (a one-step run takes x_0 only).
+template <class Lstm>
+void upload_inputs(Lstm& lstm, const Problem& p, const Shape& run_shape, cudaStream_t stream) {
+  upload(lstm.x(), p.x.data(), run_shape.x_size(), stream);
+  upload(lstm.h0(), p.h0.data(), run_shape.state_size(), stream);
+  upload(lstm.c0(), p.c0.data(), run_shape.state_size(), stream);
+}
+
+struct CublasRun {
+  CublasRun(const LstmData& d, Scope scope, bool use_graph)
+      : lstm(reserve(d.problem.shape), d.problem.weights, stream.get()), scope(scope) {
+    upload_inputs(lstm, d.problem, d.problem.shape, stream.get());
+    // The step variants time step 0 of the sequence; its hoisted projection is set-up.
+    if (scope == Scope::step) lstm.enqueue_projection();
+    stream.synchronize();  // the capture starts on an idle stream
+    if (use_graph) graph.emplace(stream.get(), [this] { enqueue_eager(); });
+  }
+  static const Shape& reserve(const Shape& shape) {
+    require_free_device_memory(CublasLstm::device_bytes(shape));
+    return shape;
+  }
+  void enqueue_eager() {
+    if (scope == Scope::seq) {
+      lstm.enqueue_sequence();
+    } else {
+      lstm.enqueue_step(0);
+    }
+  }
+  void enqueue() {
+    if (graph) {
+      graph->launch(stream.get());
+    } else {
+      enqueue_eager();
+    }
+  }
+
+  TimedStream stream;  // first: outlives the handle and the buffers used on it
+  CublasLstm lstm;
+  Scope scope;
+  std::optional<CapturedGraph> graph;
+};
+
+void bench_cublas(State& state, const Shape& shape, Scope scope, bool use_graph) {
+  const LstmData& d = cached<LstmData>(shape.key(), shape);
+  CublasRun& run = cached<CublasRun>(current_benchmark(), d, scope, use_graph);
+  const cudaStream_t s = run.stream.get();
+  const char* what = use_graph ? "cublas_graph" : "cublas";
+  validate_once([&] {
+    const std::size_t outputs = scope == Scope::seq ? shape.h_seq_size() : shape.state_size();
+    poison(run.lstm.h_seq(), outputs, s);
+    poison(run.lstm.c_after(0), shape.state_size(), s);
+    poison(run.lstm.c_after(1), shape.state_size(), s);
+    run.enqueue();
+    std::vector<float> h(outputs), c(shape.state_size());
+    download(h, run.lstm.h_seq(), s);
+    download(c, run.lstm.c_after(scope == Scope::seq ? shape.steps - 1 : 0), s);
+    run.stream.synchronize();
+    return scope == Scope::seq ? check_sequence(what, shape, d.ref, h.data(), c.data())
+                               : check_step(what, shape, d.ref, h.data(), c.data());
+  });
+  time_kernel(state, run.stream, [&] { run.enqueue(); });
+  set_counters(state, shape, scope,
+               scope == Scope::seq ? shape.sequence_flops() : shape.recurrent_flops());
+}
+
+#if GAPBENCH_WITH_CUDNN
+struct CudnnRun {
+  CudnnRun(const LstmData& d, const Shape& run_shape)
+      : lstm(reserve(run_shape), d.problem.weights, stream.get()) {
+    upload_inputs(lstm, d.problem, run_shape, stream.get());
+    stream.synchronize();
+  }
+  static const Shape& reserve(const Shape& shape) {
+    require_free_device_memory(CudnnLstm::device_bytes_estimate(shape));
+    return shape;
+  }
+
+  TimedStream stream;
+  CudnnLstm lstm;
+};
+
+void bench_cudnn(State& state, const Shape& shape, Scope scope) {
+  const LstmData& d = cached<LstmData>(shape.key(), shape);
+  // The step variant: cuDNN runs whole sequences only, so one step is a sequence of 1.
+  const Shape run_shape = scope == Scope::seq ? shape : shape.one_step();
+  CudnnRun& run = cached<CudnnRun>(current_benchmark(), d, run_shape);
+  const cudaStream_t s = run.stream.get();
+  validate_once([&] {
+    poison(run.lstm.h_seq(), run_shape.h_seq_size(), s);
+    poison(run.lstm.h_last(), shape.state_size(), s);
+    poison(run.lstm.c_last(), shape.state_size(), s);
+    run.lstm.enqueue();
+    std::vector<float> h(scope == Scope::seq ? shape.h_seq_size() : shape.state_size());
+    std::vector<float> c(shape.state_size());
+    download(h, scope == Scope::seq ? run.lstm.h_seq() : run.lstm.h_last(), s);
+    download(c, run.lstm.c_last(), s);
+    run.stream.synchronize();
+    return scope == Scope::seq ? check_sequence("cudnn", shape, d.ref, h.data(), c.data())
+                               : check_step("cudnn", shape, d.ref, h.data(), c.data());
+  });
+  time_kernel(state, run.stream, [&] { run.lstm.enqueue(); });
+  set_counters(state, shape, scope,
+               scope == Scope::seq ? shape.sequence_flops() : shape.cell_flops());
+}
+#endif
+
+}  // namespace
+
+Body cublas_gpu(Shape shape, Scope scope, bool graph) {
+  return [=](State& st) { bench_cublas(st, shape, scope, graph); };
+}
+
+Body cudnn_gpu(Shape shape, Scope scope) {
+#if GAPBENCH_WITH_CUDNN
+  return [=](State& st) { bench_cudnn(st, shape, scope); };
+#else
+  (void)shape;
+  (void)scope;
+  return [](State&) { throw Skip("built without cuDNN"); };
+#endif
+}
+
+}  // namespace gapbench::lstm

@@ -1,0 +1,105 @@
+// Family `lstm`, GPU `cudnn` variant: cuDNN's RNN forward (v9 API: cudnnSetRNNDescriptor_v8,
+// cudnnRNNForward) over the whole sequence, inference mode, one layer, one direction. Everything
+// (descriptors, weight space, workspace) is made once in the constructor; enqueue() is the one
+// cudnnRNNForward call. CUDA builds with cuDNN only (GAPBENCH_WITH_CUDNN).
+//
+// Arithmetic: float32 data and compute (mathPrec float) with CUDNN_FMA_MATH, so no TF32 tensor
+// cores: the same float32 arithmetic, and tolerance, as the cuBLAS variants and peak/sgemm/gpu.
+// Algorithm CUDNN_RNN_ALGO_STANDARD (the persistent ones have shape limits of their own).
+//
+// Weights: cuDNN's weight space holds, per "linear layer" id 0..7, a matrix and a bias: ids 0..3
+// act on x_t, 4..7 on h_{t-1}, each in the gate order i, f, new memory (the reference's g), o.
+// cudnnGetRNNWeightParams gives each one's address and a tensor descriptor {1, hidden, cols}
+// (cols = input or hidden) whose strides say where element (unit r, input c) lives; the
+// constructor places the reference's W[row0 + c][gate·hidden + r] there by those strides, so it
+// does not depend on cuDNN storing rows or columns first (a descriptor of other dimensions is an
+// error, not a guess). cuDNN adds two biases per gate (CUDNN_RNN_DOUBLE_BIAS,
+// its default and the frameworks'): the input one gets b, the recurrent one zero.
+#pragma once
+
+#if GAPBENCH_WITH_CUDNN
+
+#include <cudnn.h>
+
+#include <cstddef>
+#include <cstdint>
+
+#include "fixtures/cuda_libraries.h"
+#include "fixtures/gpu_memory.h"
+#include "kernels/lstm.h"
+
+namespace gapbench::lstm {
+
+namespace detail {
+template <class Handle, cudnnStatus_t (*Destroy)(Handle)>
+struct CudnnDestroy {
+  void operator()(Handle h) const noexcept { GAPBENCH_CHECK_NOTHROW(Destroy(h)); }
+};
+template <class Handle, cudnnStatus_t (*Create)(Handle*), cudnnStatus_t (*Destroy)(Handle)>
+class CudnnDescriptor {
+ public:
+  CudnnDescriptor() {
+    Handle h = nullptr;
+    GAPBENCH_CHECK(Create(&h));
+    owner_.reset(h);
+  }
+  Handle get() const { return owner_.get(); }
+
+ private:
+  CudaOwner<Handle, CudnnDestroy<Handle, Destroy>> owner_;
+};
+}  // namespace detail
+
+class CudnnLstm {
+ public:
+  // Throws std::invalid_argument when the weights do not fit the shape, and a CudaError (or
+  // std::runtime_error for a weight layout it does not understand) when cuDNN refuses.
+  CudnnLstm(const Shape& shape, const Weights& weights, cudaStream_t stream);
+
+  // Device memory for everything but the weight space and workspace, whose sizes cuDNN tells
+  // only once the descriptors exist (they are about the weights' size and a few MiB).
+  static std::size_t device_bytes_estimate(const Shape& shape);
+
+  // Device inputs the caller fills: x [steps][batch][input], h0 and c0 [batch][hidden].
+  float* x() const { return x_.data(); }
+  float* h0() const { return h0_.data(); }
+  float* c0() const { return c0_.data(); }
+  // Device outputs: h_seq [steps][batch][hidden], the last h and c [batch][hidden].
+  float* h_seq() const { return y_.data(); }
+  float* h_last() const { return hy_.data(); }
+  float* c_last() const { return cy_.data(); }
+
+  void enqueue();  // the whole sequence, asynchronously on the stream
+  const Shape& shape() const { return shape_; }
+
+ private:
+  using RnnDesc = detail::CudnnDescriptor<cudnnRNNDescriptor_t, cudnnCreateRNNDescriptor,
+                                          cudnnDestroyRNNDescriptor>;
+  using DataDesc = detail::CudnnDescriptor<cudnnRNNDataDescriptor_t, cudnnCreateRNNDataDescriptor,
+                                           cudnnDestroyRNNDataDescriptor>;
+  using TensorDesc = detail::CudnnDescriptor<cudnnTensorDescriptor_t, cudnnCreateTensorDescriptor,
+                                             cudnnDestroyTensorDescriptor>;
+  using DropoutDesc =
+      detail::CudnnDescriptor<cudnnDropoutDescriptor_t, cudnnCreateDropoutDescriptor,
+                              cudnnDestroyDropoutDescriptor>;
+
+  void fill_weight_space(const Weights& weights);
+
+  Shape shape_;
+  cudaStream_t stream_;
+  CudnnHandle handle_;
+  // Buffers before the descriptors that point at them (members are destroyed in reverse).
+  DeviceBuffer<unsigned char> dropout_states_;
+  DropoutDesc dropout_;
+  RnnDesc rnn_;
+  DataDesc x_desc_, y_desc_;
+  TensorDesc state_desc_;  // h and c: {layers 1, batch, hidden}
+  DeviceBuffer<std::int32_t> seq_lengths_;
+  DeviceBuffer<float> x_, y_, h0_, c0_, hy_, cy_;
+  std::size_t weight_bytes_ = 0, workspace_bytes_ = 0;
+  DeviceBuffer<unsigned char> weight_space_, workspace_;
+};
+
+}  // namespace gapbench::lstm
+
+#endif  // GAPBENCH_WITH_CUDNN

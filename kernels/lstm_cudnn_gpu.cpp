@@ -1,0 +1,184 @@
+#include "kernels/lstm_cudnn.h"
+
+#if GAPBENCH_WITH_CUDNN
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace gapbench::lstm {
+
+namespace {
+
+constexpr int kLinearLayers = 8;  // LSTM: 4 gates x (input, recurrent)
+
+int as_int(std::size_t n) { return static_cast<int>(n); }  // check_shape bounds every size
+
+std::string dims_text(int nb, const int* dims) {
+  std::string s = "{";
+  for (int k = 0; k < nb; ++k) s += (k ? ", " : "") + std::to_string(dims[k]);
+  return s + "}";
+}
+
+// Where element (r, c) of a rows x cols matrix (or a vector, cols = 1) lives: r·row + c·col.
+struct Strides {
+  std::size_t row = 0, col = 0;
+};
+
+// The strides of a weight or bias descriptor cuDNN describes as {1, rows, cols}. Unit dimensions
+// are skipped, so only the order of the others matters; anything else (a transposed or unknown
+// layout) is an error rather than a silently wrong placement.
+Strides read_strides(cudnnTensorDescriptor_t desc, std::size_t rows, std::size_t cols,
+                     const std::string& what) {
+  cudnnDataType_t type{};
+  int nb = 0;
+  int dims[3] = {}, strides[3] = {};
+  GAPBENCH_CHECK(cudnnGetTensorNdDescriptor(desc, 3, &type, &nb, dims, strides));
+  std::vector<std::pair<std::size_t, std::size_t>> found;  // non-unit (size, stride)
+  for (int k = 0; k < nb && k < 3; ++k) {
+    if (dims[k] != 1) found.emplace_back(dims[k], strides[k] > 0 ? strides[k] : 0);
+  }
+  std::vector<std::size_t> want;
+  if (rows > 1) want.push_back(rows);
+  if (cols > 1) want.push_back(cols);
+  bool ok = type == CUDNN_DATA_FLOAT && nb == 3 && found.size() == want.size();
+  for (std::size_t k = 0; ok && k < want.size(); ++k) {
+    ok = found[k].first == want[k] && found[k].second > 0;
+  }
+  if (!ok) {
+    throw std::runtime_error("lstm cudnn: " + what + " has dims " +
+                             dims_text(std::min(nb, 3), dims) + ", expected {1, " +
+                             std::to_string(rows) + ", " + std::to_string(cols) + "} of float");
+  }
+  Strides out;
+  std::size_t k = 0;
+  if (rows > 1) out.row = found[k++].second;
+  if (cols > 1) out.col = found[k].second;
+  return out;
+}
+
+}  // namespace
+
+std::size_t CudnnLstm::device_bytes_estimate(const Shape& s) {
+  const std::size_t floats =
+      s.weight_size() + s.gates() * 2 + s.x_size() + s.h_seq_size() + 4 * s.state_size();
+  return floats * sizeof(float) + (64u << 20);  // + workspace and dropout states, roughly
+}
+
+CudnnLstm::CudnnLstm(const Shape& shape, const Weights& weights, cudaStream_t stream)
+    : shape_((check_weights(shape, weights), shape)),
+      stream_(stream),
+      handle_(stream),
+      seq_lengths_(shape.batch),
+      x_(shape.x_size()),
+      y_(shape.h_seq_size()),
+      h0_(shape.state_size()),
+      c0_(shape.state_size()),
+      hy_(shape.state_size()),
+      cy_(shape.state_size()) {
+  const int T = as_int(shape.steps), B = as_int(shape.batch);
+  const int I = as_int(shape.input), H = as_int(shape.hidden);
+
+  // A single layer applies no dropout, but the descriptor wants an initialised one.
+  std::size_t states_bytes = 0;
+  GAPBENCH_CHECK(cudnnDropoutGetStatesSize(handle_.get(), &states_bytes));
+  dropout_states_ = DeviceBuffer<unsigned char>(states_bytes);
+  GAPBENCH_CHECK(cudnnSetDropoutDescriptor(dropout_.get(), handle_.get(), 0.0f,
+                                           dropout_states_.data(), states_bytes, 0));
+
+  GAPBENCH_CHECK(cudnnSetRNNDescriptor_v8(
+      rnn_.get(), CUDNN_RNN_ALGO_STANDARD, CUDNN_LSTM, CUDNN_RNN_DOUBLE_BIAS, CUDNN_UNIDIRECTIONAL,
+      CUDNN_LINEAR_INPUT, CUDNN_DATA_FLOAT, CUDNN_DATA_FLOAT, CUDNN_FMA_MATH, I, H,
+      /*projSize=*/H, /*numLayers=*/1, dropout_.get(), CUDNN_RNN_PADDED_IO_ENABLED));
+
+  // Sequence-major [steps][batch][vector], every sequence full length (so no padding is used).
+  const std::vector<std::int32_t> lengths(shape.batch, T);
+  GAPBENCH_CHECK(cudnnSetRNNDataDescriptor(x_desc_.get(), CUDNN_DATA_FLOAT,
+                                           CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_UNPACKED, T, B, I,
+                                           lengths.data(), nullptr));
+  GAPBENCH_CHECK(cudnnSetRNNDataDescriptor(y_desc_.get(), CUDNN_DATA_FLOAT,
+                                           CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_UNPACKED, T, B, H,
+                                           lengths.data(), nullptr));
+  const int state_dims[3] = {1, B, H};
+  const int state_strides[3] = {B * H, H, 1};
+  GAPBENCH_CHECK(cudnnSetTensorNdDescriptor(state_desc_.get(), CUDNN_DATA_FLOAT, 3, state_dims,
+                                            state_strides));
+  // cudnnRNNForward reads the lengths on the device, asynchronously.
+  GAPBENCH_CHECK(cudaMemcpyAsync(seq_lengths_.data(), lengths.data(), seq_lengths_.bytes(),
+                                 cudaMemcpyHostToDevice, stream_));
+
+  GAPBENCH_CHECK(cudnnGetRNNWeightSpaceSize(handle_.get(), rnn_.get(), &weight_bytes_));
+  std::size_t reserve_bytes = 0;  // training only
+  GAPBENCH_CHECK(cudnnGetRNNTempSpaceSizes(handle_.get(), rnn_.get(), CUDNN_FWD_MODE_INFERENCE,
+                                           x_desc_.get(), &workspace_bytes_, &reserve_bytes));
+  weight_space_ = DeviceBuffer<unsigned char>(weight_bytes_);
+  workspace_ = DeviceBuffer<unsigned char>(workspace_bytes_);
+  fill_weight_space(weights);
+  GAPBENCH_CHECK(cudaStreamSynchronize(stream_));  // host vectors above must outlive the copies
+}
+
+void CudnnLstm::fill_weight_space(const Weights& weights) {
+  const std::size_t H = shape_.hidden, G = shape_.gates();
+  if (weight_bytes_ % sizeof(float) != 0) {
+    throw std::runtime_error("lstm cudnn: weight space of " + std::to_string(weight_bytes_) +
+                             " bytes is not whole floats");
+  }
+  std::vector<float> image(weight_bytes_ / sizeof(float), 0.0f);  // padding stays zero
+  const auto* base = weight_space_.data();
+  // Index of a device address inside the image, checked against its end.
+  auto index_of = [&](const void* addr, std::size_t last_offset, const std::string& what) {
+    const auto offset = static_cast<const unsigned char*>(addr) - base;
+    if (offset < 0 || offset % sizeof(float) != 0 ||
+        static_cast<std::size_t>(offset) / sizeof(float) + last_offset >= image.size()) {
+      throw std::runtime_error("lstm cudnn: " + what + " lies outside the weight space");
+    }
+    return static_cast<std::size_t>(offset) / sizeof(float);
+  };
+  TensorDesc m_desc, b_desc;
+  for (int id = 0; id < kLinearLayers; ++id) {
+    void* m_addr = nullptr;
+    void* b_addr = nullptr;
+    GAPBENCH_CHECK(cudnnGetRNNWeightParams(handle_.get(), rnn_.get(), 0, weight_bytes_, base, id,
+                                           m_desc.get(), &m_addr, b_desc.get(), &b_addr));
+    const std::string what = "linear layer " + std::to_string(id);
+    if (m_addr == nullptr || b_addr == nullptr) {
+      throw std::runtime_error("lstm cudnn: no matrix or bias for " + what);
+    }
+    const bool on_input = id < 4;
+    const std::size_t gate = static_cast<std::size_t>(id % 4);  // i, f, g, o: the reference's order
+    const std::size_t cols = on_input ? shape_.input : H;
+    const std::size_t row0 = on_input ? 0 : shape_.input;  // W's first row for this part
+
+    const Strides m = read_strides(m_desc.get(), H, cols, what + " matrix");
+    const std::size_t m0 = index_of(m_addr, (H - 1) * m.row + (cols - 1) * m.col, what + " matrix");
+    for (std::size_t r = 0; r < H; ++r) {
+      for (std::size_t c = 0; c < cols; ++c) {
+        image[m0 + r * m.row + c * m.col] = weights.w[(row0 + c) * G + gate * H + r];
+      }
+    }
+
+    const Strides v = read_strides(b_desc.get(), H, 1, what + " bias");
+    const std::size_t b0 = index_of(b_addr, (H - 1) * v.row, what + " bias");
+    for (std::size_t r = 0; r < H; ++r) {
+      image[b0 + r * v.row] = on_input ? weights.b[gate * H + r] : 0.0f;
+    }
+  }
+  GAPBENCH_CHECK(cudaMemcpyAsync(weight_space_.data(), image.data(), weight_bytes_,
+                                 cudaMemcpyHostToDevice, stream_));
+  GAPBENCH_CHECK(cudaStreamSynchronize(stream_));  // `image` goes out of scope
+}
+
+void CudnnLstm::enqueue() {
+  GAPBENCH_CHECK(cudnnRNNForward(handle_.get(), rnn_.get(), CUDNN_FWD_MODE_INFERENCE,
+                                 seq_lengths_.data(), x_desc_.get(), x_.data(), y_desc_.get(),
+                                 y_.data(), state_desc_.get(), h0_.data(), hy_.data(),
+                                 state_desc_.get(), c0_.data(), cy_.data(), weight_bytes_,
+                                 weight_space_.data(), workspace_bytes_, workspace_.data(),
+                                 /*reserveSpaceSize=*/0, /*reserveSpace=*/nullptr));
+}
+
+}  // namespace gapbench::lstm
+
+#endif  // GAPBENCH_WITH_CUDNN

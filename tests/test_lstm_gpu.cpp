@@ -1,0 +1,237 @@
+// kernels/lstm.cu, kernels/lstm_gpu.{h,cpp} and kernels/lstm_cudnn{.h,_gpu.cpp}: the pointwise
+// kernel, the cuBLAS sequence and step (eager and captured as a CUDA graph) and cuDNN's sequence
+// and one-step run, each against the float64 reference on small random shapes (batch 1, hidden
+// not a multiple of 32, one time step). Skipped with the reason where no GPU can run them.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "bench/lstm.h"  // Problem: the benchmarks' seeded data
+#include "fixtures/cuda_check.h"
+#include "fixtures/cuda_graph.h"
+#include "fixtures/gpu_memory.h"
+#include "kernels/lstm.h"
+#include "kernels/lstm_cudnn.h"
+#include "kernels/lstm_gpu.h"
+#include "tests/gpu_test.h"
+
+namespace gapbench::lstm {
+namespace {
+
+const Shape kShapes[] = {{1, 3, 5, 2},   {1, 7, 37, 1},   {3, 16, 37, 5}, {2, 5, 33, 1},
+                         {5, 37, 37, 3}, {4, 50, 64, 10}, {1, 1, 1, 4},   {6, 70, 9, 7}};
+
+Reference full_reference(const Problem& p) {
+  return reference(p.shape, p.weights, p.x.data(), p.h0.data(), p.c0.data(),
+                   sample_rows(p.shape.batch, p.shape.batch));
+}
+
+// Copies go on the test's (non-blocking) stream, ordered with its work; each waits.
+void upload(float* dst, const std::vector<float>& src, std::size_t n, const Stream& stream) {
+  GAPBENCH_CHECK(
+      cudaMemcpyAsync(dst, src.data(), n * sizeof(float), cudaMemcpyHostToDevice, stream.get()));
+  stream.synchronize();
+}
+
+std::vector<float> download(const float* src, std::size_t n, const Stream& stream) {
+  std::vector<float> host(n);
+  GAPBENCH_CHECK(
+      cudaMemcpyAsync(host.data(), src, n * sizeof(float), cudaMemcpyDeviceToHost, stream.get()));
+  stream.synchronize();
+  return host;
+}
+
+// NaN everywhere: an output never written fails.
+void poison(float* dst, std::size_t n, const Stream& stream) {
+  GAPBENCH_CHECK(cudaMemsetAsync(dst, 0xFF, n * sizeof(float), stream.get()));
+}
+
+template <class Lstm>
+void upload_inputs(Lstm& lstm, const Problem& p, const Shape& run_shape, const Stream& stream) {
+  upload(lstm.x(), p.x, run_shape.x_size(), stream);
+  upload(lstm.h0(), p.h0, run_shape.state_size(), stream);
+  upload(lstm.c0(), p.c0, run_shape.state_size(), stream);
+}
+
+// ---- the pointwise kernel ----
+
+TEST(LstmGpu, PointwiseKernelMatchesCpuPointwise) {
+  GAPBENCH_SKIP_WITHOUT_GPU();
+  const Stream stream;
+  // 1000 x 37: more elements than one block, hidden off the warp width; z over -30..30.
+  const Shape s{1000, 1, 37, 1};
+  const std::size_t G = s.gates();
+  const auto gates = uniform_floats(s.batch * G, 3, 1, -30.0f, 30.0f);
+  const auto xproj = uniform_floats(s.batch * G, 3, 2);
+  const auto b = uniform_floats(G, 3, 3);
+  const auto c_prev = uniform_floats(s.state_size(), 3, 4, -5.0f, 5.0f);
+  std::vector<float> h_cpu(s.state_size()), c_cpu(s.state_size());
+  pointwise(s, gates.data(), xproj.data(), b.data(), c_prev.data(), h_cpu.data(), c_cpu.data());
+
+  DeviceBuffer<float> d_gates(gates.size()), d_xproj(xproj.size()), d_b(b.size());
+  DeviceBuffer<float> d_c(s.state_size()), d_h(s.state_size());
+  upload(d_gates.data(), gates, gates.size(), stream);
+  upload(d_xproj.data(), xproj, xproj.size(), stream);
+  upload(d_b.data(), b, b.size(), stream);
+  upload(d_c.data(), c_prev, c_prev.size(), stream);
+  poison(d_h.data(), s.state_size(), stream);
+  // c in place (c_prev aliases c), as the CPU variant allows.
+  GAPBENCH_CHECK(pointwise_gpu(s.batch, s.hidden, d_gates.data(), d_xproj.data(), d_b.data(),
+                               d_c.data(), d_h.data(), d_c.data(), stream.get()));
+  const auto h = download(d_h.data(), s.state_size(), stream);
+  const auto c = download(d_c.data(), s.state_size(), stream);
+  // Different exp/tanh implementations: a few ulp of |c| <= 6.
+  const Validation vh = validate("h", h, h_cpu, {16 * kFloat32Roundoff, 0.0});
+  const Validation vc = validate("c", c, c_cpu, {64 * kFloat32Roundoff, 0.0});
+  EXPECT_TRUE(vh.ok) << vh.message();
+  EXPECT_TRUE(vc.ok) << vc.message();
+}
+
+// ---- cuBLAS: sequence and step, eager and as a graph ----
+
+TEST(LstmGpu, CublasSequenceMatchesReference) {
+  GAPBENCH_SKIP_WITHOUT_GPU();
+  for (const Shape& s : kShapes) {
+    const Stream stream;
+    const Problem p(s, 31);
+    CublasLstm lstm(s, p.weights, stream.get());
+    upload_inputs(lstm, p, s, stream);
+    poison(lstm.h_seq(), s.h_seq_size(), stream);
+    lstm.enqueue_sequence();
+    const auto h = download(lstm.h_seq(), s.h_seq_size(), stream);
+    const auto c = download(lstm.c_after(s.steps - 1), s.state_size(), stream);
+    const Validation v = check_sequence("cublas", s, full_reference(p), h.data(), c.data());
+    EXPECT_TRUE(v.ok) << s.key() << ": " << v.message();
+  }
+}
+
+TEST(LstmGpu, CublasStepMatchesReferenceFirstStep) {
+  GAPBENCH_SKIP_WITHOUT_GPU();
+  for (const Shape& s : kShapes) {
+    const Stream stream;
+    const Problem p(s, 37);
+    CublasLstm lstm(s, p.weights, stream.get());
+    upload_inputs(lstm, p, s, stream);
+    lstm.enqueue_projection();
+    poison(lstm.h_seq(), s.state_size(), stream);
+    poison(lstm.c_after(0), s.state_size(), stream);
+    lstm.enqueue_step(0);
+    const auto h = download(lstm.h_seq(), s.state_size(), stream);
+    const auto c = download(lstm.c_after(0), s.state_size(), stream);
+    const Validation v = check_step("cublas step", s, full_reference(p), h.data(), c.data());
+    EXPECT_TRUE(v.ok) << s.key() << ": " << v.message();
+  }
+}
+
+TEST(LstmGpu, CublasGraphReplaysTheSequence) {
+  GAPBENCH_SKIP_WITHOUT_GPU();
+  for (const Shape& s : kShapes) {
+    const Stream stream;
+    const Problem p(s, 41);
+    CublasLstm lstm(s, p.weights, stream.get());
+    upload_inputs(lstm, p, s, stream);
+    const CapturedGraph graph(stream.get(), [&] { lstm.enqueue_sequence(); });
+    // Capture ran nothing: the outputs are still poison until the graph is launched.
+    poison(lstm.h_seq(), s.h_seq_size(), stream);
+    poison(lstm.c_after(s.steps - 1), s.state_size(), stream);
+    stream.synchronize();
+    const Reference ref = full_reference(p);
+    for (int replay = 0; replay < 2; ++replay) {  // a second replay gives the same again
+      graph.launch(stream.get());
+      const auto h = download(lstm.h_seq(), s.h_seq_size(), stream);
+      const auto c = download(lstm.c_after(s.steps - 1), s.state_size(), stream);
+      const Validation v = check_sequence("cublas_graph", s, ref, h.data(), c.data());
+      EXPECT_TRUE(v.ok) << s.key() << " replay " << replay << ": " << v.message();
+    }
+  }
+}
+
+TEST(LstmGpu, CublasGraphReplaysOneStep) {
+  GAPBENCH_SKIP_WITHOUT_GPU();
+  for (const Shape& s : kShapes) {
+    const Stream stream;
+    const Problem p(s, 43);
+    CublasLstm lstm(s, p.weights, stream.get());
+    upload_inputs(lstm, p, s, stream);
+    lstm.enqueue_projection();
+    stream.synchronize();  // the capture starts on an idle stream
+    const CapturedGraph graph(stream.get(), [&] { lstm.enqueue_step(0); });
+    poison(lstm.h_seq(), s.state_size(), stream);
+    poison(lstm.c_after(0), s.state_size(), stream);
+    graph.launch(stream.get());
+    const auto h = download(lstm.h_seq(), s.state_size(), stream);
+    const auto c = download(lstm.c_after(0), s.state_size(), stream);
+    const Validation v = check_step("cublas_graph step", s, full_reference(p), h.data(), c.data());
+    EXPECT_TRUE(v.ok) << s.key() << ": " << v.message();
+  }
+}
+
+TEST(LstmGpu, CublasRejectsMismatchedWeights) {
+  GAPBENCH_SKIP_WITHOUT_GPU();
+  const Shape s{2, 5, 33, 3};
+  Problem p(s, 47);
+  p.weights.w.pop_back();
+  const Stream stream;
+  EXPECT_THROW(CublasLstm(s, p.weights, stream.get()), std::invalid_argument);
+}
+
+// ---- cuDNN ----
+
+#if GAPBENCH_WITH_CUDNN
+TEST(LstmGpu, CudnnSequenceMatchesReference) {
+  GAPBENCH_SKIP_WITHOUT_GPU();
+  for (const Shape& s : kShapes) {
+    const Stream stream;
+    const Problem p(s, 53);
+    CudnnLstm lstm(s, p.weights, stream.get());
+    upload_inputs(lstm, p, s, stream);
+    poison(lstm.h_seq(), s.h_seq_size(), stream);
+    poison(lstm.h_last(), s.state_size(), stream);
+    poison(lstm.c_last(), s.state_size(), stream);
+    lstm.enqueue();
+    const auto h_seq = download(lstm.h_seq(), s.h_seq_size(), stream);
+    const auto h_last = download(lstm.h_last(), s.state_size(), stream);
+    const auto c = download(lstm.c_last(), s.state_size(), stream);
+    const Reference ref = full_reference(p);
+    const Validation v = check_sequence("cudnn", s, ref, h_seq.data(), c.data());
+    EXPECT_TRUE(v.ok) << s.key() << ": " << v.message();
+    // cuDNN's own last h is the sequence's last h_t.
+    const std::vector<float> last(h_seq.end() - static_cast<std::ptrdiff_t>(s.state_size()),
+                                  h_seq.end());
+    EXPECT_EQ(h_last, last) << s.key();
+  }
+}
+
+TEST(LstmGpu, CudnnOneStepMatchesReferenceFirstStep) {
+  GAPBENCH_SKIP_WITHOUT_GPU();
+  for (const Shape& s : kShapes) {
+    const Stream stream;
+    const Problem p(s, 59);
+    CudnnLstm lstm(s.one_step(), p.weights, stream.get());
+    upload_inputs(lstm, p, s.one_step(), stream);
+    poison(lstm.h_last(), s.state_size(), stream);
+    poison(lstm.c_last(), s.state_size(), stream);
+    lstm.enqueue();
+    const auto h = download(lstm.h_last(), s.state_size(), stream);
+    const auto c = download(lstm.c_last(), s.state_size(), stream);
+    const Validation v = check_step("cudnn step", s, full_reference(p), h.data(), c.data());
+    EXPECT_TRUE(v.ok) << s.key() << ": " << v.message();
+  }
+}
+
+TEST(LstmGpu, CudnnRejectsMismatchedWeights) {
+  GAPBENCH_SKIP_WITHOUT_GPU();
+  const Shape s{2, 5, 33, 3};
+  Problem p(s, 61);
+  p.weights.b.push_back(0.0f);
+  const Stream stream;
+  EXPECT_THROW(CudnnLstm(s, p.weights, stream.get()), std::invalid_argument);
+}
+#endif
+
+}  // namespace
+}  // namespace gapbench::lstm
