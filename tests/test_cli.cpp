@@ -134,9 +134,9 @@ TEST_F(Cli, FilterMatchingNothingIsAnErrorAndKeepsThePreviousResults) {
   write_file(out, "previous");
   const Result r = run({"--benchmark_filter=^no_such_family/", "--benchmark_out=" + out});
   EXPECT_EQ(r.status, 2);
-  EXPECT_NE(r.err.find("matches no benchmark (families: peak, preprocess, transfer)"),
-            std::string::npos)
-      << r.err;
+  // The message lists the registered families; the list grows as families are added.
+  EXPECT_NE(r.err.find("matches no benchmark (families: "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("preprocess"), std::string::npos) << r.err;
   EXPECT_EQ(read_file(out), "previous");
   EXPECT_FALSE(file_exists(out + ".partial"));
 }
