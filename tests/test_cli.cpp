@@ -134,9 +134,11 @@ TEST_F(Cli, FilterMatchingNothingIsAnErrorAndKeepsThePreviousResults) {
   write_file(out, "previous");
   const Result r = run({"--benchmark_filter=^no_such_family/", "--benchmark_out=" + out});
   EXPECT_EQ(r.status, 2);
-  EXPECT_NE(r.err.find("matches no benchmark (families: peak, preprocess, transfer)"),
-            std::string::npos)
-      << r.err;
+  // The family list grows with every family; the message names the registered ones.
+  EXPECT_NE(r.err.find("matches no benchmark (families: "), std::string::npos) << r.err;
+  for (const char* family : {"peak", "preprocess", "transfer"}) {
+    EXPECT_NE(r.err.find(family), std::string::npos) << r.err;
+  }
   EXPECT_EQ(read_file(out), "previous");
   EXPECT_FALSE(file_exists(out + ".partial"));
 }
