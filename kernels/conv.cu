@@ -212,7 +212,12 @@ cudaError_t naive_gpu(const ConvShape& shape, const float* x, const float* w, fl
 
 cudaError_t tiled_gpu(const ConvShape& shape, const float* x, const float* w, float* y,
                       cudaStream_t stream) {
-  const TiledPlan plan = tiled_plan(shape);  // checks the shape; throws if it cannot stage it
+  // tiled_plan checks the shape, and throws if it cannot stage it.
+  return tiled_gpu(shape, tiled_plan(shape), x, w, y, stream);
+}
+
+cudaError_t tiled_gpu(const ConvShape& shape, const TiledPlan& plan, const float* x, const float* w,
+                      float* y, cudaStream_t stream) {
   const TiledArgs args{dims_of(shape),
                        plan.chunk,
                        plan.in_rows,

@@ -152,6 +152,10 @@ cudaError_t naive_gpu(const ConvShape& shape, const float* x, const float* w, fl
 // where tiled_plan does.
 cudaError_t tiled_gpu(const ConvShape& shape, const float* x, const float* w, float* y,
                       cudaStream_t stream);
+// The same with the plan made beforehand (tiled_plan(shape)), so a timed launch does no host
+// arithmetic between its events.
+cudaError_t tiled_gpu(const ConvShape& shape, const TiledPlan& plan, const float* x, const float* w,
+                      float* y, cudaStream_t stream);
 #endif
 
 }  // namespace gapbench::conv
