@@ -145,8 +145,10 @@ GAPBENCH_FAMILY(conv) {
   // A 1 x 1 pointwise layer (ResNet-50's 256 -> 64 bottleneck reduction).
   const ConvShape pointwise{32, 256, 56, 56, 64, 1, 1, 1, 0};
 
-  // Quick: the tiny input, and the 3 x 3 and pointwise layers at a batch where the naive CPU
-  // loops take about a second per iteration on 2 cores (they compare on identical axes).
+  // Quick: the tiny input, and the 3 x 3 and pointwise layers at batch 2, where the naive CPU
+  // loops take about 0.4 s per iteration on 2 cores (naive and the libraries share the axes).
+  // Full: every shape; naive on the CPU only where it makes the point (the tiny input, the
+  // 3 x 3 layer the 10x target is about, the pointwise layer): 5-7 s per iteration there.
   auto batch = [](ConvShape s, std::size_t n) {
     s.n = n;
     return s;
