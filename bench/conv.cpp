@@ -1,0 +1,168 @@
+// Family `conv`: a hand-written convolution against the libraries a framework calls.
+//
+// Names: conv/<variant>/<cpu|gpu>/n:<images>/c:<channels>/hw:<height=width>/k:<filters>/
+//        r:<filter height=width>/stride:<s>/pad:<p>
+// CPU variants (real time):
+//   naive        the textbook seven loops, one thread (kernels/conv.h)
+//   im2col_blas  im2col per image + one OpenBLAS SGEMM per image, OpenBLAS's threads
+//   onednn       oneDNN's direct convolution primitive, its OpenMP threads; created once, its
+//                creation time in `setup_ms`, its implementation in the label
+// GPU variants (manual time, CUDA events):
+//   naive        one thread per output element
+//   tiled        shared-memory tiled direct convolution, 32 outputs per thread
+//   cudnn        cuDNN with the algorithm cudnnFindConvolutionForwardAlgorithm picked; the search
+//                time in `setup_ms`, the algorithm, workspace and math mode in the label
+//   cudnn_e2e    the same plus the input's copy in (from pageable memory), the output's copy back
+//                and the final synchronize, on the host clock; also `overhead_share`
+// Counters: flops (2·N·K·C·R·S·P·Q per iteration, a rate), items_per_second (images).
+// Every variant is validated against the float64 reference first: float32 variants with the
+// float32 rounding bound, cuDNN with the TF32 one (kernels/conv.h says why).
+#include "bench/conv.h"
+
+#include <limits>
+
+#include "fixtures/data.h"
+#include "fixtures/setup_cache.h"
+#include "kernels/conv_onednn.h"
+
+namespace gapbench::conv {
+namespace {
+
+// Stream ids of the two tensors under the run's seed.
+constexpr std::uint64_t kInputStream = 31;
+constexpr std::uint64_t kFilterStream = 32;
+
+enum class CpuVariant { naive, im2col_blas, onednn };
+
+// Validates `run()` (which writes y) once, then times it.
+template <class Run>
+void time_cpu(State& state, const ConvData& data, std::vector<float>& y, Run&& run) {
+  validate_once([&] {
+    run();
+    return data.check(y, Arithmetic::float32);
+  });
+  for (auto _ : state) {
+    run();
+    benchmark::DoNotOptimize(y.data());
+    benchmark::ClobberMemory();
+  }
+}
+
+void bench_cpu(State& state, const ConvShape& shape, CpuVariant variant) {
+  const ConvData& data = cached<ConvData>(shape.key(), shape);
+  // NaN until written: a variant that skips an element fails validation.
+  std::vector<float> y(shape.output_size(), std::numeric_limits<float>::quiet_NaN());
+  const float* x = data.x.data();
+  const float* w = data.w.data();
+  switch (variant) {
+    case CpuVariant::naive:
+      time_cpu(state, data, y, [&] { naive(shape, x, w, y.data()); });
+      break;
+    case CpuVariant::im2col_blas: {
+      std::vector<float> scratch(im2col_scratch_size(shape));
+      time_cpu(state, data, y, [&] { im2col_blas(shape, x, w, y.data(), scratch.data()); });
+      break;
+    }
+    case CpuVariant::onednn: {
+      OnednnConvolution& dnn = cached<OnednnConvolution>(shape.key(), shape, w);
+      time_cpu(state, data, y, [&] { dnn.forward(x, y.data()); });
+      state.counters["setup_ms"] = dnn.setup_seconds() * 1e3;
+      state.SetLabel(dnn.description());
+      break;
+    }
+  }
+  set_conv_counters(state, shape);
+}
+
+void register_shape(const ConvShape& shape, bool naive_on_cpu) {
+  auto name = [&](const std::string& variant) {
+    return BenchName("conv", variant)
+        .axis("n", static_cast<long long>(shape.n))
+        .axis("c", static_cast<long long>(shape.c))
+        .axis("hw", static_cast<long long>(shape.h))
+        .axis("k", static_cast<long long>(shape.k))
+        .axis("r", static_cast<long long>(shape.r))
+        .axis("stride", static_cast<long long>(shape.stride))
+        .axis("pad", static_cast<long long>(shape.pad));
+  };
+  const std::pair<const char*, CpuVariant> cpu[] = {{"naive", CpuVariant::naive},
+                                                    {"im2col_blas", CpuVariant::im2col_blas},
+                                                    {"onednn", CpuVariant::onednn}};
+  for (const auto& [variant, id] : cpu) {
+    if (id == CpuVariant::naive && !naive_on_cpu) continue;
+    add_cpu(name(variant), [shape, id = id](State& st) { bench_cpu(st, shape, id); });
+  }
+  const std::pair<std::string, GpuVariant> gpu[] = {
+      {"naive", GpuVariant::naive},
+      {"tiled", GpuVariant::tiled},
+      {"cudnn", GpuVariant::cudnn},
+      {gpu_variant("cudnn", GpuTiming::end_to_end), GpuVariant::cudnn_e2e}};
+  for (const auto& [variant, id] : gpu) {
+    add_gpu(name(variant), GAPBENCH_GPU_BODY(conv_gpu(shape, id)));
+  }
+}
+
+struct Layer {
+  ConvShape shape;
+  bool naive_on_cpu;  // the naive CPU loops take seconds per GFLOP: only where they make a point
+};
+
+}  // namespace
+
+ConvData::ConvData(const ConvShape& s)
+    : shape((check_shape(s), s)),
+      x(uniform_floats(s.input_size(), run_seed(), kInputStream)),
+      w(uniform_floats(s.filter_size(), run_seed(), kFilterStream)),
+      ref(s.output_size()),
+      magnitude(magnitude_bound(s, x.data(), w.data())) {
+  reference(shape, x.data(), w.data(), ref.data());
+}
+
+void set_conv_counters(State& state, const ConvShape& shape) {
+  state.counters["flops"] =
+      benchmark::Counter(shape.flops(), benchmark::Counter::kIsIterationInvariantRate);
+  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations()) *
+                          static_cast<std::int64_t>(shape.n));
+}
+
+}  // namespace gapbench::conv
+
+namespace gapbench {
+
+GAPBENCH_FAMILY(conv) {
+  using conv::ConvShape;
+  using conv::Layer;
+  //                       n    c    h    w    k  r  s  stride pad
+  // The seeds' tiny input: one 28 x 28 image, one 3 x 3 filter ('valid', as Keras defaults to).
+  const ConvShape tiny{1, 1, 28, 28, 1, 3, 3, 1, 0};
+  // A ResNet stem: 7 x 7, stride 2, on 224 x 224 RGB.
+  const ConvShape stem{32, 3, 224, 224, 64, 7, 7, 2, 3};
+  // The 3 x 3 layer of ResNet's first stage: the one the 60%-of-SGEMM and 10x targets are about.
+  const ConvShape layer56{32, 64, 56, 56, 64, 3, 3, 1, 1};
+  // DeepBench's published shape (its T4 figure is the report's comparison point).
+  const ConvShape deepbench{8, 64, 112, 112, 128, 3, 3, 1, 1};
+  const ConvShape layer14{32, 256, 14, 14, 256, 3, 3, 1, 1};
+  // A 1 x 1 pointwise layer (ResNet-50's 256 -> 64 bottleneck reduction).
+  const ConvShape pointwise{32, 256, 56, 56, 64, 1, 1, 1, 0};
+
+  // Quick: the tiny input, and the 3 x 3 and pointwise layers at batch 2, where the naive CPU
+  // loops take about 0.4 s per iteration on 2 cores (naive and the libraries share the axes).
+  // Full: every shape; naive on the CPU only where it makes the point (the tiny input, the
+  // 3 x 3 layer the 10x target is about, the pointwise layer): 5-7 s per iteration there.
+  auto batch = [](ConvShape s, std::size_t n) {
+    s.n = n;
+    return s;
+  };
+  for (const Layer& layer :
+       profile.pick<Layer>({{tiny, true}, {batch(layer56, 2), true}, {batch(pointwise, 2), true}},
+                           {{tiny, true},
+                            {stem, false},
+                            {layer56, true},
+                            {deepbench, false},
+                            {layer14, false},
+                            {pointwise, true}})) {
+    conv::register_shape(layer.shape, layer.naive_on_cpu);
+  }
+}
+
+}  // namespace gapbench
