@@ -39,6 +39,10 @@
 //                    handle (the validation's) was made; each iteration creates one handle
 //                    (timed) and destroys it (not timed)
 //     cudnn_handle   cudnnCreate, the same way
+//     cudnn_find_conv  cudnnFindConvolutionForwardAlgorithm for ResNet's 3x3 64->64 56x56 layer
+//                    at batch 8 (kernels/conv_cudnn.h): what a framework's first step pays per
+//                    new layer shape with autotuning on; its pick is validated, and named in the
+//                    label
 //     first_launch   the first launch (+ synchronize) of a kernel in a fresh process whose
 //                    context already exists: with lazy module loading (CUDA_MODULE_LOADING=LAZY,
 //                    the default since CUDA 12.2) it loads the kernel's module. One child per
@@ -202,6 +206,8 @@ GAPBENCH_FAMILY(overhead) {
   add_gpu(startup("cublas_handle"), GAPBENCH_GPU_BODY(cublas_handle_gpu()))
       ->Unit(benchmark::kMillisecond);
   add_gpu(startup("cudnn_handle"), GAPBENCH_GPU_BODY(cudnn_handle_gpu()))
+      ->Unit(benchmark::kMillisecond);
+  add_gpu(startup("cudnn_find_conv"), GAPBENCH_GPU_BODY(cudnn_find_conv_gpu()))
       ->Unit(benchmark::kMillisecond);
   add_gpu(startup(kProbeFirstLaunch), GAPBENCH_GPU_BODY(startup_child_gpu(kProbeFirstLaunch)))
       ->Unit(benchmark::kMillisecond)

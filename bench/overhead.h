@@ -48,6 +48,7 @@ Body launch_gpu(LaunchWhat what);
 Body startup_child_gpu(const std::string& what);  // one child process per iteration
 Body cublas_handle_gpu();
 Body cudnn_handle_gpu();
+Body cudnn_find_conv_gpu();  // cuDNN's algorithm search for a typical convolution
 
 // `gapbench startup-probe <context|first_launch>`, the hidden subcommand bench/main.cpp hands
 // to (argv after the subcommand): measures in this fresh process and prints the one line of

@@ -3,6 +3,7 @@
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <limits>
 #include <stdexcept>
 #include <vector>
@@ -16,6 +17,8 @@
 #include "fixtures/device_probe.h"
 #include "fixtures/gpu_timer.h"
 #include "fixtures/setup_cache.h"
+#include "kernels/conv.h"
+#include "kernels/conv_cudnn.h"
 #include "kernels/dense.h"
 #include "kernels/gemm.h"
 #include "kernels/launch.h"
@@ -326,22 +329,12 @@ Validation check_new_cublas_handle() {
 }
 
 #if GAPBENCH_WITH_CUDNN
-struct DestroyTensorDescriptor {
-  void operator()(cudnnTensorDescriptor_t d) const noexcept {
-    GAPBENCH_CHECK_NOTHROW(cudnnDestroyTensorDescriptor(d));
-  }
-};
-
 // A new handle works: it fills a poisoned tensor with a seeded value, read back exactly.
 Validation check_new_cudnn_handle() {
   const Stream stream;
   const CudnnHandle handle(stream.get());
-  cudnnTensorDescriptor_t raw = nullptr;
-  GAPBENCH_CHECK(cudnnCreateTensorDescriptor(&raw));
-  const CudaOwner<cudnnTensorDescriptor_t, DestroyTensorDescriptor> desc(raw);
   constexpr int kN = 1, kC = 2, kH = 8, kW = 8;
-  GAPBENCH_CHECK(
-      cudnnSetTensor4dDescriptor(desc.get(), CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, kN, kC, kH, kW));
+  const conv::TensorDesc desc = conv::make_tensor_desc(kN, kC, kH, kW);
   const DeviceBuffer<float> y(kN * kC * kH * kW);
   GAPBENCH_CHECK(cudaMemsetAsync(y.data(), 0xFF, y.bytes(), stream.get()));
   const float value = uniform_floats(1, run_seed(), 600, 0.5f, 1.0f)[0];
@@ -417,6 +410,60 @@ Body cudnn_handle_gpu() {
       const double seconds = wall_seconds([&] { GAPBENCH_CHECK(cudnnCreate(&handle)); });
       GAPBENCH_CHECK(cudnnDestroy(handle));  // not timed
       state.SetIterationTime(seconds);
+    }
+  };
+#else
+  return [](State&) { throw Skip("built without cuDNN"); };
+#endif
+}
+
+#if GAPBENCH_WITH_CUDNN
+// The typical layer whose algorithm search is timed: ResNet's 3x3 64->64 56x56 convolution (the
+// conv family's comparison layer) at batch 8.
+constexpr conv::ConvShape kFindShape{8, 64, 56, 56, 64, 3, 3, 1, 1};
+
+// The search's choice computes the layer: the first image of its forward pass against the
+// float64 reference (a whole batch's reference would take seconds on the CPU).
+Validation check_found_convolution(const conv::CudnnConvolution& found, cudaStream_t stream) {
+  const conv::ConvShape& shape = found.shape();
+  const std::vector<float> x = uniform_floats(shape.input_size(), run_seed(), 610);
+  const std::vector<float> w = uniform_floats(shape.filter_size(), run_seed(), 611);
+  const DeviceBuffer<float> dx(x.size()), dw(w.size()), dy(shape.output_size());
+  const DeviceBuffer<std::uint8_t> workspace(std::max<std::size_t>(1, found.workspace_bytes()));
+  upload(dx, x.data(), stream);
+  upload(dw, w.data(), stream);
+  found.forward(dx.data(), dw.data(), dy.data(), workspace.data());
+  std::vector<float> y(dy.size(), kNaN);
+  download(y.data(), dy, stream);
+  GAPBENCH_CHECK(cudaStreamSynchronize(stream));
+  conv::ConvShape one = shape;
+  one.n = 1;
+  std::vector<double> ref(one.output_size());
+  conv::reference(one, x.data(), w.data(), ref.data());
+  const auto tol = conv::tolerance(one, conv::magnitude_bound(one, x.data(), w.data()),
+                                   conv::Arithmetic::tf32);  // DEFAULT_MATH allows TF32
+  return validate("cudnn convolution (first image)", y.data(), ref.data(), ref.size(), tol);
+}
+#endif
+
+Body cudnn_find_conv_gpu() {
+#if GAPBENCH_WITH_CUDNN
+  return [](State& state) {
+    const Stream stream;
+    const CudnnHandle handle(stream.get());
+    require_free_device_memory(
+        (kFindShape.input_size() + kFindShape.filter_size() + kFindShape.output_size()) *
+        sizeof(float));
+    validate_once([&] {
+      return check_found_convolution(conv::CudnnConvolution(handle.get(), kFindShape),
+                                     stream.get());
+    });
+    // Each iteration is a fresh search, as a framework's first step of a new layer shape does
+    // (cudnn.benchmark=True in PyTorch); only the search itself is timed.
+    for (auto _ : state) {
+      const conv::CudnnConvolution found(handle.get(), kFindShape);
+      state.SetIterationTime(found.search_seconds());
+      state.SetLabel(found.description());
     }
   };
 #else
