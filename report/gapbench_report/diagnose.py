@@ -342,10 +342,42 @@ def rule_batch_too_small(run: Run) -> list[Finding]:
     return found
 
 
+# ---- LSTM steps against the launch floor ---------------------------------------------------
+
+# Kernel launches one cuBLAS LSTM step makes (the gates' SGEMM, the fused pointwise kernel).
+LSTM_STEP_LAUNCHES = 2
+# A step within this factor of its launches' cost (overhead/launch/gpu/what:launch, time per
+# back-to-back launch) is launch-bound: the GPU waits for the host, whatever its speed.
+LAUNCH_BOUND = 3.0
+
+
+def rule_lstm_launch_bound(run: Run) -> list[Finding]:
+    """GPU LSTM steps that cost little more than their kernel launches (the seeds: small-batch
+    LSTMs are launch- and latency-bound, so a faster GPU does not help)."""
+    floor = next((b.median for b in run.benchmarks if b.parsed.family == "overhead"
+                  and b.parsed.variant == "launch" and b.parsed.axis("what") == "launch"
+                  and b.median), None)
+    if floor is None:
+        return []
+    found = []
+    for b in run.benchmarks:
+        if b.parsed.family == "lstm" and b.parsed.variant == "cublas" and b.median \
+                and b.parsed.axis("scope") == "step" \
+                and b.median <= LAUNCH_BOUND * LSTM_STEP_LAUNCHES * floor:
+            found.append(Finding(
+                "lstm_launch_bound", "warning", "LSTM steps are launch-bound",
+                f"{b.name} takes {b.median * 1e6:.1f} us, {b.median / floor:.1f}x the "
+                f"{floor * 1e6:.1f} us of one kernel launch, and it makes "
+                f"{LSTM_STEP_LAUNCHES}: the GPU waits for the host. Replay the steps as a CUDA "
+                "graph (cublas_graph), run the whole sequence in cuDNN, or use bigger batches."))
+    return found[:3]
+
+
 RULES: tuple[Callable[[Run], list[Finding]], ...] = (
     rule_no_gpu, rule_driver_and_libraries, rule_memory_skips, rule_gpu_throttled,
     rule_cpu_frequency_scaling, rule_pcie_link, rule_pageable_vs_pinned, rule_gpu_loses,
     rule_elementwise, rule_naive_vs_library, rule_pipeline_idle, rule_batch_too_small,
+    rule_lstm_launch_bound,
 )
 
 

@@ -138,6 +138,16 @@ def test_pipeline_idle_and_batch_too_small():
     assert "1%" in rules_fired(batches)["batch_too_small"]
 
 
+def test_lstm_steps_near_the_launch_floor_are_launch_bound():
+    floor = runs("overhead/launch/gpu/what:launch/manual_time", [4e-6] * 3)
+    step = "lstm/cublas/gpu/scope:step/batch:64/input:50/hidden:64/steps:100/manual_time"
+    fired = rules_fired(floor + runs(step, [12e-6] * 3))
+    assert "3.0x" in fired["lstm_launch_bound"]
+    # A step well above its launches' cost, or no launch floor in the run: silent.
+    assert "lstm_launch_bound" not in rules_fired(floor + runs(step, [100e-6] * 3))
+    assert "lstm_launch_bound" not in rules_fired(runs(step, [12e-6] * 3))
+
+
 def test_findings_come_problems_first():
     findings = diagnose([in_memory(
         sumsq("elementwise", "cpu", 0.3) + sumsq("vectorized", "cpu", 0.03),
