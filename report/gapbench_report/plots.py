@@ -111,6 +111,12 @@ def axes_label(axes: Mapping[str, str], keys: Iterable[str] | None = None) -> st
                       else f"{k} {fmt_axis_value(k, axes[k])}" for k in keys if k in axes)
 
 
+def _wrap_axes(label: str, per_line: int = 3) -> str:
+    """"n 2 · c 64 · hw 56 · k 64" as lines of `per_line` axes."""
+    parts = label.split(" · ")
+    return "\n".join(" · ".join(parts[i:i + per_line]) for i in range(0, len(parts), per_line))
+
+
 def _seconds_formatter(value: float, _pos: object = None) -> str:
     return fmt_seconds(value) if value > 0 else "0"
 
@@ -343,7 +349,9 @@ def _draw_family_panel(ax, panel: FamilyPanel, styles: dict, metric: Metric) -> 
     ax.set_xlim(-0.5, len(panel.groups) - 0.5)
     ax.set_xticks(range(len(panel.groups)))
     tilt = len(panel.groups) >= 6
-    ax.set_xticklabels(panel.groups, rotation=20 if tilt else 0, ha="right" if tilt else "center")
+    # Long labels (conv's seven axes) one axis a line, so neighbouring groups do not overlap.
+    labels = [g if tilt or len(g) <= 24 else _wrap_axes(g) for g in panel.groups]
+    ax.set_xticklabels(labels, rotation=20 if tilt else 0, ha="right" if tilt else "center")
     _value_axis(ax, "y", metric, panel.log_y, value_span(panel.values()))
     ax.set_title(panel.title, loc="left")
     if panel.note:
@@ -697,8 +705,9 @@ def _draw_sweep_panel(ax, chart: SweepChart, panel: SweepPanel, styles: dict) ->
             ax.fill_between(line.xs, line.lows, line.highs, color=style["color"], alpha=0.15,
                             linewidth=0)
     if panel.ideal:
+        # A dash marker too: with one producer cost per panel there is no line to draw.
         ax.plot(panel.ideal.xs, panel.ideal.ys, color="black", linestyle="--", linewidth=1.2,
-                label=panel.ideal.label)
+                marker="_", markersize=16, label=panel.ideal.label)
     for ref in chart.hlines:
         ax.axhline(ref.value, color="black", linestyle=ref.style, linewidth=1)
         ax.annotate(ref.label, (0.01, ref.value), xycoords=("axes fraction", "data"),
@@ -824,7 +833,7 @@ def save(fig: Figure, stem: Path) -> Path:
         final = stem.with_name(f"{stem.name}.{fmt}")
         tmp = stem.with_name(f".{stem.name}.{fmt}.{os.getpid()}.tmp")
         try:
-            fig.savefig(tmp, format=fmt, dpi=DPI)
+            fig.savefig(tmp, format=fmt, dpi=DPI, bbox_inches="tight")  # wrapped labels fit
             os.replace(tmp, final)
         finally:
             tmp.unlink(missing_ok=True)

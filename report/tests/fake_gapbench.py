@@ -76,7 +76,8 @@ def main() -> int:
     counter.write_text(str(run_index + 1))
     slow_now = run_index < spec.get("slow_runs", 1 << 30)
     fraction = float(os.environ.get("GAPBENCH_INJECT_FRACTION", "0") or 0)
-    rng = random.Random()
+    # Seeded per executable and run: repeatable tests, yet each run's noise is its own.
+    rng = random.Random(f"{spec.get('label', '')}/{run_index}")
     rows, failed = [], False
     for name in names:
         factor = 1.0
