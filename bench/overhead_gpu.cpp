@@ -10,6 +10,7 @@
 
 #include "bench/overhead.h"
 #include "bench/peak.h"
+#include "bench/peak_gpu.h"
 #include "fixtures/child_probe.h"
 #include "fixtures/cuda_graph.h"
 #include "fixtures/cuda_libraries.h"
@@ -42,58 +43,9 @@ void download(T* dst, const DeviceBuffer<T>& src, cudaStream_t stream) {
 
 // ---- matmul ----
 
-struct MatmulDevice {
-  explicit MatmulDevice(const SgemmData& d)
-      : a(reserve(d.n)), b(d.n * d.n), c(d.n * d.n), blas(stream.get()), host_c(d.n * d.n) {
-    upload(a, d.a.data(), stream.get());
-    upload(b, d.b.data(), stream.get());
-    stream.synchronize();
-  }
-  static std::size_t reserve(std::size_t n) {
-    require_free_device_memory(3 * n * n * sizeof(float));
-    return n * n;
-  }
-  // Row-major C = A·B is column-major Cᵀ = Bᵀ·Aᵀ: pass B first, no transposes.
-  void multiply(std::size_t n) {
-    const int N = static_cast<int>(n);
-    const float one = 1.0f, zero = 0.0f;
-    GAPBENCH_CHECK(cublasSgemm(blas.get(), CUBLAS_OP_N, CUBLAS_OP_N, N, N, N, &one, b.data(), N,
-                               a.data(), N, &zero, c.data(), N));
-  }
-  // What a framework user pays for one product of host matrices.
-  void end_to_end(const SgemmData& d) {
-    upload(a, d.a.data(), stream.get());
-    upload(b, d.b.data(), stream.get());
-    stream.begin_kernel();
-    multiply(d.n);
-    stream.end_kernel();
-    download(host_c.data(), c, stream.get());
-    stream.synchronize();
-  }
-  // One product the way `timing` runs it, into a poisoned C (all-ones bits are a NaN), checked.
-  Validation check(const SgemmData& d, GpuTiming timing) {
-    GAPBENCH_CHECK(cudaMemsetAsync(c.data(), 0xFF, c.bytes(), stream.get()));
-    std::fill(host_c.begin(), host_c.end(), kNaN);
-    if (timing == GpuTiming::kernel) {
-      multiply(d.n);
-      download(host_c.data(), c, stream.get());
-      stream.synchronize();
-    } else {
-      end_to_end(d);
-    }
-    return gemm::validate_sampled("matmul", host_c.data(), d.a.data(), d.b.data(), d.n, d.n, d.n,
-                                  256);
-  }
-
-  TimedStream stream;
-  DeviceBuffer<float> a, b, c;
-  CublasHandle blas;
-  std::vector<float> host_c;
-};
-
 void bench_matmul(State& state, std::size_t n, GpuTiming timing) {
   const SgemmData& data = cached<SgemmData>("sgemm:" + std::to_string(n), n);
-  MatmulDevice& dev = cached<MatmulDevice>("matmul:" + std::to_string(n), data);
+  SgemmDevice& dev = cached<SgemmDevice>("sgemm:" + std::to_string(n), data);
   validate_once([&] { return dev.check(data, timing); });
   if (timing == GpuTiming::kernel) {
     time_kernel(state, dev.stream, [&] { dev.multiply(n); });
@@ -320,11 +272,11 @@ cudaError_t create_context() {
   return set == cudaSuccess ? cudaFree(nullptr) : set;
 }
 
-// A new handle works: a small product checked like the matmul benchmarks' (MatmulDevice makes
+// A new handle works: a small product checked like the matmul benchmarks' (SgemmDevice makes
 // its own handle).
 Validation check_new_cublas_handle() {
   const SgemmData data(64);
-  MatmulDevice dev(data);
+  SgemmDevice dev(data);
   return dev.check(data, GpuTiming::kernel);
 }
 

@@ -11,36 +11,17 @@
 #include "fixtures/gpu_memory.h"
 #include "fixtures/validate.h"
 #include "kernels/dense.h"
+#include "tests/gpu_copy.h"
 #include "tests/gpu_test.h"
 
 namespace gapbench::dense {
 namespace {
 
-constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
 constexpr double kRoundoff = 0x1.0p-24;
 
-// Copies on the test's non-blocking stream, ordered with its launches; each waits.
-template <class T>
-DeviceBuffer<T> upload(const std::vector<T>& host, const Stream& stream) {
-  DeviceBuffer<T> dev(host.size());
-  if (!host.empty()) {
-    GAPBENCH_CHECK(cudaMemcpyAsync(dev.data(), host.data(), dev.bytes(), cudaMemcpyHostToDevice,
-                                   stream.get()));
-    stream.synchronize();
-  }
-  return dev;
-}
-
-template <class T>
-std::vector<T> download(const DeviceBuffer<T>& dev, const Stream& stream) {
-  std::vector<T> host(dev.size());
-  if (!host.empty()) {
-    GAPBENCH_CHECK(cudaMemcpyAsync(host.data(), dev.data(), dev.bytes(), cudaMemcpyDeviceToHost,
-                                   stream.get()));
-  }
-  stream.synchronize();
-  return host;
-}
+using testing_gpu::nan_buffer;
+using testing_gpu::to_device;
+using testing_gpu::to_host;
 
 std::vector<double> widen(const std::vector<float>& v) { return {v.begin(), v.end()}; }
 
@@ -50,11 +31,11 @@ void check_bias_relu(std::size_t rows, std::size_t cols) {
   const auto bias = uniform_floats(cols, 32, cols);
   std::vector<double> ref(z.size());
   bias_relu_reference(widen(z).data(), widen(bias).data(), rows, cols, ref.data());
-  const auto dz = upload(z, stream);
-  const auto dbias = upload(bias, stream);
+  const auto dz = to_device(z, stream);
+  const auto dbias = to_device(bias, stream);
   GAPBENCH_CHECK(bias_relu_gpu(dz.data(), dbias.data(), rows, cols, stream.get()));
   // One float32 add, then an exact max.
-  const Validation v = validate("bias_relu", download(dz, stream), ref, {0.0, kRoundoff});
+  const Validation v = validate("bias_relu", to_host(dz, stream), ref, {0.0, kRoundoff});
   EXPECT_TRUE(v.ok) << rows << "x" << cols << ": " << v.message();
 }
 
@@ -83,21 +64,21 @@ void check_softmax_xent(std::size_t rows, std::size_t classes) {
   std::vector<double> ref_dl(rows * classes), ref_loss(rows);
   softmax_xent_reference(widen(logits).data(), widen(bias).data(), labels.data(), rows, classes,
                          ref_dl.data(), ref_loss.data());
-  const auto dlogits = upload(logits, stream);
-  const auto dbias = upload(bias, stream);
-  const auto dlabels = upload(labels, stream);
-  const auto ddl = upload(std::vector<float>(rows * classes, kNaN), stream);
-  const auto dloss = upload(std::vector<float>(rows, kNaN), stream);
+  const auto dlogits = to_device(logits, stream);
+  const auto dbias = to_device(bias, stream);
+  const auto dlabels = to_device(labels, stream);
+  const auto ddl = nan_buffer<float>(rows * classes, stream);
+  const auto dloss = nan_buffer<float>(rows, stream);
   GAPBENCH_CHECK(softmax_xent_gpu(dlogits.data(), dbias.data(), dlabels.data(), rows, classes,
                                   ddl.data(), dloss.data(), stream.get()));
   // p carries the rounding of an exp, a sum of `classes` terms and a division (a few times 32
   // units of float32 roundoff at most); dlogits is p - onehot scaled by 1/rows. The loss is a log
   // of that sum minus a difference of logits up to 5 in size.
   const std::string shape = std::to_string(rows) + "x" + std::to_string(classes);
-  Validation v = validate("dlogits", download(ddl, stream), ref_dl,
+  Validation v = validate("dlogits", to_host(ddl, stream), ref_dl,
                           {64 * kRoundoff / static_cast<double>(rows), 64 * kRoundoff});
   EXPECT_TRUE(v.ok) << shape << ": " << v.message();
-  v = validate("row_loss", download(dloss, stream), ref_loss, {64 * kRoundoff, 64 * kRoundoff});
+  v = validate("row_loss", to_host(dloss, stream), ref_loss, {64 * kRoundoff, 64 * kRoundoff});
   EXPECT_TRUE(v.ok) << shape << ": " << v.message();
 }
 
@@ -131,10 +112,10 @@ TEST(DenseGpu, MeanMatchesReference) {
     double sum = 0.0;
     for (float v : x) sum += v;
     const double ref = sum / static_cast<double>(n);
-    const auto dx = upload(x, stream);
-    const auto dout = upload(std::vector<float>{kNaN}, stream);
+    const auto dx = to_device(x, stream);
+    const auto dout = nan_buffer<float>(1, stream);
     GAPBENCH_CHECK(mean_gpu(dx.data(), n, dout.data(), stream.get()));
-    const float got = download(dout, stream)[0];
+    const float got = to_host(dout, stream)[0];
     // Non-negative terms: each thread's strided sum of n/256 terms, then 8 levels of the tree,
     // then the division.
     const double rtol = (static_cast<double>(n) / 256 + 10) * kRoundoff;
@@ -154,10 +135,10 @@ TEST(DenseGpu, ReluBackwardMatchesReference) {
     for (float& v : h) v = std::max(v, 0.0f);            // h is a ReLU output
     std::vector<double> ref(n);
     relu_backward_reference(widen(dh).data(), widen(h).data(), n, ref.data());
-    const auto ddh = upload(dh, stream);
-    const auto dh_in = upload(h, stream);
+    const auto ddh = to_device(dh, stream);
+    const auto dh_in = to_device(h, stream);
     GAPBENCH_CHECK(relu_backward_gpu(ddh.data(), dh_in.data(), n, stream.get()));
-    const Validation v = validate("relu_backward", download(ddh, stream), ref, Tolerance::exact());
+    const Validation v = validate("relu_backward", to_host(ddh, stream), ref, Tolerance::exact());
     EXPECT_TRUE(v.ok) << n << ": " << v.message();
   }
 }

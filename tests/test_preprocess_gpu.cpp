@@ -10,41 +10,15 @@
 #include "fixtures/gpu_memory.h"
 #include "fixtures/validate.h"
 #include "kernels/preprocess.h"
+#include "tests/gpu_copy.h"
 #include "tests/gpu_test.h"
 
 namespace gapbench::preprocess {
 namespace {
 
-// Every copy goes on the test's (non-blocking) stream, so it is ordered with the launches; the
-// legacy default stream that plain cudaMemcpy uses would not be. It waits for the copy, so the
-// host vector may be a temporary.
-template <class T>
-DeviceBuffer<T> upload(const std::vector<T>& host, const Stream& stream) {
-  DeviceBuffer<T> dev(host.size());
-  if (!host.empty()) {
-    GAPBENCH_CHECK(cudaMemcpyAsync(dev.data(), host.data(), dev.bytes(), cudaMemcpyHostToDevice,
-                                   stream.get()));
-    stream.synchronize();
-  }
-  return dev;
-}
-
-// Fills the device output with NaN first, so an element a kernel never writes fails validation.
-template <class T>
-DeviceBuffer<T> nan_buffer(std::size_t n, const Stream& stream) {
-  return upload(std::vector<T>(n, std::numeric_limits<T>::quiet_NaN()), stream);
-}
-
-template <class T>
-std::vector<T> download(const DeviceBuffer<T>& dev, const Stream& stream) {
-  std::vector<T> host(dev.size());
-  if (!host.empty()) {
-    GAPBENCH_CHECK(cudaMemcpyAsync(host.data(), dev.data(), dev.bytes(), cudaMemcpyDeviceToHost,
-                                   stream.get()));
-  }
-  stream.synchronize();
-  return host;
-}
+using testing_gpu::nan_buffer;
+using testing_gpu::to_device;
+using testing_gpu::to_host;
 
 using SumsqGpu = cudaError_t (*)(const float*, std::size_t, std::size_t, float*, cudaStream_t);
 using ImageGpu = cudaError_t (*)(const std::uint8_t*, ImageShape, const float*, const std::uint8_t*,
@@ -59,10 +33,10 @@ void check_sumsq(const char* name, SumsqGpu fn, const SumsqCase& shape) {
   const auto x = uniform_floats(shape.rows * shape.cols, 17, shape.rows + shape.cols);
   std::vector<double> ref(shape.rows);
   sumsq_reference(x.data(), shape.rows, shape.cols, ref.data());
-  const auto dx = upload(x, stream);
+  const auto dx = to_device(x, stream);
   const auto dout = nan_buffer<float>(shape.rows, stream);
   GAPBENCH_CHECK(fn(dx.data(), shape.rows, shape.cols, dout.data(), stream.get()));
-  const auto got = download(dout, stream);
+  const auto got = to_host(dout, stream);
   const Validation v = validate(name, got, ref, {0.0, sumsq_rtol(shape.cols)});
   EXPECT_TRUE(v.ok) << shape.rows << "x" << shape.cols << ": " << v.message();
 }
@@ -74,12 +48,12 @@ void check_image(const char* name, ImageGpu fn, const ImageShape& shape, int fli
   if (flip_mode < 2) aug.flip.assign(shape.n, static_cast<std::uint8_t>(flip_mode));
   std::vector<double> ref(shape.pixels());
   image_reference(in.data(), shape, aug.delta.data(), aug.flip.data(), ref.data());
-  const auto din = upload(in, stream);
-  const auto ddelta = upload(aug.delta, stream);
-  const auto dflip = upload(aug.flip, stream);
+  const auto din = to_device(in, stream);
+  const auto ddelta = to_device(aug.delta, stream);
+  const auto dflip = to_device(aug.flip, stream);
   const auto dout = nan_buffer<float>(shape.pixels(), stream);
   GAPBENCH_CHECK(fn(din.data(), shape, ddelta.data(), dflip.data(), dout.data(), stream.get()));
-  const auto got = download(dout, stream);
+  const auto got = to_host(dout, stream);
   const Validation v = validate(name, got, ref, {kImageAtol, kImageRtol});
   EXPECT_TRUE(v.ok) << shape.n << "x" << shape.h << "x" << shape.w << "x" << shape.c
                     << " flip mode " << flip_mode << ": " << v.message();
