@@ -4,7 +4,7 @@
 // `fraction()` of its work a second time (real, proportional work with the same result), the
 // share read once from the environment variable GAPBENCH_INJECT_FRACTION (0 when unset). In an
 // ordinary build this header declares nothing, so the hook cannot be reached or switched on.
-// Hooked: preprocess::sumsq_vectorized (rows) and preprocess::image_vectorized (image rows).
+// Hooked: preprocess::image_elementwise and preprocess::image_vectorized (the first image rows).
 #pragma once
 
 #if GAPBENCH_TEST_INJECT

@@ -160,14 +160,12 @@ void sumsq_vectorized_pass(const float* __restrict x, std::size_t rows, std::siz
 void sumsq_vectorized(const float* __restrict x, std::size_t rows, std::size_t cols,
                       float* __restrict out) {
   sumsq_vectorized_pass(x, rows, cols, out);
-#if GAPBENCH_TEST_INJECT
-  // ci/gate-proof's known slowdown (kernels/inject.h): the first rows once more.
-  sumsq_vectorized_pass(x, inject::extra(rows), cols, out);
-#endif
 }
 
-void image_elementwise(const std::uint8_t* in, ImageShape shape, const float* delta,
-                       const std::uint8_t* flip, float* out) {
+namespace {
+
+void image_elementwise_pass(const std::uint8_t* in, ImageShape shape, const float* delta,
+                            const std::uint8_t* flip, float* out) {
   const std::size_t w = shape.w, c = shape.c;
   for (std::size_t i = 0; i < shape.n; ++i) {
     for (std::size_t y = 0; y < shape.h; ++y) {
@@ -180,6 +178,32 @@ void image_elementwise(const std::uint8_t* in, ImageShape shape, const float* de
       }
     }
   }
+}
+
+// Test only (kernels/inject.h): ci/gate-proof's known slowdown. `pass` runs once more over the
+// first rows of the batch (whole images, then the first rows of the next: rows are
+// independent, flips included), which leaves the output as it was.
+template <typename Pass>
+void inject_image_rows([[maybe_unused]] Pass pass, [[maybe_unused]] const std::uint8_t* in,
+                       [[maybe_unused]] ImageShape shape, [[maybe_unused]] const float* delta,
+                       [[maybe_unused]] const std::uint8_t* flip, [[maybe_unused]] float* out) {
+#if GAPBENCH_TEST_INJECT
+  const std::size_t rows = inject::extra(shape.n * shape.h);
+  const std::size_t images = rows / shape.h;
+  pass(in, {images, shape.h, shape.w, shape.c}, delta, flip, out);
+  if (const std::size_t rest = rows % shape.h; rest > 0) {
+    const std::size_t offset = images * shape.image_elements();
+    pass(in + offset, {1, rest, shape.w, shape.c}, delta + images, flip + images, out + offset);
+  }
+#endif
+}
+
+}  // namespace
+
+void image_elementwise(const std::uint8_t* in, ImageShape shape, const float* delta,
+                       const std::uint8_t* flip, float* out) {
+  image_elementwise_pass(in, shape, delta, flip, out);
+  inject_image_rows(image_elementwise_pass, in, shape, delta, flip, out);
 }
 
 namespace {
@@ -216,18 +240,7 @@ void image_vectorized(const std::uint8_t* __restrict in, ImageShape shape,
                       const float* __restrict delta, const std::uint8_t* __restrict flip,
                       float* __restrict out) {
   image_vectorized_pass(in, shape, delta, flip, out);
-#if GAPBENCH_TEST_INJECT
-  // ci/gate-proof's known slowdown (kernels/inject.h): the first rows of the batch once more
-  // (whole images, then the first rows of the next: rows are independent, flips included).
-  const std::size_t rows = inject::extra(shape.n * shape.h);
-  const std::size_t images = rows / shape.h;
-  image_vectorized_pass(in, {images, shape.h, shape.w, shape.c}, delta, flip, out);
-  if (const std::size_t rest = rows % shape.h; rest > 0) {
-    const std::size_t offset = images * shape.image_elements();
-    image_vectorized_pass(in + offset, {1, rest, shape.w, shape.c}, delta + images, flip + images,
-                          out + offset);
-  }
-#endif
+  inject_image_rows(image_vectorized_pass, in, shape, delta, flip, out);
 }
 
 }  // namespace gapbench::preprocess

@@ -21,8 +21,10 @@ def fakes(tmp_path, **inject_spec):
 
 def run(tmp_path, *extra, **inject_spec):
     return gate_proof.main([*fakes(tmp_path, **inject_spec), "--filter", ".",
+                            "--injected", "^preprocess/vectorized/",
                             "--aa-comparisons", "8", "--trials", "2", "--improvement-trials", "1",
-                            "--rounds", "1", "--out", str(tmp_path / "out"), *extra])
+                            "--rounds", "1", "--repetitions", "3", "--out", str(tmp_path / "out"),
+                            *extra])
 
 
 def test_the_proof_passes_on_a_gate_that_works(tmp_path, capsys):
@@ -37,6 +39,8 @@ def test_the_proof_passes_on_a_gate_that_works(tmp_path, capsys):
     assert result["slowdown_10"]["detection_rate"] == 1.0
     assert result["slowdown_10"]["per_benchmark"] == {IMAGE: 2, SUMSQ: 2}
     assert result["slowdown_10"]["other_confirmed"] == {}
+    # The fake slows the injected benchmarks by exactly the fraction (and adds noise).
+    assert all(abs(c - 0.10) < 0.05 for c in result["slowdown_10"]["median_change"].values())
     assert result["slowdown_5"]["trials"] == 2  # 5% sits on the threshold: its rate varies
     assert result["improvement"]["faster"] == {IMAGE: 1, SUMSQ: 1}
     assert result["improvement"]["regressions_called"] == 0
@@ -51,7 +55,8 @@ def test_the_proof_fails_when_a_control_moves_too(tmp_path):
     assert gate_proof.main([*fakes(tmp_path, injected="^(preprocess/vectorized|transfer/memcpy)/"),
                             "--filter", ".",
                             "--aa-comparisons", "4", "--trials", "1", "--improvement-trials",
-                            "1", "--rounds", "1", "--out", str(tmp_path / "out")]) == 1
+                            "1", "--rounds", "1", "--repetitions", "3", "--injected",
+                            "^preprocess/vectorized/", "--out", str(tmp_path / "out")]) == 1
     result = json.loads((tmp_path / "out" / "gate-proof.json").read_text())
     assert result["slowdown_10"]["other_confirmed"] == {COPY: 1}
     assert not result["slowdown_10"]["passed"] and not result["passed"]
@@ -66,7 +71,8 @@ def test_tally_counts_trials_flags_and_detection():
                         cmp.FASTER if n in faster else cmp.SAME)
                 for n in (SUMSQ, IMAGE, LOOP, COPY)]
         final = cmp.Comparison("b", "c", "m", "m", 0.05, 0.01, False, False, None, rows)
-        return nightly.Verdict(None, None, final, list(flagged), list(confirmed))
+        first = nightly.Pass(final, None, None)
+        return nightly.Verdict(first, None, final, list(flagged), list(confirmed))
     t = gate_proof.Tally()
     t.add(verdict([SUMSQ, IMAGE], [SUMSQ, IMAGE, LOOP]), injected)
     t.add(verdict([SUMSQ], [SUMSQ]), injected)  # one injected missed: not detected
