@@ -9,10 +9,12 @@ reason; no entry failed. Exit 0 when all hold, 1 when one does not, 2 for unusab
 
 from __future__ import annotations
 
-import argparse
 import sys
 
-from gapbench_report.results import SKIP_PREFIX, Results, ResultsError, load_results
+from gapbench_report import commandline
+from gapbench_report.results import SKIP_PREFIX, Results, load_results
+
+PROG = "gapbench check"
 
 
 def problems(results: Results, family: str | None) -> list[str]:
@@ -48,15 +50,15 @@ def problems(results: Results, family: str | None) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    return commandline.run(PROG, _run, argv)
+
+
+def _run(argv: list[str]) -> int:
+    parser = commandline.Parser(prog=PROG, description=__doc__.splitlines()[0])
     parser.add_argument("results", help="a gapbench results JSON file")
     parser.add_argument("--family", help="every benchmark must belong to this family (or peak)")
     args = parser.parse_args(argv)
-    try:
-        results = load_results(args.results)
-    except ResultsError as e:
-        print(f"gapbench check: {e}", file=sys.stderr)
-        return 2
+    results = load_results(args.results)
     found = problems(results, args.family)
     runs = [e for e in results.entries if not e.is_aggregate]
     skipped = sorted({e.message for e in runs if e.skipped})

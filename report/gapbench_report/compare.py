@@ -39,8 +39,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from gapbench_report.results import (SECONDS_PER_UNIT, Benchmark, Results, ResultsError,
-                                      load_results)
+from gapbench_report import commandline
+from gapbench_report.results import SECONDS_PER_UNIT, Benchmark, Results, load_results
 
 SAME = "SAME"
 SLOWER = "SLOWER"
@@ -460,17 +460,8 @@ def to_json(c: Comparison) -> dict:
 # Command line
 
 
-class _UsageError(Exception):
-    pass
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str):  # argparse would print usage and exit; we want one line
-        raise _UsageError(f"{message} (see --help)")
-
-
 def _parser() -> argparse.ArgumentParser:
-    p = _Parser(prog=PROG, description=__doc__.splitlines()[0])
+    p = commandline.Parser(prog=PROG, description=__doc__.splitlines()[0])
     p.add_argument("baseline", help="the reference results JSON")
     p.add_argument("contender", help="the results JSON to judge")
     p.add_argument("--threshold", type=float, default=DEFAULT_THRESHOLD,
@@ -487,9 +478,10 @@ def _parser() -> argparse.ArgumentParser:
 def _run(argv: list[str] | None) -> int:
     args = _parser().parse_args(argv)
     if not (math.isfinite(args.threshold) and args.threshold >= 0):
-        raise _UsageError(f"--threshold must be >= 0, not {args.threshold:g}")
+        raise commandline.UsageError(f"--threshold must be >= 0, not {args.threshold:g}")
     if not 0 < args.alpha < 1:
-        raise _UsageError(f"--alpha must be between 0 and 1 (exclusive), not {args.alpha:g}")
+        raise commandline.UsageError(
+            f"--alpha must be between 0 and 1 (exclusive), not {args.alpha:g}")
     baseline = load_results(args.baseline)
     contender = load_results(args.contender)
     c = compare(baseline, contender, threshold=args.threshold, alpha=args.alpha,
@@ -503,21 +495,9 @@ def _run(argv: list[str] | None) -> int:
     return 1 if has_regression(c) else 0
 
 
-def _fail(message: str) -> int:
-    print(f"{PROG}: " + " ".join(message.split()), file=sys.stderr)
-    return 2
-
-
 def main(argv: list[str] | None = None) -> int:
     """0 no regression, 1 regression, 2 bad input or a tool error (one line on stderr)."""
-    try:
-        return _run(argv)
-    except (_UsageError, ResultsError) as e:
-        return _fail(str(e))
-    except SystemExit as e:  # --help
-        return e.code if isinstance(e.code, int) else 0
-    except Exception as e:  # never a traceback: the CI must see exit 2 and one line
-        return _fail(f"internal error: {type(e).__name__}: {e}")
+    return commandline.run(PROG, _run, argv)
 
 
 if __name__ == "__main__":

@@ -392,23 +392,21 @@ def diagnose(runs: list[Results], baselines: list[Results] | None = None) -> lis
 
 def main(argv: list[str]) -> int:
     """`gapbench-report diagnose RESULTS...`: the findings as text."""
-    import argparse
-    import sys
+    from gapbench_report import commandline
+    from gapbench_report.results import load_results
 
-    from gapbench_report.results import ResultsError, load_results
+    prog = "gapbench-report diagnose"
 
-    parser = argparse.ArgumentParser(prog="gapbench-report diagnose",
-                                     description="What the run's figures say is slow, and why.")
-    parser.add_argument("results", nargs="+", help="the run's results files (one per family)")
-    args = parser.parse_args(argv)
-    try:
-        runs = [load_results(p) for p in args.results]
-    except ResultsError as e:
-        print(f"gapbench-report diagnose: {e}", file=sys.stderr)
-        return 2
-    findings = diagnose(runs)
-    for f in findings:
-        print(f"[{f.severity}] {f.title}\n    {f.text}")
-    if not findings:
-        print("Nothing in these figures points to a known cause of slowness.")
-    return 0
+    def body(args: list[str]) -> int:
+        parser = commandline.Parser(prog=prog,
+                                    description="What the run's figures say is slow, and why.")
+        parser.add_argument("results", nargs="+", help="the run's results files (one per family)")
+        runs = [load_results(p) for p in parser.parse_args(args).results]
+        findings = diagnose(runs)
+        for f in findings:
+            print(f"[{f.severity}] {f.title}\n    {f.text}")
+        if not findings:
+            print("Nothing in these figures points to a known cause of slowness.")
+        return 0
+
+    return commandline.run(prog, body, argv)

@@ -38,10 +38,10 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from gapbench_report import commandline
 from gapbench_report import compare as cmp
 from gapbench_report import nightly
-from gapbench_report.results import ResultsError
-from gapbench_report.runner import (REPO_ROOT, RunSpec, Side, ToolError, build_gapbench,
+from gapbench_report.runner import (REPO_ROOT, RunSpec, Side, build_gapbench,
                                     list_benchmarks, tree_state, write_json_atomic,
                                     write_text_atomic)
 
@@ -314,19 +314,8 @@ def markdown(r: dict) -> str:
 
 # ---- command line -------------------------------------------------------------------------------
 
-class _UsageError(Exception):
-    pass
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str):
-        raise _UsageError(f"{message} (see --help)")
-
-
 def _parser() -> argparse.ArgumentParser:
-    p = _Parser(prog=PROG, description=__doc__.splitlines()[0],
-                formatter_class=argparse.RawDescriptionHelpFormatter,
-                epilog="\n".join(__doc__.splitlines()[3:]))
+    p = commandline.parser(PROG, __doc__)
     p.add_argument("--reduced", action="store_true",
                    help="20 A/A comparisons, 4 trials, 1 improvement trial")
     p.add_argument("--aa-comparisons", type=int, default=200)
@@ -353,21 +342,21 @@ def settings(args) -> Settings:
         args.aa_comparisons, args.trials, args.improvement_trials = 20, 4, 1
     for flag in ("aa_comparisons", "trials", "improvement_trials", "rounds", "repetitions"):
         if getattr(args, flag) < 1:
-            raise _UsageError(f"--{flag.replace('_', '-')} must be at least 1")
+            raise commandline.UsageError(f"--{flag.replace('_', '-')} must be at least 1")
     if not args.min_time > 0:
-        raise _UsageError("--min-time must be > 0")
+        raise commandline.UsageError("--min-time must be > 0")
     if not 0 <= args.busy_share <= 1:
-        raise _UsageError("--busy-share must be between 0 and 1")
+        raise commandline.UsageError("--busy-share must be between 0 and 1")
     for flag in ("filter", "injected"):
         try:
             re.compile(getattr(args, flag))
         except re.error as e:
-            raise _UsageError(f"--{flag} is not a valid regex: {e}") from None
+            raise commandline.UsageError(f"--{flag} is not a valid regex: {e}") from None
     s = Settings(args.filter, args.injected, args.rounds, args.repetitions, args.min_time,
                  args.aa_comparisons, args.trials, args.improvement_trials, args.busy_share,
                  args.reduced)
     if 2 * s.rounds * s.repetitions < cmp.repetitions_needed(s.alpha):
-        raise _UsageError("--rounds x --repetitions give too few samples per side for compare")
+        raise commandline.UsageError("--rounds x --repetitions give too few samples per side for compare")
     return s
 
 
@@ -386,7 +375,7 @@ def _run(argv: list[str] | None) -> int:
     names = list_benchmarks(normal, s.spec())
     injected = {n for n in names if re.search(s.injected, n)}
     if not injected or len(injected) == len(names):
-        raise _UsageError(f"--injected must match some but not all of the {len(names)} "
+        raise commandline.UsageError(f"--injected must match some but not all of the {len(names)} "
                           f"benchmarks of --filter (it matches {len(injected)})")
     log(f"{len(names)} benchmarks, {len(injected)} injected: {', '.join(sorted(injected))}")
     work = args.out / "work"
@@ -426,16 +415,7 @@ def _run(argv: list[str] | None) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    try:
-        return _run(argv)
-    except (_UsageError, ToolError, ResultsError) as e:
-        print(f"{PROG}: {' '.join(str(e).split())}", file=sys.stderr)
-        return 2
-    except SystemExit as e:  # --help
-        return e.code if isinstance(e.code, int) else 0
-    except KeyboardInterrupt:
-        print(f"{PROG}: interrupted", file=sys.stderr)
-        return 2
+    return commandline.run(PROG, _run, argv)
 
 
 if __name__ == "__main__":

@@ -37,8 +37,9 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
 
+from gapbench_report import commandline
 from gapbench_report import compare as cmp
-from gapbench_report.results import Results, ResultsError, load_results
+from gapbench_report.results import Results, load_results
 from gapbench_report.runner import (REPO_ROOT, RunSpec, Side, ToolError, TreeState,
                                     build_gapbench, exact_filter, export_commit, git,
                                     pool, read_document, resolve_commit, run_gapbench,
@@ -213,10 +214,10 @@ def build_sides(args, root: Path, tree: TreeState) -> tuple[Side, Side, dict]:
     """Builds (or takes) the two executables; returns the sides and what to say about them."""
     if args.baseline_bin or args.contender_bin:
         if not (args.baseline_bin and args.contender_bin):
-            raise _UsageError("--baseline-bin and --contender-bin go together")
+            raise commandline.UsageError("--baseline-bin and --contender-bin go together")
         for p in (args.baseline_bin, args.contender_bin):
             if not p.is_file():
-                raise _UsageError(f"{p}: no such executable")
+                raise commandline.UsageError(f"{p}: no such executable")
         return (Side("baseline", args.baseline_bin.resolve()),
                 Side("contender", args.contender_bin.resolve()),
                 {"baseline": f"given executable {args.baseline_bin}",
@@ -321,15 +322,6 @@ def comparison_json(v: Verdict, about: dict, spec: RunSpec, rounds: int) -> dict
 
 # ---- command line -------------------------------------------------------------------------------
 
-class _UsageError(Exception):
-    pass
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str):
-        raise _UsageError(f"{message} (see --help)")
-
-
 def _positive_int(text: str) -> int:
     value = int(text)
     if value < 1:
@@ -338,9 +330,7 @@ def _positive_int(text: str) -> int:
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = _Parser(prog=PROG, description=__doc__.splitlines()[0],
-                formatter_class=argparse.RawDescriptionHelpFormatter,
-                epilog="\n".join(__doc__.splitlines()[6:]))
+    p = commandline.parser(PROG, __doc__)
     p.add_argument("--good", help="the known-good commit (default: <state-dir>/known-good, "
                                   "else HEAD~1)")
     p.add_argument("--filter", default=".", help="benchmark filter (regex, default: all)")
@@ -372,15 +362,15 @@ def _parser() -> argparse.ArgumentParser:
 
 def _check(args) -> RunSpec:
     if not (math.isfinite(args.threshold) and args.threshold >= 0):
-        raise _UsageError(f"--threshold must be >= 0, not {args.threshold:g}")
+        raise commandline.UsageError(f"--threshold must be >= 0, not {args.threshold:g}")
     if not 0 < args.alpha < 1:
-        raise _UsageError(f"--alpha must be between 0 and 1, not {args.alpha:g}")
+        raise commandline.UsageError(f"--alpha must be between 0 and 1, not {args.alpha:g}")
     if args.min_time is not None and not args.min_time > 0:
-        raise _UsageError(f"--min-time must be > 0, not {args.min_time:g}")
+        raise commandline.UsageError(f"--min-time must be > 0, not {args.min_time:g}")
     spec = RunSpec(args.filter, args.profile, args.repetitions, args.min_time)
     needed = cmp.repetitions_needed(args.alpha)
     if samples_per_side(spec, args.rounds) < needed:
-        raise _UsageError(f"{args.rounds} round(s) x {spec.repetitions} repetition(s) give "
+        raise commandline.UsageError(f"{args.rounds} round(s) x {spec.repetitions} repetition(s) give "
                           f"{samples_per_side(spec, args.rounds)} samples per side; compare "
                           f"needs >= {needed} for p < {args.alpha:g}")
     return spec
@@ -391,7 +381,7 @@ def prepare_out(out: Path) -> None:
     to touch any other non-empty folder."""
     if out.exists() and any(out.iterdir()):
         if not (out / OUT_MARKER).exists():
-            raise _UsageError(f"{out} exists and was not made by {PROG}; choose another --out")
+            raise commandline.UsageError(f"{out} exists and was not made by {PROG}; choose another --out")
         shutil.rmtree(out)
     out.mkdir(parents=True, exist_ok=True)
     (out / OUT_MARKER).write_text("written by ci/nightly; emptied by its next run\n")
@@ -448,25 +438,8 @@ def _reports(args, verdict: Verdict) -> list[str]:
     return notes
 
 
-def _fail(message: str) -> int:
-    print(f"{PROG}: " + " ".join(str(message).split()), file=sys.stderr)
-    return 2
-
-
 def main(argv: list[str] | None = None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
-    if argv[:1] == ["nightly"]:
-        argv = argv[1:]
-    try:
-        return _run(argv)
-    except (_UsageError, ToolError, ResultsError) as e:
-        return _fail(str(e))
-    except SystemExit as e:  # --help
-        return e.code if isinstance(e.code, int) else 0
-    except KeyboardInterrupt:
-        return _fail("interrupted")
-    except Exception as e:  # noqa: BLE001 -- one line, never a traceback, in CI
-        return _fail(f"internal error: {type(e).__name__}: {e}")
+    return commandline.run(PROG, _run, argv, command="nightly")
 
 
 if __name__ == "__main__":

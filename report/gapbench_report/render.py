@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from itertools import repeat
 from pathlib import Path
 
-from gapbench_report import diagnose, metrics, plots
+from gapbench_report import commandline, diagnose, metrics, plots
 from gapbench_report.results import (Benchmark, Results, ResultsError, load_results,
                                       merged_benchmarks)
 
@@ -445,13 +445,8 @@ def render(runs: list[Results], baselines: list[Results], out_dir: Path) -> Path
 
 # ---- command line -------------------------------------------------------------------------------
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str):  # one line, not usage plus a line
-        raise ResultsError(message)
-
-
 def _parser() -> argparse.ArgumentParser:
-    p = _Parser(prog=PROG, description="Charts, index.html and summary.md for one run.")
+    p = commandline.Parser(prog=PROG, description="Charts, index.html and summary.md for one run.")
     p.add_argument("results", nargs="+", help="the run's results files (one per family)")
     p.add_argument("--baseline", action="extend", nargs="+", default=[], metavar="FILE",
                    help="a results file from another machine (repeatable)")
@@ -461,27 +456,14 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """0 written; 2 unusable input or unwritable output (one line on stderr, no traceback)."""
-    argv = list(sys.argv[1:] if argv is None else argv)
-    if argv[:1] == ["render"]:  # called with the sub-command still in front
-        argv = argv[1:]
-    try:
-        args = _parser().parse_args(argv)
-        runs = [load_results(p) for p in args.results]
-        baselines = [load_results(p) for p in args.baseline]
-        index = render(runs, baselines, args.out)
-    except SystemExit as e:  # --help
-        return int(e.code or 0)
-    except ResultsError as e:
-        print(f"{PROG}: {e}", file=sys.stderr)
-        return 2
-    except OSError as e:
-        print(f"{PROG}: cannot write the report: {e}", file=sys.stderr)
-        return 2
-    except Exception as e:  # noqa: BLE001 -- a bug here must still be one line, not a traceback
-        print(f"{PROG}: internal error: {type(e).__name__}: {e}", file=sys.stderr)
-        return 2
-    print(index)
-    return 0
+    def body(args: list[str]) -> int:
+        a = _parser().parse_args(args)
+        runs = [load_results(p) for p in a.results]
+        baselines = [load_results(p) for p in a.baseline]
+        print(render(runs, baselines, a.out))
+        return 0
+
+    return commandline.run(PROG, body, argv, command="render")
 
 
 if __name__ == "__main__":

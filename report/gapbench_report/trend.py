@@ -13,7 +13,6 @@ and SVG per chart; exit 0, or 2 with one line for unusable input.
 
 from __future__ import annotations
 
-import argparse
 import json
 import re
 import statistics
@@ -23,7 +22,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
-from gapbench_report import plots, render
+from gapbench_report import commandline, plots, render
 from gapbench_report.results import ResultsError, parse_name
 
 PROG = "gapbench-report trend"
@@ -281,43 +280,25 @@ def write_trend(nights: Sequence[Night], out: Path, pattern: str | None = None,
     return index
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str):
-        raise ResultsError(message)
-
-
 def main(argv: Sequence[str] | None = None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
-    if argv[:1] == ["trend"]:
-        argv = argv[1:]
-    p = _Parser(prog=PROG, description=__doc__.splitlines()[0])
+    p = commandline.Parser(prog=PROG, description=__doc__.splitlines()[0])
     p.add_argument("history", nargs="+", type=Path, help="history folders or files")
     p.add_argument("--out", required=True, type=Path)
     p.add_argument("--filter", help="only benchmarks whose name matches this regex")
     p.add_argument("--last", type=int, help="only the last N nights of each machine")
-    try:
+    def body(argv: list[str]) -> int:
         args = p.parse_args(argv)
         if args.filter:
             try:
                 re.compile(args.filter)
             except re.error as e:
-                raise ResultsError(f"--filter is not a valid regex: {e}") from None
+                raise commandline.UsageError(f"--filter is not a valid regex: {e}") from None
         if args.last is not None and args.last < 1:
-            raise ResultsError("--last must be at least 1")
-        index = write_trend(load_history(args.history), args.out, args.filter, args.last)
-    except SystemExit as e:  # --help
-        return int(e.code or 0)
-    except ResultsError as e:
-        print(f"{PROG}: {e}", file=sys.stderr)
-        return 2
-    except OSError as e:
-        print(f"{PROG}: cannot write the trend: {e}", file=sys.stderr)
-        return 2
-    except Exception as e:  # noqa: BLE001 -- one line, not a traceback
-        print(f"{PROG}: internal error: {type(e).__name__}: {e}", file=sys.stderr)
-        return 2
-    print(index)
-    return 0
+            raise commandline.UsageError("--last must be at least 1")
+        print(write_trend(load_history(args.history), args.out, args.filter, args.last))
+        return 0
+
+    return commandline.run(PROG, body, argv, command="trend")
 
 
 if __name__ == "__main__":

@@ -42,7 +42,8 @@ def test_check_run_accepts_a_quiet_run_and_summarizes_it():
 
 def test_check_run_names_the_noisy_benchmarks():
     quiet = [1e-4] * 5 + [1.001e-4] * 5
-    noisy = [1e-4, 1.3e-4, 0.8e-4, 1.2e-4, 1e-4, 0.7e-4, 1.25e-4, 1e-4, 0.9e-4, 1.1e-4]
+    noisy = [1e-4, 1.5e-4, 0.7e-4, 1.4e-4, 1e-4, 0.6e-4, 1.45e-4, 1e-4, 0.8e-4, 1.3e-4]
+    assert baseline.spread(tuple(noisy)) > baseline.SPREAD_LIMIT
     with pytest.raises(baseline.Refused) as refused:
         baseline.check_run(_results(**{SUMSQ: quiet, IMAGE: noisy}))
     text = str(refused.value)
@@ -142,11 +143,22 @@ def test_a_second_capture_replaces_its_row(tmp_path):
 
 
 def test_a_noisy_run_is_refused_and_nothing_is_written(tmp_path, capsys):
-    code, out, _ = capture(tmp_path, noisy={"memcpy": 0.3})
+    code, out, _ = capture(tmp_path, noisy={"memcpy": 0.6})
     assert code == 1
     err = capsys.readouterr().err
     assert "refused, nothing written" in err and COPY in err and SUMSQ not in err
     assert list(out.iterdir()) == []  # no baseline, no README row, no run file left
+
+
+def test_the_spread_limit_can_be_set(tmp_path, capsys):
+    # A spread of about 7% passes the default limit and is refused under a limit of 2%.
+    assert capture(tmp_path, noisy={"memcpy": 0.05})[0] == 0
+    code, out, _ = capture(tmp_path, "--spread-limit", "0.02", noisy={"memcpy": 0.05})
+    assert code == 1 and "above 2%" in capsys.readouterr().err
+    prov = json.loads((out / "cpu-test.json").read_text())["provenance"]  # the first capture's
+    assert prov["spread"]["limit"] == baseline.SPREAD_LIMIT
+    for bad in ("0", "1.5", "nan"):
+        assert capture(tmp_path, "--spread-limit", bad)[0] == 2
 
 
 def test_a_failed_benchmark_is_refused(tmp_path, capsys):
