@@ -9,6 +9,7 @@
 #include <cstdint>
 
 #include "kernels/conv.h"
+#include "kernels/grid_stride.cuh"
 
 namespace gapbench::conv {
 
@@ -202,9 +203,8 @@ void launch_tiled(const TiledPlan& plan, const TiledArgs& args, const float* x, 
 cudaError_t naive_gpu(const ConvShape& shape, const float* x, const float* w, float* y,
                       cudaStream_t stream) {
   constexpr unsigned kThreads = 256;
-  constexpr std::size_t kMaxBlocks = 65535;
   const std::size_t total = shape.output_size();
-  const std::size_t blocks = std::min(kMaxBlocks, (total + kThreads - 1) / kThreads);
+  const std::size_t blocks = grid::blocks_for(total, kThreads);
   naive_kernel<<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(
       x, w, y, dims_of(shape), static_cast<unsigned>(total));
   return cudaGetLastError();

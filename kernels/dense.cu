@@ -9,20 +9,16 @@
 #include <cstdint>
 
 #include "kernels/dense.h"
+#include "kernels/grid_stride.cuh"
 
 namespace gapbench::dense {
 
 namespace {
 
-constexpr unsigned kWarp = 32;
-constexpr unsigned kFullMask = 0xffffffffu;
+using grid::blocks_for;
+using grid::kFullMask;
+using grid::kWarp;
 constexpr unsigned kThreads = 256;
-// Grid-stride kernels never need more blocks than this to fill a current GPU.
-constexpr std::size_t kMaxBlocks = 65535;
-
-std::size_t blocks_for(std::size_t items, std::size_t per_block) {
-  return std::max<std::size_t>(1, std::min(kMaxBlocks, (items + per_block - 1) / per_block));
-}
 
 // ---- kernels ----
 

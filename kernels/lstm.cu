@@ -13,13 +13,12 @@
 #include <cstddef>
 
 #include "kernels/lstm_gpu.h"
+#include "kernels/grid_stride.cuh"
 
 namespace gapbench::lstm {
 
 namespace {
 
-// Grid-stride kernels never need more blocks than this to fill any current GPU.
-constexpr std::size_t kMaxBlocks = 65535;
 constexpr unsigned kThreads = 256;
 
 __device__ __forceinline__ float sigmoid(float z) { return 1.0f / (1.0f + expf(-z)); }
@@ -53,10 +52,10 @@ cudaError_t pointwise_gpu(std::size_t batch, std::size_t hidden, const float* ga
   const std::size_t total = batch * hidden;
   // 32-bit indices: k + stride must not wrap, and 4·hidden fits the gate offsets.
   if (total == 0) return cudaSuccess;
-  if (total + kMaxBlocks * kThreads > UINT_MAX || 4 * hidden > UINT_MAX) {
+  if (total + grid::kMaxBlocks * kThreads > UINT_MAX || 4 * hidden > UINT_MAX) {
     return cudaErrorInvalidValue;
   }
-  const std::size_t blocks = std::min(kMaxBlocks, (total + kThreads - 1) / kThreads);
+  const std::size_t blocks = grid::blocks_for(total, kThreads);
   pointwise_kernel<<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(
       static_cast<unsigned>(batch), static_cast<unsigned>(hidden), gates, xproj, b, c_prev, h, c);
   return cudaGetLastError();

@@ -17,16 +17,15 @@
 #include <cstdint>
 
 #include "kernels/preprocess.h"
+#include "kernels/grid_stride.cuh"
 
 namespace gapbench::preprocess {
 
 namespace {
 
-constexpr unsigned kWarp = 32;
-constexpr unsigned kFullMask = 0xffffffffu;
-// Grid-stride kernels never need more blocks than this to fill any current GPU (an H100 holds
-// 132 SMs x 2048 threads = 1056 blocks of 256); well under gridDim.x's limit of 2^31 - 1.
-constexpr std::size_t kMaxBlocks = 65535;
+using grid::blocks_for;
+using grid::kFullMask;
+using grid::kWarp;
 
 // ---- kernels ----
 
@@ -97,11 +96,6 @@ __global__ void image_kernel(const std::uint8_t* __restrict__ in, Index total, I
     }
     out[k] = brighten(in[src], delta[image]);
   }
-}
-
-// Blocks for `items` work items at `threads` per block, at least 1, capped for grid-stride loops.
-std::size_t blocks_for(std::size_t items, std::size_t threads) {
-  return std::max<std::size_t>(1, std::min(kMaxBlocks, (items + threads - 1) / threads));
 }
 
 // One launch of image_kernel over `shape` (n images starting at the given pointers).

@@ -5,7 +5,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdint>
 #include <limits>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -93,81 +95,64 @@ TEST(LstmGpu, PointwiseKernelMatchesCpuPointwise) {
 
 // ---- cuBLAS: sequence and step, eager and as a graph ----
 
-TEST(LstmGpu, CublasSequenceMatchesReference) {
-  GAPBENCH_SKIP_WITHOUT_GPU();
-  for (const Shape& s : kShapes) {
-    const Stream stream;
-    const Problem p(s, 31);
-    CublasLstm lstm(s, p.weights, stream.get());
-    upload_inputs(lstm, p, s, stream);
-    poison(lstm.h_seq(), s.h_seq_size(), stream);
-    lstm.enqueue_sequence();
-    const auto h = download(lstm.h_seq(), s.h_seq_size(), stream);
-    const auto c = download(lstm.c_after(s.steps - 1), s.state_size(), stream);
-    const Validation v = check_sequence("cublas", s, full_reference(p), h.data(), c.data());
-    EXPECT_TRUE(v.ok) << s.key() << ": " << v.message();
-  }
-}
+// The cuBLAS LSTM on every shape: the whole sequence, or one step after the input projection,
+// run eagerly, or captured once as a CUDA graph (capturing runs nothing) and replayed twice (a
+// second replay must give the same again). Outputs are poisoned before every run.
+enum class Scope { sequence, one_step };
+enum class Run { eager, graph };
 
-TEST(LstmGpu, CublasStepMatchesReferenceFirstStep) {
-  GAPBENCH_SKIP_WITHOUT_GPU();
+void expect_cublas_matches_reference(Scope scope, Run mode, std::uint64_t seed) {
+  const bool one_step = scope == Scope::one_step;
+  const std::string what =
+      std::string("cublas") + (mode == Run::graph ? "_graph" : "") + (one_step ? " step" : "");
   for (const Shape& s : kShapes) {
     const Stream stream;
-    const Problem p(s, 37);
+    const Problem p(s, seed);
     CublasLstm lstm(s, p.weights, stream.get());
     upload_inputs(lstm, p, s, stream);
-    lstm.enqueue_projection();
-    poison(lstm.h_seq(), s.state_size(), stream);
-    poison(lstm.c_after(0), s.state_size(), stream);
-    lstm.enqueue_step(0);
-    const auto h = download(lstm.h_seq(), s.state_size(), stream);
-    const auto c = download(lstm.c_after(0), s.state_size(), stream);
-    const Validation v = check_step("cublas step", s, full_reference(p), h.data(), c.data());
-    EXPECT_TRUE(v.ok) << s.key() << ": " << v.message();
-  }
-}
-
-TEST(LstmGpu, CublasGraphReplaysTheSequence) {
-  GAPBENCH_SKIP_WITHOUT_GPU();
-  for (const Shape& s : kShapes) {
-    const Stream stream;
-    const Problem p(s, 41);
-    CublasLstm lstm(s, p.weights, stream.get());
-    upload_inputs(lstm, p, s, stream);
-    const CapturedGraph graph(stream.get(), [&] { lstm.enqueue_sequence(); });
-    // Capture ran nothing: the outputs are still poison until the graph is launched.
-    poison(lstm.h_seq(), s.h_seq_size(), stream);
-    poison(lstm.c_after(s.steps - 1), s.state_size(), stream);
-    stream.synchronize();
+    if (one_step) lstm.enqueue_projection();
+    stream.synchronize();  // a capture starts on an idle stream
+    const auto enqueue = [&] { one_step ? lstm.enqueue_step(0) : lstm.enqueue_sequence(); };
+    std::optional<CapturedGraph> graph;
+    if (mode == Run::graph) graph.emplace(stream.get(), enqueue);
+    const std::size_t h_size = one_step ? s.state_size() : s.h_seq_size();
+    float* const c_last = lstm.c_after(one_step ? 0 : s.steps - 1);
     const Reference ref = full_reference(p);
-    for (int replay = 0; replay < 2; ++replay) {  // a second replay gives the same again
-      graph.launch(stream.get());
-      const auto h = download(lstm.h_seq(), s.h_seq_size(), stream);
-      const auto c = download(lstm.c_after(s.steps - 1), s.state_size(), stream);
-      const Validation v = check_sequence("cublas_graph", s, ref, h.data(), c.data());
-      EXPECT_TRUE(v.ok) << s.key() << " replay " << replay << ": " << v.message();
+    for (int run = 0; run < (graph ? 2 : 1); ++run) {
+      poison(lstm.h_seq(), h_size, stream);
+      poison(c_last, s.state_size(), stream);
+      if (graph) {
+        graph->launch(stream.get());
+      } else {
+        enqueue();
+      }
+      const auto h = download(lstm.h_seq(), h_size, stream);
+      const auto c = download(c_last, s.state_size(), stream);
+      const Validation v = one_step ? check_step(what, s, ref, h.data(), c.data())
+                                    : check_sequence(what, s, ref, h.data(), c.data());
+      EXPECT_TRUE(v.ok) << s.key() << " run " << run << ": " << v.message();
     }
   }
 }
 
+TEST(LstmGpu, CublasSequenceMatchesReference) {
+  GAPBENCH_SKIP_WITHOUT_GPU();
+  expect_cublas_matches_reference(Scope::sequence, Run::eager, 31);
+}
+
+TEST(LstmGpu, CublasStepMatchesReferenceFirstStep) {
+  GAPBENCH_SKIP_WITHOUT_GPU();
+  expect_cublas_matches_reference(Scope::one_step, Run::eager, 37);
+}
+
+TEST(LstmGpu, CublasGraphReplaysTheSequence) {
+  GAPBENCH_SKIP_WITHOUT_GPU();
+  expect_cublas_matches_reference(Scope::sequence, Run::graph, 41);
+}
+
 TEST(LstmGpu, CublasGraphReplaysOneStep) {
   GAPBENCH_SKIP_WITHOUT_GPU();
-  for (const Shape& s : kShapes) {
-    const Stream stream;
-    const Problem p(s, 43);
-    CublasLstm lstm(s, p.weights, stream.get());
-    upload_inputs(lstm, p, s, stream);
-    lstm.enqueue_projection();
-    stream.synchronize();  // the capture starts on an idle stream
-    const CapturedGraph graph(stream.get(), [&] { lstm.enqueue_step(0); });
-    poison(lstm.h_seq(), s.state_size(), stream);
-    poison(lstm.c_after(0), s.state_size(), stream);
-    graph.launch(stream.get());
-    const auto h = download(lstm.h_seq(), s.state_size(), stream);
-    const auto c = download(lstm.c_after(0), s.state_size(), stream);
-    const Validation v = check_step("cublas_graph step", s, full_reference(p), h.data(), c.data());
-    EXPECT_TRUE(v.ok) << s.key() << ": " << v.message();
-  }
+  expect_cublas_matches_reference(Scope::one_step, Run::graph, 43);
 }
 
 TEST(LstmGpu, CublasRejectsMismatchedWeights) {

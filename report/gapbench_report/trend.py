@@ -286,6 +286,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--out", required=True, type=Path)
     p.add_argument("--filter", help="only benchmarks whose name matches this regex")
     p.add_argument("--last", type=int, help="only the last N nights of each machine")
+
     def body(argv: list[str]) -> int:
         args = p.parse_args(argv)
         if args.filter:
