@@ -172,7 +172,8 @@ def readme_row(name: str, prov: dict) -> str:
     how = (f"profile {prov['profile']}, {prov['repetitions']} repetitions, random "
            f"interleaving, filter `{prov['filter']}`"
            + (f", min time {prov['min_time_s']:g} s" if prov["min_time_s"] else "")
-           + (f", widest spread {worst:.1%}" if worst is not None else ""))
+           + (f", widest spread {worst:.1%}" if worst is not None else "")
+           + (f" (limit {prov['spread']['limit']:.0%})" if "limit" in prov["spread"] else ""))
     when = prov["captured_at"].replace("T", " ")
     return (f"| [`{name}`]({name}.json) | {_cell(machine)} | {when} | `{commit}` | "
             f"{_cell(how)} | `{_cell(prov['command'])}` |")
