@@ -40,14 +40,18 @@ from gapbench_report.runner import (REPO_ROOT, RunSpec, ToolError, TreeState, do
                                     write_json_atomic, write_text_atomic)
 
 PROG = "ci/baseline"
-# (Q3 - Q1) / median of a benchmark's repetitions. On the 2-core CI VM, interleaved repetitions
-# spread 10-26% (30 of 39 benchmarks over 10% in a quiet 11-minute run): its neighbours' load
-# comes and goes over minutes, and a two-thread benchmark shares both cores with everything.
-# 25% keeps a machine class like that while refusing a run that was disturbed for a good part of
-# its time. A baseline is read across machines, as ratios, where the differences it should show
-# are 2x and more; same-machine verdicts never use it (the nightly builds both sides). A quiet,
-# dedicated machine can ask for less with --spread-limit; the limit used is in the provenance.
-SPREAD_LIMIT = 0.25
+# (Q3 - Q1) / median of a benchmark's repetitions. Measured on the 2-core CI VM (a shared cloud
+# VM, as Colab's is), in quiet 11- and 30-minute runs with random interleaving: 30 of 39
+# benchmarks over 10%, then 15 of 101 over 25% and the widest at 60% (OpenBLAS and oneDNN at
+# small sizes on both vCPUs, which share the machine with everything else). Such a machine's
+# noise is real and its baseline must still be possible, so the rule refuses only a run whose
+# repetitions disagree by nearly 2x in their middle half: the machine changed under the run. A
+# baseline is read across machines, as ratios, where the differences it should show are 2x and
+# more: with 10 repetitions, a 75% spread still puts the median within about 20% (one standard
+# error). Same-machine verdicts never use a baseline (the nightly builds both sides). A quiet,
+# dedicated machine can ask for less with --spread-limit; the limit used is in the provenance
+# and in the README row.
+SPREAD_LIMIT = 0.75
 DEFAULT_REPETITIONS = 10  # the full profile's
 PROFILE = "full"
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")

@@ -42,7 +42,7 @@ def test_check_run_accepts_a_quiet_run_and_summarizes_it():
 
 def test_check_run_names_the_noisy_benchmarks():
     quiet = [1e-4] * 5 + [1.001e-4] * 5
-    noisy = [1e-4, 1.5e-4, 0.7e-4, 1.4e-4, 1e-4, 0.6e-4, 1.45e-4, 1e-4, 0.8e-4, 1.3e-4]
+    noisy = [1e-4, 3e-4, 1e-4, 3.2e-4, 1.1e-4, 0.9e-4, 2.9e-4, 1e-4, 3e-4, 3.1e-4]
     assert baseline.spread(tuple(noisy)) > baseline.SPREAD_LIMIT
     with pytest.raises(baseline.Refused) as refused:
         baseline.check_run(_results(**{SUMSQ: quiet, IMAGE: noisy}))
@@ -143,7 +143,7 @@ def test_a_second_capture_replaces_its_row(tmp_path):
 
 
 def test_a_noisy_run_is_refused_and_nothing_is_written(tmp_path, capsys):
-    code, out, _ = capture(tmp_path, noisy={"memcpy": 0.6})
+    code, out, _ = capture(tmp_path, noisy={"memcpy": 2.0})
     assert code == 1
     err = capsys.readouterr().err
     assert "refused, nothing written" in err and COPY in err and SUMSQ not in err
