@@ -1,4 +1,5 @@
-// Launch geometry shared by the grid-stride kernels (preprocess, dense). CUDA sources only.
+// Launch geometry shared by the grid-stride kernels (preprocess, dense, conv, lstm). CUDA
+// sources only.
 #pragma once
 
 #include <algorithm>

@@ -122,10 +122,8 @@ void sumsq_elementwise(const float* x, std::size_t rows, std::size_t cols, float
   }
 }
 
-namespace {
-
-void sumsq_vectorized_pass(const float* __restrict x, std::size_t rows, std::size_t cols,
-                           float* __restrict out) {
+void sumsq_vectorized(const float* __restrict x, std::size_t rows, std::size_t cols,
+                      float* __restrict out) {
   // kLanes independent partial sums: the float adds need no reassociation, so the lane loop
   // vectorizes (two 8-wide vectors with AVX2, one with AVX-512) without -ffast-math.
   constexpr std::size_t kLanes = 16;
@@ -153,13 +151,6 @@ void sumsq_vectorized_pass(const float* __restrict x, std::size_t rows, std::siz
     }
     out[r] = acc[0] + tail;
   }
-}
-
-}  // namespace
-
-void sumsq_vectorized(const float* __restrict x, std::size_t rows, std::size_t cols,
-                      float* __restrict out) {
-  sumsq_vectorized_pass(x, rows, cols, out);
 }
 
 namespace {
