@@ -33,6 +33,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from gapbench_report import commandline
+from gapbench_report.commandline import UsageError
 from gapbench_report import compare as cmp
 from gapbench_report.results import Benchmark, Results, load_results
 from gapbench_report.runner import (REPO_ROOT, RunSpec, ToolError, TreeState, doctor_facts,
@@ -285,16 +286,17 @@ def _run(argv: list[str]) -> int:
     try:
         args = _parser().parse_args(argv)
         if not NAME_PATTERN.match(args.name):
-            raise commandline.UsageError(f"name {args.name!r}: use letters, digits, '.', '_' and '-' "
-                              "(at most 64), starting with a letter or digit")
+            raise UsageError(f"name {args.name!r}: use letters, digits, '.', '_' and '-' "
+                             "(at most 64), starting with a letter or digit")
         needed = cmp.repetitions_needed(cmp.DEFAULT_ALPHA)
         if args.repetitions < needed:
-            raise commandline.UsageError(f"--repetitions {args.repetitions}: compare needs at least "
-                              f"{needed} per side")
+            raise UsageError(f"--repetitions {args.repetitions}: compare needs at least "
+                             f"{needed} per side")
         if args.min_time is not None and not args.min_time > 0:
-            raise commandline.UsageError(f"--min-time must be > 0, not {args.min_time:g}")
+            raise UsageError(f"--min-time must be > 0, not {args.min_time:g}")
         if not 0 < args.spread_limit <= 1:
-            raise commandline.UsageError(f"--spread-limit must be in (0, 1], not {args.spread_limit:g}")
+            raise UsageError(
+                f"--spread-limit must be in (0, 1], not {args.spread_limit:g}")
         target = capture(args, shlex.join([PROG, *argv]))
     except Refused as e:
         print(f"{PROG}: refused, nothing written: {e}", file=sys.stderr)

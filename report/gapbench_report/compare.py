@@ -40,6 +40,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from gapbench_report import commandline
+from gapbench_report.commandline import UsageError
 from gapbench_report.results import SECONDS_PER_UNIT, Benchmark, Results, load_results
 
 SAME = "SAME"
@@ -475,13 +476,18 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
+def check_rule(threshold: float, alpha: float) -> None:
+    """Raises UsageError for a --threshold or --alpha the test cannot use (compare's and the
+    nightly's flags)."""
+    if not (math.isfinite(threshold) and threshold >= 0):
+        raise UsageError(f"--threshold must be >= 0, not {threshold:g}")
+    if not 0 < alpha < 1:
+        raise UsageError(f"--alpha must be between 0 and 1 (exclusive), not {alpha:g}")
+
+
 def _run(argv: list[str] | None) -> int:
     args = _parser().parse_args(argv)
-    if not (math.isfinite(args.threshold) and args.threshold >= 0):
-        raise commandline.UsageError(f"--threshold must be >= 0, not {args.threshold:g}")
-    if not 0 < args.alpha < 1:
-        raise commandline.UsageError(
-            f"--alpha must be between 0 and 1 (exclusive), not {args.alpha:g}")
+    check_rule(args.threshold, args.alpha)
     baseline = load_results(args.baseline)
     contender = load_results(args.contender)
     c = compare(baseline, contender, threshold=args.threshold, alpha=args.alpha,

@@ -14,8 +14,8 @@
    compare's statistics (one-sided Mann-Whitney U, p < alpha, and the median at least
    --threshold slower).
 3. Rerun: only the benchmarks the first pass flagged SLOWER, with fresh interleaved rounds
-   (--rerun-rounds, default RERUN_FACTOR x --rounds). A regression is called only where the rerun flags
-   it again; a benchmark that failed in this build but ran in the known-good one is a
+   (--rerun-rounds, default 3 x --rounds). A regression is called only where the rerun flags it
+   again; a benchmark that failed in this build but ran in the known-good one is a
    regression too.
 4. Writes, under --out: baseline.json and contender.json (the pooled first pass), rerun-*.json,
    comparison.json, summary.md (for a CI job summary), report/ (the render of this build's run)
@@ -29,7 +29,6 @@ build that fails, bad arguments, a crash), with one line on stderr.
 from __future__ import annotations
 
 import argparse
-import math
 import shutil
 import sys
 import time
@@ -38,6 +37,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from gapbench_report import commandline
+from gapbench_report.commandline import UsageError
 from gapbench_report import compare as cmp
 from gapbench_report.results import Results, load_results
 from gapbench_report.runner import (REPO_ROOT, RunSpec, Side, ToolError, TreeState,
@@ -178,8 +178,8 @@ def gate(sides: tuple[Side, Side], spec: RunSpec, rounds: int, workdir: Path, *,
     if flagged:
         say(f"rerunning the {len(flagged)} flagged: {', '.join(flagged)}")
         rerun = interleaved_pass(sides, replace(spec, filter=exact_filter(flagged)),
-                                 rerun_rounds or RERUN_FACTOR * rounds, workdir, "rerun", threshold, alpha,
-                                 say)
+                                 rerun_rounds or RERUN_FACTOR * rounds, workdir, "rerun",
+                                 threshold, alpha, say)
     final, confirmed = settle(first.comparison, rerun.comparison if rerun else None)
     return Verdict(first, rerun, final, flagged, confirmed, new_failures(first))
 
@@ -214,10 +214,10 @@ def build_sides(args, root: Path, tree: TreeState) -> tuple[Side, Side, dict]:
     """Builds (or takes) the two executables; returns the sides and what to say about them."""
     if args.baseline_bin or args.contender_bin:
         if not (args.baseline_bin and args.contender_bin):
-            raise commandline.UsageError("--baseline-bin and --contender-bin go together")
+            raise UsageError("--baseline-bin and --contender-bin go together")
         for p in (args.baseline_bin, args.contender_bin):
             if not p.is_file():
-                raise commandline.UsageError(f"{p}: no such executable")
+                raise UsageError(f"{p}: no such executable")
         return (Side("baseline", args.baseline_bin.resolve()),
                 Side("contender", args.contender_bin.resolve()),
                 {"baseline": f"given executable {args.baseline_bin}",
@@ -338,7 +338,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--rounds", type=_positive_int, default=DEFAULT_ROUNDS,
                    help=f"rounds of A B B A per pass (default {DEFAULT_ROUNDS})")
     p.add_argument("--rerun-rounds", type=_positive_int,
-                   help=f"rounds of the rerun of the flagged benchmarks (default: {RERUN_FACTOR} x --rounds)")
+                   help="rounds of the rerun of the flagged benchmarks "
+                        f"(default: {RERUN_FACTOR} x --rounds)")
     p.add_argument("--repetitions", type=_positive_int, default=DEFAULT_REPETITIONS,
                    help=f"repetitions per run (default {DEFAULT_REPETITIONS})")
     p.add_argument("--min-time", type=float, help="seconds per repetition (default: the "
@@ -361,18 +362,15 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _check(args) -> RunSpec:
-    if not (math.isfinite(args.threshold) and args.threshold >= 0):
-        raise commandline.UsageError(f"--threshold must be >= 0, not {args.threshold:g}")
-    if not 0 < args.alpha < 1:
-        raise commandline.UsageError(f"--alpha must be between 0 and 1, not {args.alpha:g}")
+    cmp.check_rule(args.threshold, args.alpha)
     if args.min_time is not None and not args.min_time > 0:
-        raise commandline.UsageError(f"--min-time must be > 0, not {args.min_time:g}")
+        raise UsageError(f"--min-time must be > 0, not {args.min_time:g}")
     spec = RunSpec(args.filter, args.profile, args.repetitions, args.min_time)
     needed = cmp.repetitions_needed(args.alpha)
     if samples_per_side(spec, args.rounds) < needed:
-        raise commandline.UsageError(f"{args.rounds} round(s) x {spec.repetitions} repetition(s) give "
-                          f"{samples_per_side(spec, args.rounds)} samples per side; compare "
-                          f"needs >= {needed} for p < {args.alpha:g}")
+        raise UsageError(f"{args.rounds} round(s) x {spec.repetitions} repetition(s) give "
+                         f"{samples_per_side(spec, args.rounds)} samples per side; compare "
+                         f"needs >= {needed} for p < {args.alpha:g}")
     return spec
 
 
@@ -381,7 +379,8 @@ def prepare_out(out: Path) -> None:
     to touch any other non-empty folder."""
     if out.exists() and any(out.iterdir()):
         if not (out / OUT_MARKER).exists():
-            raise commandline.UsageError(f"{out} exists and was not made by {PROG}; choose another --out")
+            raise UsageError(f"{out} exists and was not made by {PROG}; choose another "
+                             "--out")
         shutil.rmtree(out)
     out.mkdir(parents=True, exist_ok=True)
     (out / OUT_MARKER).write_text("written by ci/nightly; emptied by its next run\n")

@@ -293,9 +293,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             try:
                 re.compile(args.filter)
             except re.error as e:
-                raise commandline.UsageError(f"--filter is not a valid regex: {e}") from None
+                raise UsageError(f"--filter is not a valid regex: {e}") from None
         if args.last is not None and args.last < 1:
-            raise commandline.UsageError("--last must be at least 1")
+            raise UsageError("--last must be at least 1")
         print(write_trend(load_history(args.history), args.out, args.filter, args.last))
         return 0
 
