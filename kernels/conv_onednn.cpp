@@ -39,11 +39,18 @@ OnednnConvolution::OnednnConvolution(const ConvShape& shape, const float* w)
   const auto f32 = memory::data_type::f32;
 
   // Formats left to oneDNN ("any"): it picks the blocked layouts its fast kernels need.
-  const dnnl::convolution_forward::desc desc(
-      dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
-      memory::desc(src_dims, f32, tag::any), memory::desc(weight_dims, f32, tag::any),
-      memory::desc(dst_dims, f32, tag::any), strides, padding, padding);
+  const memory::desc src_any(src_dims, f32, tag::any), weight_any(weight_dims, f32, tag::any),
+      dst_any(dst_dims, f32, tag::any);
+  const auto prop = dnnl::prop_kind::forward_inference;
+  const auto direct = dnnl::algorithm::convolution_direct;
+#if DNNL_VERSION_MAJOR >= 3  // Ubuntu 24.04 and newer; Debian 12 and Ubuntu 22.04 have 2.x
+  const dnnl::convolution_forward::primitive_desc pd(m.engine, prop, direct, src_any, weight_any,
+                                                     dst_any, strides, padding, padding);
+#else
+  const dnnl::convolution_forward::desc desc(prop, direct, src_any, weight_any, dst_any, strides,
+                                             padding, padding);
   const dnnl::convolution_forward::primitive_desc pd(desc, m.engine);
+#endif
   m.conv = dnnl::convolution_forward(pd);
   m.implementation = pd.impl_info_str();
 

@@ -36,11 +36,17 @@ OnednnLstm::OnednnLstm(const Shape& s, const Weights& weights)
   // `any`: let the primitive pick the weights' layout (a packed GEMM layout on CPUs).
   const dnnl::memory::desc w_layer_any({1, 1, I, 4, H}, dt::f32, tag::any);
   const dnnl::memory::desc w_iter_any({1, 1, H, 4, H}, dt::f32, tag::any);
-  const dnnl::lstm_forward::desc desc(dnnl::prop_kind::forward_inference,
-                                      dnnl::rnn_direction::unidirectional_left2right, x_desc,
-                                      state_desc, state_desc, w_layer_any, w_iter_any, bias_desc,
-                                      h_seq_desc, state_desc, state_desc);
+  const auto prop = dnnl::prop_kind::forward_inference;
+  const auto direction = dnnl::rnn_direction::unidirectional_left2right;
+#if DNNL_VERSION_MAJOR >= 3  // Ubuntu 24.04 and newer; Debian 12 and Ubuntu 22.04 have 2.x
+  const dnnl::lstm_forward::primitive_desc pd(engine_, prop, direction, x_desc, state_desc,
+                                              state_desc, w_layer_any, w_iter_any, bias_desc,
+                                              h_seq_desc, state_desc, state_desc);
+#else
+  const dnnl::lstm_forward::desc desc(prop, direction, x_desc, state_desc, state_desc, w_layer_any,
+                                      w_iter_any, bias_desc, h_seq_desc, state_desc, state_desc);
   const dnnl::lstm_forward::primitive_desc pd(desc, engine_);
+#endif
 
   x_ = dnnl::memory(x_desc, engine_);
   h0_ = dnnl::memory(state_desc, engine_);
