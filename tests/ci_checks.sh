@@ -16,7 +16,8 @@ case "${1:-}" in
     [[ -n "$tool" ]] || skip "actionlint is not installed (bash ci/setup puts it into .venv/bin)"
     command -v shellcheck >/dev/null || echo "note: no shellcheck on PATH: run: blocks unchecked"
     "$tool" -version | head -n 1
-    exec "$tool" -color=false
+    # Files and config named explicitly: a source tarball has no .git for actionlint to find them.
+    exec "$tool" -color=false -config-file .github/actionlint.yaml .github/workflows/*.yml
     ;;
   shellcheck)
     command -v shellcheck >/dev/null || skip "shellcheck is not installed (bash ci/setup installs it)"
