@@ -43,7 +43,7 @@ OnednnConvolution::OnednnConvolution(const ConvShape& shape, const float* w)
       dst_any(dst_dims, f32, tag::any);
   const auto prop = dnnl::prop_kind::forward_inference;
   const auto direct = dnnl::algorithm::convolution_direct;
-#if DNNL_VERSION_MAJOR >= 3  // Ubuntu 24.04 and newer; Debian 12 and Ubuntu 22.04 have 2.x
+#if DNNL_VERSION_MAJOR >= 3  // newer distributions and PyPI; Debian 12 has 2.6
   const dnnl::convolution_forward::primitive_desc pd(m.engine, prop, direct, src_any, weight_any,
                                                      dst_any, strides, padding, padding);
 #else

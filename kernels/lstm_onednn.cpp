@@ -38,7 +38,7 @@ OnednnLstm::OnednnLstm(const Shape& s, const Weights& weights)
   const dnnl::memory::desc w_iter_any({1, 1, H, 4, H}, dt::f32, tag::any);
   const auto prop = dnnl::prop_kind::forward_inference;
   const auto direction = dnnl::rnn_direction::unidirectional_left2right;
-#if DNNL_VERSION_MAJOR >= 3  // Ubuntu 24.04 and newer; Debian 12 and Ubuntu 22.04 have 2.x
+#if DNNL_VERSION_MAJOR >= 3  // newer distributions and PyPI; Debian 12 has 2.6
   const dnnl::lstm_forward::primitive_desc pd(engine_, prop, direction, x_desc, state_desc,
                                               state_desc, w_layer_any, w_iter_any, bias_desc,
                                               h_seq_desc, state_desc, state_desc);
