@@ -3,12 +3,14 @@
     ci/nightly [--good REF] [--filter REGEX] [--profile quick|full] [--rounds 16]
                [--repetitions 2] [--min-time S] [--threshold 0.05] [--alpha 0.01]
                [--out results/nightly/last] [--state-dir results/nightly] [--cmake-arg ARG]...
-               [--baseline-bin PATH --contender-bin PATH] [--no-state]
+               [--baseline-bin PATH --contender-bin PATH] [--no-state] [--state-origin TEXT]
 
 1. Builds the working tree (build/nightly/current) and the known-good commit (exported with
    `git archive` into build/nightly/src-<commit>, built in build/nightly/good-<commit>). The
    known-good commit is --good if given, else the one in <state-dir>/known-good (written by the
-   last night that passed), else HEAD~1.
+   last night that passed), else HEAD~1 -- and then summary.md says so at the top, as it does
+   when the history is missing: a lost state (the workflow keeps it in the Actions cache, which
+   evicts it after 7 days without use) is never passed over in silence.
 2. First pass: --rounds rounds of A B B A (A = known-good, B = this build), every run with
    Google Benchmark's random interleaving; each side's repetitions are pooled and compared with
    compare's statistics (one-sided Mann-Whitney U, p < alpha, and the median at least
@@ -40,10 +42,11 @@ from gapbench_report import commandline
 from gapbench_report.commandline import UsageError
 from gapbench_report import compare as cmp
 from gapbench_report.results import Results, load_results
-from gapbench_report.runner import (REPO_ROOT, RunSpec, Side, ToolError, TreeState,
-                                    build_gapbench, exact_filter, export_commit, git,
-                                    pool, read_document, resolve_commit, run_gapbench,
-                                    tree_state, write_json_atomic, write_text_atomic)
+from gapbench_report.runner import (REPO_ROOT, NotACommit, RunSpec, Side, ToolError,
+                                    TreeState, build_gapbench, exact_filter, export_commit,
+                                    git, is_shallow, pool, read_document, resolve_commit,
+                                    run_gapbench, tree_state, write_json_atomic,
+                                    write_text_atomic)
 
 PROG = "ci/nightly"
 # Many short runs: on a shared machine the spread between processes (6-11% for the gate proof's
@@ -190,39 +193,96 @@ def gate(sides: tuple[Side, Side], spec: RunSpec, rounds: int, workdir: Path, *,
 class KnownGood:
     commit: str
     how: str  # where it came from, for the summary
+    fell_back: bool = False  # HEAD~1, for want of a usable recorded known-good
 
 
 def choose_known_good(root: Path, given: str | None, state_dir: Path) -> KnownGood:
+    """--good, else the commit recorded in <state-dir>/known-good, else HEAD~1 (fell_back:
+    state_warning says so loudly). A git failure is an error, never a reason to fall back."""
     if given:
         return KnownGood(resolve_commit(root, given), f"--good {given}")
     recorded = state_dir / KNOWN_GOOD_FILE
+    how = "HEAD~1 (no known-good recorded)"
     if recorded.exists():
         commit = recorded.read_text(encoding="utf-8").strip()
         try:
             return KnownGood(resolve_commit(root, commit), f"last good night ({recorded})")
-        except ToolError:
-            log(f"{recorded} names {commit[:12]!r}, which is not a commit here; using HEAD~1")
+        except NotACommit:
+            how = f"HEAD~1 ({recorded} names {commit[:12]!r}, not a commit here)"
     try:
-        return KnownGood(resolve_commit(root, "HEAD~1"), "HEAD~1 (no known-good recorded)")
-    except ToolError:
+        return KnownGood(resolve_commit(root, "HEAD~1"), how, fell_back=True)
+    except NotACommit:
+        if is_shallow(root):
+            raise ToolError("no known-good commit: none recorded, and HEAD~1 is not in this "
+                            "shallow clone (actions/checkout needs fetch-depth: 0; or pass "
+                            "--good REF)") from None
         raise ToolError("no known-good commit: none recorded, and HEAD has no parent (pass "
-                        "--good REF, or fetch the history: actions/checkout needs "
-                        "fetch-depth: 0)") from None
+                        "--good REF)") from None
 
 
-def build_sides(args, root: Path, tree: TreeState) -> tuple[Side, Side, dict]:
-    """Builds (or takes) the two executables; returns the sides and what to say about them."""
-    if args.baseline_bin or args.contender_bin:
-        if not (args.baseline_bin and args.contender_bin):
-            raise UsageError("--baseline-bin and --contender-bin go together")
-        for p in (args.baseline_bin, args.contender_bin):
-            if not p.is_file():
-                raise UsageError(f"{p}: no such executable")
+# ---- the state carried from night to night -------------------------------------------------------
+
+# Why a state folder may be empty, when the caller does not say where it came from: the workflow
+# keeps it in the Actions cache.
+CACHE_EVICTION = "the Actions cache is evicted after 7 days without use"
+
+
+@dataclass(frozen=True)
+class StateFound:
+    """What <state-dir> held before this night wrote anything."""
+
+    known_good: bool  # a known-good file
+    nights: int  # history records
+
+    def as_json(self, state_dir: Path, origin: str | None, warning: str | None) -> dict:
+        return {"dir": str(state_dir), "origin": origin, "known_good_recorded": self.known_good,
+                "history_nights": self.nights, "warning": warning}
+
+
+def read_state(state_dir: Path) -> StateFound:
+    history = state_dir / HISTORY_DIR
+    nights = len(list(history.glob("*.json"))) if history.is_dir() else 0
+    return StateFound((state_dir / KNOWN_GOOD_FILE).exists(), nights)
+
+
+def state_warning(found: StateFound, state_dir: Path, fell_back: bool, keeps_history: bool,
+                  origin: str | None = None) -> str | None:
+    """The loud line for the top of summary.md and the log when this night cannot carry on
+    from the last one (the state is lost, new or partial); None when it can. fell_back: the
+    known-good is HEAD~1 for want of a recorded one; origin: where the state came from (the
+    workflow says whether the Actions cache had it)."""
+    then = []
+    if fell_back:
+        then.append("compares against HEAD~1")
+    if keeps_history and found.nights == 0:
+        then.append("starts a new history")
+    if not then:
+        return None
+    consequence = f"this night {' and '.join(then)}."
+    nights = f"{found.nights} night{'s' if found.nights != 1 else ''}"
+    if not found.known_good and found.nights == 0:
+        return (f"**State lost or new:** no known-good commit and no history were found in "
+                f"{state_dir} ({origin or CACHE_EVICTION}); {consequence}")
+    if found.known_good and fell_back:
+        return (f"**Known-good commit unusable:** {state_dir / KNOWN_GOOD_FILE} names no "
+                f"commit of this clone (a rewritten history?); {consequence}")
+    if not found.known_good:
+        return (f"**No known-good commit:** {state_dir} holds a history of {nights} but no "
+                f"known-good (no night has passed on a clean tree since it began, or the file "
+                f"was lost); {consequence}")
+    return (f"**History lost:** {state_dir} holds a known-good commit but no history "
+            f"({origin or CACHE_EVICTION}); {consequence}")
+
+
+def build_sides(args, root: Path, tree: TreeState, good: KnownGood | None
+                ) -> tuple[Side, Side, dict]:
+    """Builds (or takes) the two executables; returns the sides and what to say about them.
+    `good` is None when the executables are given."""
+    if good is None:
         return (Side("baseline", args.baseline_bin.resolve()),
                 Side("contender", args.contender_bin.resolve()),
                 {"baseline": f"given executable {args.baseline_bin}",
                  "contender": f"given executable {args.contender_bin}", "good_commit": None})
-    good = choose_known_good(root, args.good, args.state_dir)
     build_root = args.build_root
     current = build_gapbench(root, build_root / "current", args.cmake_arg, args.jobs)
     if tree.commit == good.commit and not tree.dirty:
@@ -287,6 +347,7 @@ def summary_markdown(v: Verdict, about: dict, spec: RunSpec, rounds: int,
                      notes: list[str]) -> str:
     c = v.final
     per_side = samples_per_side(spec, rounds)
+    state = about.get("state") or {}
     lines = [f"# gapbench nightly: {headline(v)}", "",
              f"- this build: {about['contender']}",
              f"- known-good: {about['baseline']}",
@@ -302,6 +363,10 @@ def summary_markdown(v: Verdict, about: dict, spec: RunSpec, rounds: int,
              f"- first pass: {len(c.rows)} benchmark{'s' if len(c.rows) != 1 else ''}, "
              f"{len(v.flagged)} flagged SLOWER; "
              f"confirmed by the rerun: {len(v.confirmed)}"]
+    if state.get("warning"):  # right under the headline: a lost state must not go unseen
+        lines[2:2] = [state["warning"], ""]
+    if state.get("origin"):
+        lines.append(f"- state ({state['dir']}): {state['origin']}")
     if v.failures:
         lines.append(f"- failed in this build but not in the known-good: "
                      f"{', '.join(f'`{n}`' for n in v.failures)}")
@@ -317,7 +382,8 @@ def comparison_json(v: Verdict, about: dict, spec: RunSpec, rounds: int) -> dict
             "samples_per_side": samples_per_side(spec, rounds), "flagged": v.flagged,
             "confirmed": v.confirmed, "failures": v.failures,
             "final": cmp.to_json(v.final), "first": cmp.to_json(v.first.comparison),
-            "rerun": cmp.to_json(v.rerun.comparison) if v.rerun else None}
+            "rerun": cmp.to_json(v.rerun.comparison) if v.rerun else None,
+            "state": about.get("state")}
 
 
 # ---- command line -------------------------------------------------------------------------------
@@ -358,6 +424,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--contender-bin", type=Path)
     p.add_argument("--no-state", action="store_true",
                    help="write no history and leave known-good as it is")
+    p.add_argument("--state-origin", metavar="TEXT",
+                   help="where <state-dir> came from, quoted in the summary (the workflow: the "
+                        "Actions cache key it restored, or that the cache had none)")
     return p
 
 
@@ -366,6 +435,12 @@ def _check(args) -> RunSpec:
     if args.min_time is not None and not args.min_time > 0:
         raise UsageError(f"--min-time must be > 0, not {args.min_time:g}")
     spec = RunSpec(args.filter, args.profile, args.repetitions, args.min_time)
+    if args.baseline_bin or args.contender_bin:
+        if not (args.baseline_bin and args.contender_bin):
+            raise UsageError("--baseline-bin and --contender-bin go together")
+        for p in (args.baseline_bin, args.contender_bin):
+            if not p.is_file():
+                raise UsageError(f"{p}: no such executable")
     needed = cmp.repetitions_needed(args.alpha)
     if samples_per_side(spec, args.rounds) < needed:
         raise UsageError(f"{args.rounds} round(s) x {spec.repetitions} repetition(s) give "
@@ -392,7 +467,14 @@ def _run(argv: list[str] | None) -> int:
     root = REPO_ROOT
     tree = tree_state(root)
     started = time.monotonic()
-    a, b, about = build_sides(args, root, tree)
+    found = read_state(args.state_dir)  # before this night adds to it
+    good = None if args.baseline_bin else choose_known_good(root, args.good, args.state_dir)
+    warning = state_warning(found, args.state_dir, bool(good and good.fell_back),
+                            not args.no_state, args.state_origin)
+    if warning:  # before the builds, which take long and may fail
+        log(warning.replace("**", ""))
+    a, b, about = build_sides(args, root, tree, good)
+    about["state"] = found.as_json(args.state_dir, args.state_origin, warning)
     prepare_out(args.out)
     log(f"A = {about['baseline']}; B = {about['contender']}")
     verdict = gate((a, b), spec, args.rounds, args.out, threshold=args.threshold,
@@ -412,6 +494,8 @@ def _run(argv: list[str] | None) -> int:
                       comparison_json(verdict, about, spec, args.rounds))
     write_text_atomic(args.out / "summary.md",
                       summary_markdown(verdict, about, spec, args.rounds, notes))
+    if warning:  # again at the end, where the log is read
+        log(warning.replace("**", ""))
     print(f"{PROG}: {headline(verdict)} ({args.out / 'summary.md'})")
     return verdict.exit_code
 

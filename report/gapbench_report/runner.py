@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 import subprocess
 import sys
@@ -28,25 +29,63 @@ class ToolError(Exception):
 
 # ---- git ------------------------------------------------------------------------------------
 
-def git(root: Path, *args: str) -> str:
+class NotACommit(ToolError):
+    """A ref that names no commit here (as opposed to git failing altogether)."""
+
+
+class DubiousOwnership(ToolError):
+    """Git refuses the repository: it belongs to another user than this process (git 2.35.2
+    and later), as a CI container running as root sees the runner user's checkout."""
+
+
+def _refused_for_ownership(root: Path, stderr: str) -> None:
+    """Raises DubiousOwnership when git's stderr says so: its own advice spans several lines
+    and is easily mistaken for some other failure further up. Git 2.35.2 to 2.35.x said
+    "unsafe repository ('PATH' is owned by someone else)", later ones "detected dubious
+    ownership in repository at 'PATH'"."""
+    if "dubious ownership" not in stderr and "unsafe repository" not in stderr:
+        return
+    where = re.search(r"repository at '([^']+)'|unsafe repository \('([^']+)'", stderr)
+    path = next((g for g in where.groups() if g), str(root)) if where else str(root)
+    raise DubiousOwnership(f"git refuses {path}: detected dubious ownership (the checkout "
+                           f"belongs to another user than this process); mark it safe: "
+                           f"git config --global --add safe.directory {shlex.quote(path)}")
+
+
+def _run_git(root: Path, args: Sequence[str]) -> subprocess.CompletedProcess:
     try:
-        done = subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True,
+        return subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True,
                               check=False)
     except FileNotFoundError:
         raise ToolError("git is not installed") from None
+
+
+def git(root: Path, *args: str) -> str:
+    done = _run_git(root, args)
     if done.returncode != 0:
+        _refused_for_ownership(root, done.stderr)
         message = " ".join(done.stderr.split()) or f"exit status {done.returncode}"
         raise ToolError(f"git {' '.join(args)}: {message}")
     return done.stdout.strip()
 
 
+def is_shallow(root: Path) -> bool:
+    return git(root, "rev-parse", "--is-shallow-repository") == "true"
+
+
 def resolve_commit(root: Path, ref: str) -> str:
-    """The full hash of `ref`; ToolError when it names no commit here."""
-    try:
-        return git(root, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}")
-    except ToolError:
-        raise ToolError(f"{ref!r} is not a commit in {root} (a shallow clone? fetch the "
-                        "history)") from None
+    """The full hash of `ref`; NotACommit when it names no commit here, and ToolError (one of
+    its kinds) when git itself fails: a shallow clone is blamed only when the clone is one."""
+    done = _run_git(root, ["rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}"])
+    if done.returncode == 0:
+        return done.stdout.strip()
+    _refused_for_ownership(root, done.stderr)
+    if done.stderr.strip():  # --quiet: a missing ref says nothing, anything else is a failure
+        raise ToolError(f"git rev-parse {ref}: {' '.join(done.stderr.split())}")
+    if is_shallow(root):
+        raise NotACommit(f"{ref!r} is not a commit in {root}, a shallow clone (fetch the "
+                         "history: actions/checkout needs fetch-depth: 0)")
+    raise NotACommit(f"{ref!r} is not a commit in {root}")
 
 
 def is_dirty(root: Path) -> bool:
@@ -72,8 +111,11 @@ SOURCE_COMMIT_VARIABLE = "GAPBENCH_SOURCE_COMMIT"
 
 
 def tree_state(root: Path) -> TreeState:
+    """This checkout's commit; refused ownership is an error, not "no checkout"."""
     try:
         return TreeState(git(root, "rev-parse", "HEAD"), is_dirty(root))
+    except DubiousOwnership:
+        raise
     except ToolError:
         return TreeState(os.environ.get(SOURCE_COMMIT_VARIABLE) or None, False)
 
@@ -88,6 +130,7 @@ def export_commit(root: Path, commit: str, dest: Path) -> None:
     archive.stdout.close()
     err = archive.stderr.read().decode(errors="replace")
     if archive.wait() != 0 or untar.returncode != 0:
+        _refused_for_ownership(root, err)
         detail = " ".join((err + untar.stderr.decode(errors="replace")).split())
         raise ToolError(f"cannot export commit {commit[:12]} into {dest}: {detail}")
 

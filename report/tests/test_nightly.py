@@ -167,14 +167,15 @@ def test_known_good_order(repo, tmp_path):
     head1 = git("rev-parse", "HEAD~1")
     first = git("rev-parse", "HEAD~2")
     assert nightly.choose_known_good(root, None, state) == nightly.KnownGood(
-        head1, "HEAD~1 (no known-good recorded)")
+        head1, "HEAD~1 (no known-good recorded)", fell_back=True)
     state.mkdir()
     (state / nightly.KNOWN_GOOD_FILE).write_text(first + "\n")
     good = nightly.choose_known_good(root, None, state)
-    assert good.commit == first and "last good night" in good.how
+    assert good.commit == first and "last good night" in good.how and not good.fell_back
     assert nightly.choose_known_good(root, "HEAD", state).commit == git("rev-parse", "HEAD")
     (state / nightly.KNOWN_GOOD_FILE).write_text("f" * 40)  # gone (a rewritten history)
-    assert nightly.choose_known_good(root, None, state).commit == head1
+    good = nightly.choose_known_good(root, None, state)
+    assert good.commit == head1 and good.fell_back and "not a commit here" in good.how
     with pytest.raises(ToolError, match="not a commit"):
         nightly.choose_known_good(root, "nope", state)
 
@@ -185,8 +186,9 @@ def test_no_parent_and_nothing_recorded_is_a_clear_error(tmp_path):
     for args in (["init", "-q"], ["config", "user.email", "t@example.invalid"],
                  ["config", "user.name", "t"], ["commit", "-q", "--allow-empty", "-m", "x"]):
         subprocess.run(["git", "-C", str(root), *args], check=True, capture_output=True)
-    with pytest.raises(ToolError, match="pass --good"):
+    with pytest.raises(ToolError, match="HEAD has no parent") as raised:
         nightly.choose_known_good(root, None, tmp_path / "state")
+    assert "pass --good" in str(raised.value) and "shallow clone" not in str(raised.value)
 
 
 # ---- the command --------------------------------------------------------------------------------
