@@ -89,8 +89,10 @@ def resolve_commit(root: Path, ref: str) -> str:
 
 
 def is_dirty(root: Path) -> bool:
-    """Uncommitted changes, untracked files included (CMake globs new sources in)."""
-    return bool(git(root, "status", "--porcelain"))
+    """Uncommitted changes, untracked files included (CMake globs new sources in). Captured
+    baselines are left out: they are what the tools write, not what gapbench is built from, and
+    a second Colab part must not call the first part's new file a change to the code."""
+    return bool(git(root, "status", "--porcelain", "--", ".", ":(exclude)results/baselines"))
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,7 @@
 """Tests of the Colab path's parts that run without Colab: the notebook is valid nbformat 4 whose
-cells compile (Python) or parse (shell magics), and ci/colab-baseline handles its arguments and
-a missing GPU with a clear message."""
+cells compile and run no unchecked shell command, its form fields, and ci/colab-baseline: its
+arguments, a missing GPU, its parts of the full profile, and the one line naming the file it
+wrote (only on success). test_colab_notebook.py runs the notebook itself."""
 
 from __future__ import annotations
 
@@ -16,6 +17,8 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOK = ROOT / "ci" / "colab_baseline.ipynb"
 SCRIPT = ROOT / "ci" / "colab-baseline"
+GAPBENCH = ROOT / "build" / "default" / "gapbench"
+WROTE = "ci/colab-baseline: wrote "
 
 
 @pytest.fixture(scope="module")
@@ -35,6 +38,7 @@ def test_notebook_is_nbformat_4(notebook):
         assert isinstance(cell["metadata"], dict)
         assert isinstance(cell["source"], list) and all(isinstance(s, str)
                                                         for s in cell["source"])
+        assert all(len(line) <= 100 for line in "".join(cell["source"]).splitlines())
         if cell["cell_type"] == "code":
             assert cell["outputs"] == [] and cell["execution_count"] is None  # saved clean
 
@@ -48,33 +52,45 @@ def _code_cells(notebook):
     return ["".join(c["source"]) for c in notebook["cells"] if c["cell_type"] == "code"]
 
 
-def test_every_code_cell_compiles_and_every_magic_parses(notebook):
-    magics = 0
+def test_every_code_cell_compiles_and_runs_no_unchecked_shell_command(notebook):
+    # A `!command` ignores its exit status: every command goes through run(), which checks it.
     for source in _code_cells(notebook):
-        python_lines = []
         for line in source.splitlines():
-            if line.lstrip().startswith("!"):
-                # IPython substitutes {NAME} with Python values; any word stands in here.
-                command = re.sub(r"\{[A-Za-z_][A-Za-z0-9_]*\}", "x", line.lstrip()[1:])
-                done = subprocess.run(["bash", "-n", "-c", command], capture_output=True,
-                                      text=True)
-                assert done.returncode == 0, f"{line!r}: {done.stderr}"
-                magics += 1
-                python_lines.append(line[:len(line) - len(line.lstrip())] + "pass")
-            else:
-                assert not line.lstrip().startswith("%"), "no line magics but ! commands"
-                python_lines.append(line)
-        compile("\n".join(python_lines), "<cell>", "exec")
-    assert magics >= 1
+            assert not line.lstrip().startswith(("!", "%")), line
+        compile(source, "<cell>", "exec")
 
 
-def test_notebook_checks_the_gpu_first_and_calls_the_script(notebook):
+def test_notebook_checks_the_settings_then_the_gpu_then_calls_the_script(notebook):
     cells = _code_cells(notebook)
-    gpu = next(i for i, c in enumerate(cells) if "nvidia-smi" in c)
-    build = next(i for i, c in enumerate(cells) if "ci/colab-baseline" in c)
-    assert gpu < build  # nothing installed or built without a GPU
     assert "REPO_URL" in cells[0] and "TARBALL" in cells[0]
-    assert "files.download" in cells[-1]
+    assert "subprocess" not in cells[0] and "run(" not in cells[0]  # nothing runs before it
+    gpu = next(i for i, c in enumerate(cells) if "nvidia-smi" in c)
+    clone = next(i for i, c in enumerate(cells) if "git\", \"clone" in c)
+    build = next(i for i, c in enumerate(cells) if '"bash", "ci/colab-baseline"' in c)
+    assert 0 < gpu < clone < build  # nothing cloned, installed or built without a GPU
+    assert "files.download" in cells[-1] and ".glob(" not in cells[-1]  # no "newest JSON" guess
+
+
+def _form_fields(notebook) -> dict[str, str]:
+    """NAME -> the text after `# @param` in the first code cell (Colab's form fields)."""
+    return dict(re.findall(r'^(\w+) = "[^"]*"  # @param (.+)$', _code_cells(notebook)[0], re.M))
+
+
+def test_notebook_settings_are_colab_form_fields_and_repo_url_is_empty(notebook):
+    fields = _form_fields(notebook)
+    assert set(fields) == {"REPO_URL", "BRANCH", "TARBALL", "NAME", "PART"}
+    assert fields["REPO_URL"] == '{type:"string"}'
+    assert re.search(r'^REPO_URL = ""  # @param', _code_cells(notebook)[0], re.M)
+    assert "OWNER" not in re.search(r"^REPO_URL = .*$", _code_cells(notebook)[0], re.M)[0]
+    assert notebook["cells"][1]["metadata"].get("cellView") == "form"
+
+
+def test_notebook_offers_the_scripts_parts(notebook):
+    choices = json.loads(_form_fields(notebook)["PART"])
+    assert choices == [str(n) for n in parts()] + ["all"]
+    for n, (_, count) in parts().items():  # the intro's table of estimates names every part
+        assert re.search(rf"^\| {n} \| .*\({count}\) \|", "".join(notebook["cells"][0]["source"]),
+                         re.M)
 
 
 # ---- ci/colab-baseline ---------------------------------------------------------------------------
@@ -90,16 +106,29 @@ def path_without_gpu(tmp_path):
 
 
 def fake_smi(folder: Path, name: str | None) -> None:
+    """nvidia-smi that sees GPU `name`, or that cannot reach a driver (name None). Each call is
+    logged in folder/nvidia-smi.log."""
+    log = f'echo "$*" >> "{folder}/nvidia-smi.log"\n'
     body = (f'if [ "$1" = "--query-gpu=name" ]; then echo "{name}"; fi\n' if name else
             'echo "NVIDIA-SMI has failed because it couldn\'t communicate with the NVIDIA '
             'driver." >&2\nexit 9\n')
-    (folder / "nvidia-smi").write_text("#!/bin/sh\n" + body)
+    (folder / "nvidia-smi").write_text("#!/bin/sh\n" + log + body)
     (folder / "nvidia-smi").chmod(0o755)
 
 
-def script(*args, path):
+def script(*args, path, cwd=None):
     return subprocess.run(["bash", str(SCRIPT), *args], capture_output=True, text=True,
-                          env={"PATH": str(path), "HOME": "/nonexistent"})
+                          env={"PATH": str(path), "HOME": "/nonexistent"}, cwd=cwd)
+
+
+def parts() -> dict[int, tuple[str, int]]:
+    """--list-parts: part number -> (filter, number of benchmarks it says it holds)."""
+    done = subprocess.run(["bash", str(SCRIPT), "--list-parts"], capture_output=True, text=True,
+                          check=True)
+    found = re.findall(r"^part (\d+): .*?: (\d+) benchmarks, .*; --filter '([^']+)'$",
+                       done.stdout, re.M)
+    assert len(found) == len(done.stdout.splitlines())
+    return {int(n): (regex, int(count)) for n, count, regex in found}
 
 
 def test_script_without_nvidia_smi_says_how_to_get_a_gpu(path_without_gpu):
@@ -122,11 +151,10 @@ def test_script_dry_run_names_the_baseline_after_the_gpu(path_without_gpu, gpu, 
     fake_smi(path_without_gpu, gpu)
     done = script("--dry-run", path=path_without_gpu)
     assert done.returncode == 0, done.stderr
-    lines = done.stdout.splitlines()
-    assert lines[0] == f"ci/colab-baseline: GPU: {gpu}"
-    assert lines[1] == f"+ bash {ROOT}/ci/setup --no-chromium"
-    assert lines[2] == (f"+ {ROOT}/ci/baseline {name} --require-gpu "
-                        "--cmake-arg=-DCMAKE_CUDA_ARCHITECTURES=native")
+    assert done.stdout.splitlines() == [
+        f"ci/colab-baseline: GPU: {gpu}",
+        f"+ bash {ROOT}/ci/setup --no-chromium",
+        f"+ {ROOT}/ci/baseline {name} --require-gpu --cmake-arg=-DCMAKE_CUDA_ARCHITECTURES=native"]
 
 
 def test_script_passes_its_options_on(path_without_gpu):
@@ -139,11 +167,67 @@ def test_script_passes_its_options_on(path_without_gpu):
         "--filter ^peak/ --repetitions 12"]
 
 
+@pytest.mark.parametrize("extra, name", [([], "colab-t4-part2"), (["--name", "t4"], "t4-part2")])
+def test_script_part_is_a_baseline_of_its_own_with_the_parts_filter(path_without_gpu, extra,
+                                                                     name):
+    fake_smi(path_without_gpu, "Tesla T4")
+    done = script("--dry-run", "--skip-setup", "--part", "2", *extra, path=path_without_gpu)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[1:] == [
+        f"+ {ROOT}/ci/baseline {name} --require-gpu --cmake-arg=-DCMAKE_CUDA_ARCHITECTURES=native "
+        f"--filter {parts()[2][0]}"]
+
+
+def test_script_lists_four_parts_each_with_an_estimate(path_without_gpu):
+    done = script("--list-parts", path=path_without_gpu)  # no GPU needed to list them
+    assert done.returncode == 0 and list(parts()) == [1, 2, 3, 4]
+    assert all(re.search(r"about \d+ min on a T4 \(an estimate\)", line)
+               for line in done.stdout.splitlines())
+    # The header's total is the parts' sum.
+    assert f"({sum(c for _, c in parts().values())} benchmarks)" in SCRIPT.read_text()
+
+
+def test_parts_cover_every_family_and_every_pipeline_consumer():
+    families = sorted(set(re.findall(r"^GAPBENCH_FAMILY\((\w+)\)",
+                                     "".join(p.read_text() for p in (ROOT / "bench").glob("*.cpp")),
+                                     re.M)))
+    assert len(families) >= 7
+    names = [f"{f}/x/cpu/n:1/real_time" for f in families if f != "pipeline"]
+    names += [f"pipeline/{mode}/{device}/produce_ms:{p}/consume_ms:{c}/depth:2/workers:1/"
+              "real_time" for mode in ("none", "prefetch") for device in ("cpu", "gpu")
+              for p in ("0.5", "1", "16") for c in ("1", "4", "16")]
+    for name in names:
+        assert sum(bool(re.search(regex, name)) for regex, _ in parts().values()) == 1, name
+
+
+@pytest.mark.skipif(not GAPBENCH.is_file(), reason=f"no {GAPBENCH} built (cmake --build)")
+def test_parts_split_the_full_profile_once_as_gapbench_lists_it():
+    def listed(regex: str) -> list[str]:
+        done = subprocess.run([str(GAPBENCH), "--profile=full", "--benchmark_list_tests=true",
+                               f"--benchmark_filter={regex}"], capture_output=True, text=True,
+                              check=True)
+        return done.stdout.split()
+
+    every = listed(".")
+    in_parts = []
+    for n, (regex, count) in parts().items():
+        names = listed(regex)
+        assert len(names) == count, f"part {n}: the estimate counts {count}, gapbench lists " \
+                                    f"{len(names)}: update ci/colab-baseline and the notebook"
+        in_parts += names
+    assert sorted(in_parts) == sorted(every)  # each benchmark in exactly one part
+
+
 @pytest.mark.parametrize("args, words", [
     (["--bogus"], "unknown argument '--bogus'"),
     (["--name"], "--name needs a value"),
     (["--filter", "--dry-run"], "--filter needs a value"),
     (["--repetitions", "many"], "whole number"),
+    (["--part", "5"], "--part must be one of 1 2 3 4"),
+    (["--part", "0"], "--part must be one of 1 2 3 4"),
+    (["--part=x"], "--part must be one of 1 2 3 4"),
+    (["--part", "08"], "--part must be one of 1 2 3 4"),
+    (["--part", "1", "--filter", "^peak/"], "--part and --filter"),
 ])
 def test_script_bad_arguments(path_without_gpu, args, words):
     fake_smi(path_without_gpu, "Tesla T4")
@@ -154,4 +238,97 @@ def test_script_bad_arguments(path_without_gpu, args, words):
 
 def test_script_help(path_without_gpu):
     done = script("--help", path=path_without_gpu)
-    assert done.returncode == 0 and "colab-<gpu>" in done.stdout
+    assert done.returncode == 0 and "colab-<gpu>" in done.stdout and "--part N" in done.stdout
+    assert "set -euo" not in done.stdout and "estimate" in done.stdout
+
+
+# ---- ci/colab-baseline with stand-ins for ci/setup and ci/baseline ----------------------------
+
+# Stands in for ci/baseline as its contract says: progress on stderr; on success the path of the
+# JSON it wrote, and only that, on stdout (exit 0); refused: exit 1, nothing written; an error:
+# exit 2. FAKE_BASELINE picks: ok, refuse, error, silent (exit 0 naming no file). It logs its
+# arguments, and makes the committed CPU baseline the newest JSON, which must not matter.
+FAKE_BASELINE = r"""#!/usr/bin/env bash
+set -euo pipefail
+out_dir="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/results/baselines"
+echo "$*" >> "$out_dir/../ci-baseline.log"
+echo "ci/baseline: running the fake capture" >&2
+case "${FAKE_BASELINE:-ok}" in
+  refuse) echo "ci/baseline: refused, nothing written: 3 of 9 benchmarks spread too wide" >&2
+          exit 1 ;;
+  error) echo "ci/baseline: building (preset default) failed (exit status 1)" >&2; exit 2 ;;
+  silent) exit 0 ;;
+esac
+printf '{"provenance": {"name": "%s", "source_commit": "%s"}}\n' \
+  "$1" "${GAPBENCH_SOURCE_COMMIT:-}" > "$out_dir/$1.json"
+printf '| [`%s`](%s.json) | a fake row |\n' "$1" "$1" >> "$out_dir/README.md"
+touch -d 2099-01-01 "$out_dir/ci-cpu-2core.json"
+echo "$out_dir/$1.json"
+"""
+FAKE_SETUP = """#!/usr/bin/env bash
+echo "ci/setup: the fake set-up $*"
+exit "${FAKE_SETUP_STATUS:-0}"
+"""
+
+
+def fake_tree(root: Path) -> Path:
+    """A gapbench tree with the real ci/colab-baseline, stand-ins for ci/setup and ci/baseline,
+    and a committed CPU baseline in results/baselines/."""
+    (root / "ci").mkdir(parents=True)
+    shutil.copy2(SCRIPT, root / "ci" / "colab-baseline")
+    for name, text in (("baseline", FAKE_BASELINE), ("setup", FAKE_SETUP)):
+        (root / "ci" / name).write_text(text)
+        (root / "ci" / name).chmod(0o755)
+    baselines = root / "results" / "baselines"
+    baselines.mkdir(parents=True)
+    (baselines / "ci-cpu-2core.json").write_text('{"provenance": {"name": "ci-cpu-2core"}}\n')
+    (baselines / "README.md").write_text("# Baselines\n\n| [`ci-cpu-2core`](ci-cpu-2core.json) |"
+                                         " the committed row |\n")
+    (root / "CMakeLists.txt").write_text("# a stand-in\n")
+    return root
+
+
+@pytest.fixture
+def tree(tmp_path, monkeypatch):
+    """fake_tree() and a PATH whose nvidia-smi sees a T4."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    fake_smi(bin_dir, "Tesla T4")
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    for variable in ("FAKE_BASELINE", "FAKE_SETUP_STATUS", "GAPBENCH_SOURCE_COMMIT"):
+        monkeypatch.delenv(variable, raising=False)
+    return fake_tree(tmp_path / "gapbench")
+
+
+def run_tree_script(tree: Path, *args):
+    return subprocess.run(["bash", str(tree / "ci" / "colab-baseline"), *args],
+                          capture_output=True, text=True)
+
+
+def test_script_last_line_names_the_file_the_capture_wrote(tree):
+    done = run_tree_script(tree, "--part", "3")
+    assert done.returncode == 0, done.stderr
+    written = tree / "results" / "baselines" / "colab-t4-part3.json"
+    assert done.stdout.splitlines()[-1] == WROTE + str(written)
+    assert [line for line in done.stdout.splitlines() if line.startswith(WROTE)] == \
+        [WROTE + str(written)]
+    assert json.loads(written.read_text())["provenance"]["name"] == "colab-t4-part3"
+    assert "ci/setup: the fake set-up --no-chromium" in done.stdout
+    assert "running the fake capture" in done.stderr  # ci/baseline's progress still shows
+
+
+@pytest.mark.parametrize("fake, status, words", [
+    ({"FAKE_BASELINE": "refuse"}, 1, "ci/baseline refused the run (its reasons are above)"),
+    ({"FAKE_BASELINE": "error"}, 2, "ci/baseline failed (exit status 2"),
+    ({"FAKE_BASELINE": "silent"}, 2, "named no JSON file"),
+    ({"FAKE_SETUP_STATUS": "3"}, 2, "ci/setup failed (exit status 3"),
+])
+def test_script_failed_capture_names_no_file(tree, monkeypatch, fake, status, words):
+    for variable, value in fake.items():
+        monkeypatch.setenv(variable, value)
+    done = run_tree_script(tree)
+    assert done.returncode == status
+    assert words in done.stderr.splitlines()[-1]
+    assert WROTE not in done.stdout
+    if "FAKE_SETUP_STATUS" in fake:
+        assert not (tree / "results" / "ci-baseline.log").exists()  # no capture after it
