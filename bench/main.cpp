@@ -77,6 +77,67 @@ void check_format(const std::string& arg) {
   }
 }
 
+// Google Benchmark also reads each flag from the environment (BENCHMARK_FORMAT for
+// --benchmark_format, ...): a bad value there is refused the same way.
+std::optional<std::string> from_environment(const char* name) {
+  const char* value = std::getenv(name);
+  if (value == nullptr || *value == '\0') return std::nullopt;
+  return std::string(name) + "=" + value;
+}
+
+// A number Google Benchmark would take: all of `text`, read as a double.
+std::optional<double> number(const std::string& text) {
+  std::size_t used = 0;
+  try {
+    const double v = std::stod(text, &used);
+    if (used == text.size()) return v;
+  } catch (const std::exception&) {
+  }
+  return std::nullopt;
+}
+
+bool whole_number(const std::string& text) {
+  return !text.empty() && text.find_first_not_of("0123456789") == std::string::npos &&
+         text.size() <= 9;
+}
+
+// Google Benchmark takes negative or zero counts and times without a word, then runs nothing
+// (--benchmark_repetitions=0 wrote an empty results file) or dies inside ("vector::reserve").
+// `setting` is "--flag=value" or "ENV_VAR=value".
+void check_number(const std::string& setting) {
+  const auto eq = setting.find('=');
+  const std::string name = setting.substr(0, eq), v = setting.substr(eq + 1);
+  const std::string flag = name.rfind("--", 0) == 0 ? name : "environment variable " + name;
+  auto lower = [](std::string t) {
+    for (char& c : t) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return t;
+  };
+  const std::string key = lower(name.rfind("--", 0) == 0 ? name.substr(2) : name);
+  if (key == "benchmark_repetitions") {
+    if (!whole_number(v) || std::stol(v) < 1) {
+      throw UsageError{flag + " needs a whole number of at least 1, got '" + v + "'"};
+    }
+  } else if (key == "benchmark_min_time") {
+    // Seconds ("0.5", or "0.5s" from Google Benchmark 1.8), or from 1.8 an iteration count
+    // ("100x").
+    const bool iterations = !v.empty() && v.back() == 'x';
+    const std::string body =
+        (!v.empty() && (v.back() == 's' || iterations)) ? v.substr(0, v.size() - 1) : v;
+    const auto seconds = number(body);
+    const bool ok =
+        iterations ? whole_number(body) && std::stol(body) >= 1 : seconds && *seconds > 0;
+    if (!ok) {
+      throw UsageError{flag + " needs a time in seconds above 0 (e.g. 0.5 or 0.5s) or an " +
+                       "iteration count (e.g. 100x), got '" + v + "'"};
+    }
+  } else if (key == "benchmark_min_warmup_time") {
+    const auto seconds = number(v);
+    if (!seconds || *seconds < 0) {
+      throw UsageError{flag + " needs a time in seconds of 0 or more, got '" + v + "'"};
+    }
+  }
+}
+
 std::uint64_t parse_seed(const std::string& text) {
   std::size_t used = 0;
   unsigned long long seed = 0;
@@ -105,6 +166,7 @@ struct Options {
   std::uint64_t seed = gapbench::kDefaultSeed;
   std::optional<std::string> results_path;  // from --benchmark_out
   std::string filter = ".";
+  bool listing = false;  // --benchmark_list_tests: names only, nothing runs
   std::vector<std::string> benchmark_args;
 };
 
@@ -116,7 +178,13 @@ Options parse_options(int argc, char** argv) {
   // Google Benchmark would read BENCHMARK_OUT itself and write that file non-atomically.
   if (const char* env = std::getenv("BENCHMARK_OUT"); env && *env) o.results_path = env;
   unsetenv("BENCHMARK_OUT");
-  bool listing = false;
+  for (const char* name : {"BENCHMARK_FORMAT", "BENCHMARK_OUT_FORMAT"}) {
+    if (const auto setting = from_environment(name)) check_format(*setting);
+  }
+  for (const char* name :
+       {"BENCHMARK_REPETITIONS", "BENCHMARK_MIN_TIME", "BENCHMARK_MIN_WARMUP_TIME"}) {
+    if (const auto setting = from_environment(name)) check_number(*setting);
+  }
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (starts_with(arg, "--profile=")) {
@@ -129,14 +197,17 @@ Options parse_options(int argc, char** argv) {
       o.results_path = value_of(arg);
     } else {
       if (starts_with(arg, "--benchmark_filter=")) o.filter = value_of(arg);
-      if (starts_with(arg, "--benchmark_list_tests")) listing = flag_is_true(arg);
+      if (starts_with(arg, "--benchmark_list_tests")) o.listing = flag_is_true(arg);
       if (starts_with(arg, "--benchmark_format=") || starts_with(arg, "--benchmark_out_format=")) {
         check_format(arg);
+      }
+      if (starts_with(arg, "--benchmark_repetitions") || starts_with(arg, "--benchmark_min_")) {
+        check_number(arg.find('=') == std::string::npos ? arg + "=" : arg);
       }
       o.benchmark_args.push_back(arg);
     }
   }
-  if (listing) o.results_path.reset();  // a listing writes no results
+  if (o.listing) o.results_path.reset();  // a listing writes no results
   return o;
 }
 
@@ -158,18 +229,7 @@ int run(int argc, char** argv) {
       argv[0], "--benchmark_repetitions=" + std::to_string(options.profile.repetitions()),
       min_time_flag(options.profile.min_time_seconds())};
   args.insert(args.end(), options.benchmark_args.begin(), options.benchmark_args.end());
-  if (options.results_path) {
-    args.push_back("--benchmark_out=" +
-                   gapbench::AtomicResultsFile::partial_path_for(*options.results_path));
-  }
-  std::vector<char*> cargs;
-  for (auto& a : args) cargs.push_back(a.data());
-  int cargc = static_cast<int>(cargs.size());
-  benchmark::Initialize(&cargc, cargs.data());
-  // Google Benchmark has printed "error: unrecognized command-line flag: ..." already.
-  if (benchmark::ReportUnrecognizedArguments(cargc, cargs.data())) return 2;
-
-  // Created after Initialize, which may exit on its own, and before anything runs.
+  // The partial file is made before anything runs: an unwritable place is refused up front.
   std::unique_ptr<gapbench::AtomicResultsFile> results;
   if (options.results_path) {
     try {
@@ -177,8 +237,15 @@ int run(int argc, char** argv) {
     } catch (const std::runtime_error& e) {
       throw UsageError{e.what()};
     }
-    gapbench::remove_on_interrupt(results->partial_path());
+    gapbench::remove_partial_if_abandoned(*results);
+    args.push_back("--benchmark_out=" + results->partial_path());
   }
+  std::vector<char*> cargs;
+  for (auto& a : args) cargs.push_back(a.data());
+  int cargc = static_cast<int>(cargs.size());
+  benchmark::Initialize(&cargc, cargs.data());
+  // Google Benchmark has printed "error: unrecognized command-line flag: ..." already.
+  if (benchmark::ReportUnrecognizedArguments(cargc, cargs.data())) return 2;
 
   const std::vector<std::string> families = gapbench::register_families(options.profile);
   for (const auto& f : gapbench::machine_facts()) benchmark::AddCustomContext(f.key, f.value);
@@ -196,6 +263,12 @@ int run(int argc, char** argv) {
     for (const auto& f : families) list += (list.empty() ? "" : ", ") + f;
     std::fprintf(stderr, "gapbench: the filter '%s' matches no benchmark (families: %s)\n",
                  options.filter.c_str(), list.c_str());
+    return 2;
+  }
+  // Every benchmark matched but none ran a body (no repetitions): nothing to replace results with.
+  if (!options.listing && gapbench::run_count() == 0) {
+    std::fprintf(stderr, "gapbench: no benchmark ran (%zu matched, none was run)%s\n", ran,
+                 results ? ("; " + results->path() + " is left as it was").c_str() : "");
     return 2;
   }
   if (results) results->commit();

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "fixtures/data.h"
+#include "fixtures/device_probe.h"
 #include "fixtures/harness.h"
 #include "fixtures/validate.h"
 #include "kernels/preprocess.h"
@@ -22,8 +23,14 @@ struct SumsqShape {
 };
 
 struct SumsqData {
+  // What the set-up keeps: the input, the reference, the output.
+  static std::size_t host_bytes(SumsqShape s) {
+    return s.rows * s.cols * sizeof(float) + s.rows * (sizeof(double) + sizeof(float));
+  }
   explicit SumsqData(SumsqShape s)
-      : shape(s), x(uniform_floats(s.rows * s.cols, run_seed(), 1)), ref(s.rows) {
+      : shape((require_host_memory(host_bytes(s)), s)),
+        x(uniform_floats(s.rows * s.cols, run_seed(), 1)),
+        ref(s.rows) {
     sumsq_reference(x.data(), s.rows, s.cols, ref.data());
   }
   std::size_t out_size() const { return shape.rows; }
@@ -40,8 +47,12 @@ struct SumsqData {
 };
 
 struct ImageData {
+  // What the set-up keeps: the input bytes, the reference and the output.
+  static std::size_t host_bytes(ImageShape s) {
+    return s.pixels() * (sizeof(std::uint8_t) + sizeof(double) + sizeof(float));
+  }
   explicit ImageData(ImageShape s)
-      : shape(s),
+      : shape((require_host_memory(host_bytes(s)), s)),
         in(random_bytes(s.pixels(), run_seed(), 2)),
         aug(random_augmentation(s.n, run_seed())),
         ref(s.pixels()) {

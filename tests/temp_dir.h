@@ -1,6 +1,7 @@
-// A fresh directory per test, removed afterwards, and the two file helpers the tests share.
+// A fresh directory per test, removed afterwards, and the file helpers the tests share.
 #pragma once
 
+#include <dirent.h>
 #include <sys/stat.h>
 
 #include <cstdlib>
@@ -8,6 +9,7 @@
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace gapbench::testing_files {
 
@@ -25,6 +27,21 @@ inline void write_file(const std::string& path, const std::string& text) {
 inline bool file_exists(const std::string& path) {
   struct stat st {};
   return stat(path.c_str(), &st) == 0;
+}
+
+// The partial files ("<path>.partial.XXXXXX") that runs writing `path` have left beside it.
+inline std::vector<std::string> partial_files(const std::string& path) {
+  const auto slash = path.rfind('/');
+  const std::string dir = slash == std::string::npos ? "." : path.substr(0, slash);
+  const std::string prefix = path.substr(slash + 1) + ".partial";
+  std::vector<std::string> found;
+  if (DIR* d = opendir(dir.c_str())) {
+    while (const dirent* e = readdir(d)) {
+      if (std::string(e->d_name).rfind(prefix, 0) == 0) found.push_back(dir + "/" + e->d_name);
+    }
+    closedir(d);
+  }
+  return found;
 }
 
 class TempDir {

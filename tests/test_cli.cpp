@@ -1,4 +1,4 @@
-// The fault rules of DESIGN.md, proven on the real gapbench executable: bad flags, a filter that
+// gapbench's fault rules, proven on the real gapbench executable: bad flags, a filter that
 // matches nothing, an unwritable results path, a failing benchmark, and a run killed half-way.
 #include <fcntl.h>
 #include <signal.h>
@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <string>
@@ -63,6 +64,15 @@ class Cli : public ::testing::Test {
 
   Result run(const std::vector<std::string>& args) { return wait_for(start(args)); }
 
+  // Like run(), with stdout and stderr in `dir` (beside a run that is under way in dir_).
+  Result run_in(const std::string& dir, const std::vector<std::string>& args) {
+    const std::string saved = dir_;
+    dir_ = dir;
+    Result r = wait_for(start(args));
+    dir_ = saved;
+    return r;
+  }
+
   // A run that is half-way for long: one short benchmark (peak/read, families run in name
   // order), whose printed result shows the run is under way with its results file open, then
   // 10^8 floats through the element-wise pass, 30 times.
@@ -76,7 +86,7 @@ class Cli : public ::testing::Test {
   // Waits (up to 120 s) until the long run has finished its first benchmark.
   bool wait_until_running(const std::string& out) {
     for (int i = 0; i < 1200; ++i) {
-      if (file_exists(out + ".partial") &&
+      if (!partial_files(out).empty() &&
           read_file(dir_ + "/stdout").find("peak/read/cpu") != std::string::npos) {
         return true;
       }
@@ -86,7 +96,7 @@ class Cli : public ::testing::Test {
   }
 
   TempDir temp_;
-  const std::string dir_ = temp_.path();
+  std::string dir_ = temp_.path();
 };
 
 constexpr const char* kTinyFilter = "--benchmark_filter=^transfer/memcpy/cpu/bytes:4096/";
@@ -106,7 +116,7 @@ TEST_F(Cli, BadFormatIsRefusedAndLeavesNoPartialFile) {
   EXPECT_NE(r.err.find("--benchmark_out_format must be console, json or csv, got 'yaml'"),
             std::string::npos)
       << r.err;
-  EXPECT_FALSE(file_exists(out + ".partial"));
+  EXPECT_TRUE(partial_files(out).empty());
   EXPECT_FALSE(file_exists(out));
 }
 
@@ -142,7 +152,7 @@ TEST_F(Cli, FilterMatchingNothingIsAnErrorAndKeepsThePreviousResults) {
     EXPECT_NE(r.err.find(family, at), std::string::npos) << r.err;
   }
   EXPECT_EQ(read_file(out), "previous");
-  EXPECT_FALSE(file_exists(out + ".partial"));
+  EXPECT_TRUE(partial_files(out).empty());
 }
 
 TEST_F(Cli, UnwritableResultsPathIsRefusedBeforeRunning) {
@@ -164,7 +174,7 @@ TEST_F(Cli, SuccessfulRunReplacesTheResultsFileWhole) {
   EXPECT_NE(json.find("\"gapbench.profile\": \"quick\""), std::string::npos);
   EXPECT_NE(json.find("\"name\": \"transfer/memcpy/cpu/bytes:4096/real_time\""), std::string::npos);
   EXPECT_EQ(json.back(), '\n');
-  EXPECT_FALSE(file_exists(out + ".partial"));
+  EXPECT_TRUE(partial_files(out).empty());
 }
 
 TEST_F(Cli, GpuVariantsSkipWithAReasonAndDoNotFailTheRun) {
@@ -205,7 +215,111 @@ TEST_F(Cli, InterruptedRunRemovesItsPartialFile) {
   const Result r = wait_for(pid);
   EXPECT_EQ(r.status, 128 + SIGTERM);
   EXPECT_EQ(read_file(out), "previous");
-  EXPECT_FALSE(file_exists(out + ".partial"));
+  EXPECT_TRUE(partial_files(out).empty());
+}
+
+// Two runs writing the same results file: each has its own partial file, so neither damages
+// the other's; the one that finishes writes the file whole, and a killed one leaves it alone.
+TEST_F(Cli, ConcurrentWritersNeverCorruptTheResultsFile) {
+  const std::string out = dir_ + "/same.json";
+  write_file(out, "previous");
+  const pid_t slow = start_long_run(out);
+  ASSERT_TRUE(wait_until_running(out));
+  const std::string quick_dir = dir_ + "/quick";
+  ASSERT_EQ(mkdir(quick_dir.c_str(), 0755), 0);
+  // The second run's output goes elsewhere; only the results file is shared.
+  const Result quick = run_in(quick_dir, {kTinyFilter, kOneRepetition, "--benchmark_out=" + out});
+  EXPECT_EQ(quick.status, 0) << quick.err;
+  std::string json = read_file(out);
+  EXPECT_EQ(json.rfind("{", 0), 0u) << json.substr(0, 200);
+  EXPECT_EQ(json.substr(json.size() - 2), "}\n");
+  EXPECT_NE(json.find("transfer/memcpy/cpu/bytes:4096"), std::string::npos);
+  EXPECT_EQ(json.find("preprocess/elementwise"), std::string::npos) << "the slow run's data";
+  EXPECT_EQ(partial_files(out).size(), 1u) << "the slow run's own partial file is still there";
+  kill(slow, SIGTERM);
+  EXPECT_EQ(wait_for(slow).status, 128 + SIGTERM);
+  EXPECT_EQ(read_file(out), json) << "the killed run changed the finished run's file";
+  EXPECT_TRUE(partial_files(out).empty());
+}
+
+TEST_F(Cli, InvalidFormatInTheEnvironmentIsRefusedAndKeepsTheResults) {
+  const std::string out = dir_ + "/f.json";
+  for (const char* var : {"BENCHMARK_OUT_FORMAT", "BENCHMARK_FORMAT"}) {
+    write_file(out, "previous");
+    setenv(var, "xml", 1);
+    const Result r = run({kTinyFilter, kOneRepetition, "--benchmark_out=" + out});
+    unsetenv(var);
+    EXPECT_EQ(r.status, 2) << var;
+    EXPECT_EQ(r.out, "") << var;
+    EXPECT_NE(r.err.find(std::string(var) + " must be console, json or csv, got 'xml'"),
+              std::string::npos)
+        << r.err;
+    EXPECT_EQ(read_file(out), "previous");
+    EXPECT_TRUE(partial_files(out).empty());
+  }
+}
+
+TEST_F(Cli, ARunThatRunsNothingExits2AndKeepsTheResults) {
+  const std::string out = dir_ + "/r.json";
+  write_file(out, "previous");
+  Result r = run({kTinyFilter, "--benchmark_repetitions=0", "--benchmark_out=" + out});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("--benchmark_repetitions needs a whole number of at least 1, got '0'"),
+            std::string::npos)
+      << r.err;
+  setenv("BENCHMARK_REPETITIONS", "0", 1);
+  r = run({kTinyFilter, "--benchmark_out=" + out});
+  unsetenv("BENCHMARK_REPETITIONS");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("environment variable BENCHMARK_REPETITIONS needs a whole number"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(read_file(out), "previous");
+  EXPECT_TRUE(partial_files(out).empty());
+}
+
+TEST_F(Cli, NumericFlagsAreCheckedWithOneLine) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"--benchmark_repetitions=-1", "--benchmark_repetitions needs a whole number of at least 1"},
+      {"--benchmark_repetitions=two", "--benchmark_repetitions needs a whole number"},
+      {"--benchmark_min_time=-1", "--benchmark_min_time needs a time in seconds above 0"},
+      {"--benchmark_min_time=0", "--benchmark_min_time needs a time in seconds above 0"},
+      {"--benchmark_min_time=soon", "--benchmark_min_time needs a time in seconds above 0"},
+      {"--benchmark_min_warmup_time=-1",
+       "--benchmark_min_warmup_time needs a time in seconds of 0 or more"},
+  };
+  for (const auto& [flag, message] : cases) {
+    const Result r = run({kTinyFilter, flag});
+    EXPECT_EQ(r.status, 2) << flag;
+    EXPECT_NE(r.err.find(message), std::string::npos) << flag << ": " << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    EXPECT_EQ(r.out, "") << flag;
+  }
+  EXPECT_EQ(run({kTinyFilter, kOneRepetition, "--benchmark_min_time=0.01"}).status, 0);
+}
+
+// Short of host memory (here a process limit) for a size: that size is skipped, naming both.
+// The limit is the smallest (in steps of 100 MB) under which gapbench starts at all, which leaves
+// less than the 0.4 GiB the sum of squares needs.
+TEST_F(Cli, TooLittleHostMemoryIsASkipThatNamesTheSizes) {
+  for (int kib = 300000; kib <= 3000000; kib += 100000) {
+    // One OpenBLAS thread: its worker threads retry a failed mmap forever under such a limit.
+    const std::string cmd = "ulimit -v " + std::to_string(kib) +
+                            " && OPENBLAS_NUM_THREADS=1 exec timeout 120 '" +
+                            std::string(GAPBENCH_EXE) +
+                            "' --benchmark_filter=^preprocess/vectorized/cpu/op:sumsq "
+                            "--benchmark_repetitions=1 >'" +
+                            dir_ + "/stdout' 2>'" + dir_ + "/stderr'";
+    const int raw = std::system(cmd.c_str());
+    ASSERT_TRUE(WIFEXITED(raw) && WEXITSTATUS(raw) != 124) << "hung under ulimit -v " << kib;
+    if (WEXITSTATUS(raw) != 0) continue;  // did not start under this limit
+    const std::string out = read_file(dir_ + "/stdout");
+    EXPECT_NE(out.find("skipped: needs 0.4 GiB of host memory, "), std::string::npos)
+        << "ulimit -v " << kib << ": " << out;
+    EXPECT_NE(out.find(" GiB available"), std::string::npos) << out;
+    return;
+  }
+  FAIL() << "gapbench did not start under any limit up to 3 GB: " << read_file(dir_ + "/stderr");
 }
 
 // overhead/startup times CUDA start-up in a child, `gapbench startup-probe <what>`: hidden from

@@ -40,3 +40,24 @@ TEST(DeviceProbe, RequireGpuAgreesWithTheReason) {
 
 }  // namespace
 }  // namespace gapbench
+
+namespace gapbench {
+namespace {
+
+TEST(HostMemory, MoreThanAvailableIsASkipNamingBoth) {
+  const std::size_t left = available_host_memory();
+  ASSERT_GT(left, 0u);
+  EXPECT_NO_THROW(require_host_memory(1024));
+  try {
+    require_host_memory(left + (std::size_t{1} << 40));
+    FAIL() << "no Skip";
+  } catch (const Skip& e) {
+    const std::string what = e.what();
+    EXPECT_EQ(what.rfind("needs ", 0), 0u) << what;
+    EXPECT_NE(what.find(" GiB of host memory, "), std::string::npos) << what;
+    EXPECT_NE(what.find(" GiB available"), std::string::npos) << what;
+  }
+}
+
+}  // namespace
+}  // namespace gapbench

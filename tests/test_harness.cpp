@@ -45,3 +45,24 @@ TEST(Harness, RequireValidThrowsWithTheWorstElement) {
 
 }  // namespace
 }  // namespace gapbench
+
+namespace gapbench {
+namespace {
+
+// Out of host memory inside a run: the failure names the bytes asked for.
+TEST(Harness, AFailedHostAllocationNamesItsSize) {
+  const std::size_t huge = std::size_t{1} << 62;
+  try {
+    void* p = ::operator new(huge);
+    ::operator delete(p);
+    FAIL() << "allocated 4 EiB";
+  } catch (const std::bad_alloc& e) {
+    EXPECT_NE(std::string(e.what()).find("could not allocate"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("(" + std::to_string(huge) + " bytes)"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace gapbench

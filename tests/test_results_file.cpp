@@ -22,13 +22,13 @@ class ResultsFile : public ::testing::Test {
 TEST_F(ResultsFile, CommitReplacesTheFileWhole) {
   {
     AtomicResultsFile file(path_);
-    EXPECT_EQ(file.partial_path(), path_ + ".partial");
+    EXPECT_EQ(file.partial_path().rfind(path_ + ".partial.", 0), 0u) << file.partial_path();
     std::ofstream(file.partial_path()) << "new";
     EXPECT_EQ(read_file(path_), "previous");  // untouched until commit
     file.commit();
   }
   EXPECT_EQ(read_file(path_), "new");
-  EXPECT_FALSE(file_exists(path_ + ".partial"));
+  EXPECT_TRUE(partial_files(path_).empty());
 }
 
 TEST_F(ResultsFile, WithoutCommitThePreviousFileStaysAndThePartialGoes) {
@@ -37,7 +37,19 @@ TEST_F(ResultsFile, WithoutCommitThePreviousFileStaysAndThePartialGoes) {
     std::ofstream(file.partial_path()) << "half a ru";
   }
   EXPECT_EQ(read_file(path_), "previous");
-  EXPECT_FALSE(file_exists(path_ + ".partial"));
+  EXPECT_TRUE(partial_files(path_).empty());
+}
+
+TEST_F(ResultsFile, TwoWritersOfOnePathHaveTheirOwnPartialFiles) {
+  AtomicResultsFile first(path_), second(path_);
+  EXPECT_NE(first.partial_path(), second.partial_path());
+  std::ofstream(first.partial_path()) << "first";
+  std::ofstream(second.partial_path()) << "second";
+  second.commit();
+  EXPECT_EQ(read_file(path_), "second");
+  first.commit();  // the last to finish wins, whole
+  EXPECT_EQ(read_file(path_), "first");
+  EXPECT_TRUE(partial_files(path_).empty());
 }
 
 TEST_F(ResultsFile, UnwritablePlacesAreRefusedUpFront) {
@@ -51,7 +63,7 @@ TEST_F(ResultsFile, UnwritablePlacesAreRefusedUpFront) {
   }
   ASSERT_EQ(mkdir((dir_ + "/adir").c_str(), 0755), 0);
   EXPECT_THROW(AtomicResultsFile(dir_ + "/adir"), std::runtime_error);
-  EXPECT_FALSE(file_exists(dir_ + "/adir.partial"));
+  EXPECT_TRUE(partial_files(dir_ + "/adir").empty());
   EXPECT_THROW(AtomicResultsFile(""), std::runtime_error);
 }
 
