@@ -133,7 +133,7 @@ GAPBENCH_FAMILY(conv) {
   using conv::ConvShape;
   using conv::Layer;
   //                       n    c    h    w    k  r  s  stride pad
-  // The seeds' tiny input: one 28 x 28 image, one 3 x 3 filter ('valid', as Keras defaults to).
+  // The classic tiny input: one 28 x 28 image, one 3 x 3 filter ('valid', as Keras defaults to).
   const ConvShape tiny{1, 1, 28, 28, 1, 3, 3, 1, 0};
   // A ResNet stem: 7 x 7, stride 2, on 224 x 224 RGB.
   const ConvShape stem{32, 3, 224, 224, 64, 7, 7, 2, 3};

@@ -1,5 +1,5 @@
 // Family `lstm`: one LSTM step and a whole sequence, CPU vs GPU, hand-assembled (BLAS + pointwise
-// kernel) vs the libraries' fused LSTMs (oneDNN, cuDNN). The seeds' point: an LSTM's steps run one
+// kernel) vs the libraries' fused LSTMs (oneDNN, cuDNN). The point: an LSTM's steps run one
 // after another, so at small batch each step is a few small kernels and a GPU is bound by launch
 // latency, not arithmetic.
 //
@@ -142,7 +142,7 @@ namespace gapbench {
 
 GAPBENCH_FAMILY(lstm) {
   using lstm::Shape;  // {batch, input, hidden, steps}
-  // The seeds' Keras model: 100 steps of 50 features into 64 units, then a second layer of 32
+  // The classic Keras model: 100 steps of 50 features into 64 units, then a second layer of 32
   // units on those 64. DeepBench's RNN inference set: hidden 512 and 1024 (input = hidden),
   // batch 16 and 64, 25 and 100 steps. Quick: the Keras layer and DeepBench's hidden 512, batch
   // 64, 25 steps (the CPU target's shape).

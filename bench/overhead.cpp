@@ -11,7 +11,7 @@
 //     n: 16 .. 4096 in powers of 2 (quick: 16, 128, 512, 1024). Counters: flops (rate); e2e also
 //     overhead_share. The report finds the size above which each GPU series beats the CPU.
 //
-//   overhead/openblas/cpu/op:dense/batch:<b>        one training step of the seeds' MNIST net
+//   overhead/openblas/cpu/op:dense/batch:<b>        one training step of the MNIST-style net
 //   overhead/cublas/gpu/op:dense/batch:<b>          (784 → 128 ReLU → 10, softmax cross-entropy,
 //   overhead/cublas_e2e/gpu/op:dense/batch:<b>      forward + backward + SGD); b: 32, 128, 512,
 //                                                   2048. items_per_second = samples/s.
@@ -178,7 +178,7 @@ GAPBENCH_FAMILY(overhead) {
           ->Unit(benchmark::kMicrosecond);
     }
   }
-  // The seeds' batch sizes, in both profiles (the sweep is the point).
+  // The classic example's batch sizes, in both profiles (the sweep is the point).
   for (std::size_t batch : {32, 128, 512, 2048}) {
     add_cpu(named("openblas", "dense", "batch", batch), [=](State& st) {
       bench_dense_cpu(st, batch);

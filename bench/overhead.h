@@ -11,7 +11,7 @@
 
 namespace gapbench::overhead {
 
-// The dense step's learning rate (plain SGD, as the seeds' Keras example would use).
+// The dense step's learning rate (plain SGD, as the classic Keras example would use).
 inline constexpr float kLearningRate = 0.1f;
 
 // One batch size of the dense step: seeded inputs, labels and initial parameters, and the float64

@@ -86,13 +86,13 @@ namespace gapbench {
 GAPBENCH_FAMILY(preprocess) {
   using preprocess::ImageShape;
   using preprocess::SumsqShape;
-  // The seeds' 1,000,000 x 100 matrix; the full profile adds smaller ones, where per-call
+  // The classic 1,000,000 x 100 matrix; the full profile adds smaller ones, where per-call
   // overhead weighs more.
   for (SumsqShape s :
        profile.pick<SumsqShape>({{1000000, 100}}, {{10000, 100}, {100000, 100}, {1000000, 100}})) {
     preprocess::register_sumsq(s);
   }
-  // The seeds' batch of 32 images of 256 x 256 x 3; the full profile adds batch 1 and 128.
+  // The classic batch of 32 images of 256 x 256 x 3; the full profile adds batch 1 and 128.
   for (ImageShape s : profile.pick<ImageShape>(
            {{32, 256, 256, 3}}, {{1, 256, 256, 3}, {32, 256, 256, 3}, {128, 256, 256, 3}})) {
     preprocess::register_image(s);

@@ -1,4 +1,4 @@
-// Family `overhead`, op `dense`: one training step of the seeds' MNIST-style dense network,
+// Family `overhead`, op `dense`: one training step of the classic MNIST-style dense network,
 // x[batch × in] → hidden = ReLU(x·W1 + b1) → logits = hidden·W2 + b2 → softmax cross-entropy
 // (mean over the batch) → backward → plain SGD, params -= lr · grad. 784 → 128 → 10 in the
 // benchmark; any shape in the tests.
@@ -35,7 +35,7 @@ struct DenseShape {
   std::size_t params() const { return b2() + out; }
 };
 
-// The seeds' network at a given batch size.
+// The MNIST-style network at a given batch size.
 inline DenseShape mnist_shape(std::size_t batch) { return {batch, 784, 128, 10}; }
 
 // Seeded inputs: pixels in [0, 1), labels in [0, out), and initial parameters (weights Glorot
@@ -71,7 +71,7 @@ struct StepReference {
   std::vector<double> params;  // after the update
   // Per tensor, for |got - ref| of the updated parameters:
   //   atol = 2u·max|params'| (rounding of the update itself) + lr·kGradRtol·max|grad|,
-  // the gradient held to kGradRtol of its largest element (a long reduction, DESIGN.md).
+  // the gradient held to kGradRtol of its largest element (a long reduction).
   Tolerance w1, b1, w2, b2;
   // A hidden unit whose float64 pre-activation, for some row, lies within the float32 rounding
   // bound of 0 may land on the other side of ReLU in a float32 pass, which then keeps or drops

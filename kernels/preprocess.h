@@ -1,9 +1,9 @@
-// Family `preprocess`: the seeds' two preprocessing examples, each written the slow way
+// Family `preprocess`: the two classic preprocessing examples, each written the slow way
 // (one element at a time through an opaque call, as an interpreter loop runs it; on the GPU, one
 // small kernel launch per row or image, as eager per-item dispatch does) and the fast way (one
 // contiguous vectorized pass over the whole batch; on the GPU, one batched kernel).
 //
-// Op `sumsq`: per-row sum of squares of a rows x cols row-major float matrix (the seeds'
+// Op `sumsq`: per-row sum of squares of a rows x cols row-major float matrix (the classic
 //   1,000,000 x 100 "Python loop vs NumPy" example).
 // Op `image`: image-batch preparation: n images of h x w x c uint8 (HWC layout) become floats
 //   out = clamp(in / 255 + delta[i], 0, 1), mirrored left-right where flip[i] != 0
