@@ -24,8 +24,12 @@ Statuses, decided in this order for a name present in both files:
   not significant).
 
 Names only in the baseline are MISSING, only in the contender NEW. A regression is any SLOWER row
-in a comparison that gave a verdict; exit status 1 then, 0 otherwise (including a refused
-cross-machine comparison), 2 for unusable input or a tool error — never a count.
+in a comparison that gave a verdict, or a benchmark that failed in the contender but not in the
+baseline (where it ran or was skipped), as the nightly job counts it: an ERROR row with the note
+"contender failed". A new failure counts across machines too: a failing benchmark is no
+hardware difference. Exit status 1 on a regression, 0 otherwise (including a refused
+cross-machine comparison without new failures), 2 for unusable input or a tool error — never a
+count.
 """
 
 from __future__ import annotations
@@ -80,6 +84,7 @@ class Row:
     baseline_n: int = 0  # timed repetitions
     contender_n: int = 0
     note: str = ""
+    new_failure: bool = False  # failed in the contender, not in the baseline: a regression
 
 
 @dataclass(frozen=True)
@@ -99,6 +104,11 @@ class Comparison:
     @property
     def verdict_given(self) -> bool:
         return self.refused_reason is None
+
+    @property
+    def new_failures(self) -> list[str]:
+        """Benchmarks that failed in the contender but not in the baseline."""
+        return [r.name for r in self.rows if r.new_failure]
 
     def counts(self) -> dict[str, int]:
         found = {s: 0 for s in STATUSES}
@@ -244,7 +254,8 @@ def _classify(name: str, base: Benchmark | None, cont: Benchmark | None, alpha: 
                    _one_side_note("only in contender", cont))
     if base.error is not None or cont.error is not None:
         return Row(name, ERROR, base.median, cont.median, None, None, len(base.samples),
-                   len(cont.samples), _error_note(base, cont))
+                   len(cont.samples), _error_note(base, cont),
+                   new_failure=cont.error is not None and base.error is None)
     if base.skip_reason is not None or cont.skip_reason is not None:
         return Row(name, SKIPPED, base.median, cont.median, None, None, len(base.samples),
                    len(cont.samples), _skip_note(base, cont))
@@ -317,8 +328,9 @@ def compare(baseline: Results, contender: Results, *, threshold: float = DEFAULT
 
 
 def has_regression(c: Comparison) -> bool:
-    """True when a verdict was given and some benchmark is SLOWER."""
-    return c.verdict_given and any(r.status == SLOWER for r in c.rows)
+    """True when a verdict was given and some benchmark is SLOWER, or when some benchmark failed
+    in the contender but not in the baseline (verdict or not)."""
+    return bool(c.new_failures) or (c.verdict_given and any(r.status == SLOWER for r in c.rows))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -361,13 +373,20 @@ _HEADER = ["Benchmark", "Status", "Baseline", "Contender", "Change", "p", "n", "
 _RIGHT = {2, 3, 4, 5, 6}  # numeric columns, right-aligned
 
 
+def _benchmarks(n: int) -> str:
+    return f"{n} benchmark{'s' if n != 1 else ''}"
+
+
 def _headline(c: Comparison) -> str:
+    failed = len(c.new_failures)
+    failures = f"{_benchmarks(failed)} failed in the contender but not in the baseline"
     if not c.verdict_given:
+        if failed:
+            return f"REGRESSION: {failures}; no timing verdict (different machines)"
         return "no verdict (different machines)"
     slower = c.counts()[SLOWER]
-    if slower:
-        return f"REGRESSION: {slower} benchmark{'s' if slower != 1 else ''} slower"
-    return "no regression"
+    found = ([f"{_benchmarks(slower)} slower"] if slower else []) + ([failures] if failed else [])
+    return "REGRESSION: " + ", ".join(found) if found else "no regression"
 
 
 def _summary(c: Comparison) -> str:
@@ -448,6 +467,7 @@ def to_json(c: Comparison) -> dict:
         "verdict_given": c.verdict_given,
         "refused_reason": c.refused_reason,
         "regression": has_regression(c),
+        "new_failures": c.new_failures,
         "warnings": list(c.warnings),
         "counts": c.counts(),
         "rows": [{"name": r.name, "status": r.status, "baseline_median_s": r.baseline_median,
@@ -462,7 +482,10 @@ def to_json(c: Comparison) -> dict:
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = commandline.Parser(prog=PROG, description=__doc__.splitlines()[0])
+    p = commandline.Parser(prog=PROG, description=__doc__.splitlines()[0],
+                           epilog="exit status: 0 no regression; 1 a regression: a benchmark "
+                                  "SLOWER, or failed in the contender but not in the baseline; "
+                                  "2 bad input or a tool error")
     p.add_argument("baseline", help="the reference results JSON")
     p.add_argument("contender", help="the results JSON to judge")
     p.add_argument("--threshold", type=float, default=DEFAULT_THRESHOLD,
@@ -502,7 +525,8 @@ def _run(argv: list[str] | None) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """0 no regression, 1 regression, 2 bad input or a tool error (one line on stderr)."""
+    """0 no regression, 1 regression (a benchmark slower, or failed in the contender only), 2 bad
+    input or a tool error (one line on stderr)."""
     return commandline.run(PROG, _run, argv)
 
 

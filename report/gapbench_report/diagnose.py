@@ -1,4 +1,4 @@
-"""The diagnosis: rules that turn measured figures into the seeds' causes and what to do.
+"""The diagnosis: rules that turn measured figures into the classic causes of a slow GPU and what to do.
 
 Each rule is a small function of one run (its results files, one per family) that returns
 Findings quoting the numbers; its threshold is a named constant documented beside it. A rule
@@ -7,7 +7,7 @@ whose data is absent (a family not run, a GPU skipped) says nothing.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass
 
 from gapbench_report.metrics import (
@@ -41,6 +41,24 @@ class Run:
     @classmethod
     def of(cls, runs: list[Results]) -> Run:
         return cls(runs[0].context if runs else {}, merged_benchmarks(runs))
+
+
+def fastest_by(benchmarks: Iterable[Benchmark], key: Callable[[Benchmark], Hashable]
+               ) -> dict[Hashable, Benchmark]:
+    """The fastest timed benchmark per key (the first one on a tie, as min() picks), in one pass:
+    scanning every benchmark for each one that needs its rival took seconds at 5,000."""
+    fastest: dict[Hashable, Benchmark] = {}
+    for b in benchmarks:
+        if b.median:
+            k = key(b)
+            if k not in fastest or b.median < fastest[k].median:
+                fastest[k] = b
+    return fastest
+
+
+def shape(b: Benchmark) -> tuple:
+    """The family and the axes (in any order): what makes two variants comparable."""
+    return b.parsed.family, frozenset(b.parsed.axes.items())
 
 
 def mib(n: float) -> str:
@@ -124,7 +142,7 @@ def rule_cpu_frequency_scaling(run: Run) -> list[Finding]:
 
 def rule_memory_skips(run: Run) -> list[Finding]:
     """GPU variants skipped because the size did not fit in free GPU memory (problem: the
-    seeds' "insufficient GPU memory")."""
+    classic "insufficient GPU memory")."""
     skipped = [b for b in run.benchmarks
                if b.skip_reason and b.skip_reason.startswith("needs ")]
     if not skipped:
@@ -163,7 +181,7 @@ def rule_pageable_vs_pinned(run: Run) -> list[Finding]:
 
 def rule_pcie_link(run: Run) -> list[Finding]:
     """A link running below its maximum generation or width, and pinned copies far under the
-    link's theoretical bandwidth (the seeds' "slow PCIe connection")."""
+    link's theoretical bandwidth (the classic "slow PCIe connection")."""
     ctx, found = run.context, []
     gen, gen_max = number(ctx.get("pcie.gen_current")), number(ctx.get("pcie.gen_max"))
     width, width_max = number(ctx.get("pcie.width_current")), number(ctx.get("pcie.width_max"))
@@ -215,12 +233,10 @@ def rule_naive_vs_library(run: Run) -> list[Finding]:
     """One finding per family and device: on how many shapes the naive variant is far behind
     the fastest library variant, quoting the worst."""
     worst: dict[tuple[str, str], list[tuple[float, Benchmark, Benchmark]]] = {}
+    libraries = fastest_by((b for b in run.benchmarks if b.parsed.variant in LIBRARIES),
+                           key=lambda b: (shape(b), b.parsed.device))
     for naive in (b for b in run.benchmarks if b.parsed.variant == "naive" and b.median):
-        best = min((b for b in run.benchmarks
-                    if b.parsed.family == naive.parsed.family
-                    and b.parsed.device == naive.parsed.device
-                    and b.parsed.variant in LIBRARIES and b.parsed.axes == naive.parsed.axes
-                    and b.median), key=lambda b: b.median, default=None)
+        best = libraries.get((shape(naive), naive.parsed.device))
         if best and naive.median >= NAIVE_SLOWDOWN * best.median:
             key = (naive.parsed.family, naive.parsed.device)
             worst.setdefault(key, []).append((naive.median / best.median, naive, best))
@@ -238,10 +254,6 @@ def rule_naive_vs_library(run: Run) -> list[Finding]:
 
 # ---- GPU against CPU ------------------------------------------------------------------------
 
-def _same_shape(a: Benchmark, b: Benchmark) -> bool:
-    return a.parsed.family == b.parsed.family and a.parsed.axes == b.parsed.axes
-
-
 def rule_gpu_loses(run: Run) -> list[Finding]:
     """A GPU end-to-end variant slower than the best CPU variant of the same shape, and why:
     its overhead_share (transfer, launch and sync). Where a family sweeps a size axis (`n`, or
@@ -249,10 +261,10 @@ def rule_gpu_loses(run: Run) -> list[Finding]:
     found = []
     e2e = [b for b in run.benchmarks
            if b.parsed.device == "gpu" and b.parsed.variant.endswith("_e2e") and b.median]
-    cpu = [b for b in run.benchmarks if b.parsed.device == "cpu" and b.median]
+    cpu = fastest_by((b for b in run.benchmarks if b.parsed.device == "cpu"), key=shape)
     losing = []
     for g in e2e:
-        best = min((c for c in cpu if _same_shape(c, g)), key=lambda c: c.median, default=None)
+        best = cpu.get(shape(g))
         if best and g.median > best.median:
             losing.append((g, best))
     for g, best in losing[:5]:
@@ -271,13 +283,14 @@ def rule_gpu_loses(run: Run) -> list[Finding]:
 SWEEP_AXES = ("n", "rows")
 
 
-def _crossovers(e2e: list[Benchmark], cpu: list[Benchmark]) -> list[Finding]:
+def _crossovers(e2e: list[Benchmark], cpu: dict[Hashable, Benchmark]) -> list[Finding]:
+    """`cpu`: the fastest CPU variant of each shape."""
     found = []
     for axis in SWEEP_AXES:
         series: dict[tuple, list[tuple[float, float, float]]] = {}
         for g in e2e:
             size = number(g.parsed.axes.get(axis))
-            best = min((c for c in cpu if _same_shape(c, g)), key=lambda c: c.median, default=None)
+            best = cpu.get(shape(g))
             if size is None or not best:
                 continue
             rest = tuple(sorted((k, v) for k, v in g.parsed.axes.items() if k != axis))
@@ -352,7 +365,7 @@ LAUNCH_BOUND = 3.0
 
 
 def rule_lstm_launch_bound(run: Run) -> list[Finding]:
-    """GPU LSTM steps that cost little more than their kernel launches (the seeds: small-batch
+    """GPU LSTM steps that cost little more than their kernel launches (small-batch
     LSTMs are launch- and latency-bound, so a faster GPU does not help)."""
     floor = next((b.median for b in run.benchmarks if b.parsed.family == "overhead"
                   and b.parsed.variant == "launch" and b.parsed.axis("what") == "launch"

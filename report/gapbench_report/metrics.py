@@ -39,7 +39,7 @@ def find(benchmarks: Iterable[Benchmark], family: str, variant: str, device: str
 
 
 def largest(benchmarks: list[Benchmark], axis: str) -> Benchmark | None:
-    """The one with the largest numeric `axis` (the seeds' size in a sweep)."""
+    """The one with the largest numeric `axis` (the largest size in a sweep)."""
     sized = [b for b in benchmarks if number(b.parsed.axes.get(axis)) is not None]
     return max(sized, key=lambda b: number(b.parsed.axes[axis])) if sized else None
 

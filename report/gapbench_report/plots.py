@@ -43,6 +43,9 @@ SERIES_MARKERS = ("o", "^", "v", "D", "s", "P", "X")
 SERIES_LINES = ("-", "--", ":", "-.")
 # Values spanning more than this factor get a log axis.
 LOG_SPAN = 20.0
+# A panel with more size groups labels only every k-th and drops the banding: thousands of tick
+# labels took most of a minute to lay out, and no reader could tell them apart.
+MAX_GROUP_LABELS = 24
 
 
 # ---- formatting -------------------------------------------------------------------------------
@@ -344,13 +347,16 @@ def _draw_family_panel(ax, panel: FamilyPanel, styles: dict, metric: Metric) -> 
             for x, y in zip(xs, ys):
                 ax.annotate(fmt(y), (x, y), xytext=(5, 0), textcoords="offset points",
                             fontsize=7, va="center", color=style["color"])
-    for i in range(0, len(panel.groups), 2):  # banding tells the size groups apart
+    few = len(panel.groups) <= MAX_GROUP_LABELS
+    for i in range(0, len(panel.groups) if few else 0, 2):  # banding tells the groups apart
         ax.axvspan(i - 0.5, i + 0.5, color="#f4f4f4", zorder=0, linewidth=0)
     ax.set_xlim(-0.5, len(panel.groups) - 0.5)
-    ax.set_xticks(range(len(panel.groups)))
+    labelled = range(0, len(panel.groups), math.ceil(len(panel.groups) / MAX_GROUP_LABELS) or 1)
+    ax.set_xticks(labelled)
     tilt = len(panel.groups) >= 6
     # Long labels (conv's seven axes) one axis a line, so neighbouring groups do not overlap.
-    labels = [g if tilt or len(g) <= 24 else _wrap_axes(g) for g in panel.groups]
+    labels = [g if tilt or len(g) <= 24 else _wrap_axes(g)
+              for g in (panel.groups[i] for i in labelled)]
     ax.set_xticklabels(labels, rotation=20 if tilt else 0, ha="right" if tilt else "center")
     _value_axis(ax, "y", metric, panel.log_y, value_span(panel.values()))
     ax.set_title(panel.title, loc="left")

@@ -8,8 +8,9 @@ parses them; nothing guesses.
 
 load_results() checks everything the rest of the report relies on and raises ResultsError with
 one line otherwise: unreadable, empty, truncated or non-JSON files, the wrong shape, an unknown
-schema, names off the scheme, times that are not positive numbers, unknown time units, and
-duplicate entries. Times in any unit come back in seconds.
+schema, names off the scheme, a name that disagrees with its run_name, times that are not positive
+numbers, counters (and iteration counts) that are not numbers, unknown time units, and duplicate
+entries. Times in any unit come back in seconds.
 """
 
 from __future__ import annotations
@@ -194,6 +195,29 @@ def group_benchmarks(entries: Iterable[Entry]) -> dict[str, Benchmark]:
     return out
 
 
+def _is_number(value: object) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _check_names_agree(path: Path, i: int, raw: dict, run_type: str) -> None:
+    """Google Benchmark's convention: an iteration's name is its run_name, an aggregate's is
+    <run_name>_<aggregate_name>. The report groups by run_name and finds duplicates by name, so
+    an entry where they disagree would be counted as one more repetition of another benchmark."""
+    if "run_name" not in raw:  # files older than run_name: the name is all there is
+        return
+    run_name, name = raw["run_name"], raw["name"]
+    if run_type == "iteration":
+        expected, how = run_name, "an iteration by its run_name"
+    elif isinstance(raw.get("aggregate_name"), str):
+        expected = f"{run_name}_{raw['aggregate_name']}"
+        how = f"this aggregate {expected!r}"
+    else:
+        raise ResultsError(f"{path}: benchmark #{i}: aggregate {name!r} has no aggregate_name")
+    if name != expected:
+        raise ResultsError(f"{path}: benchmark #{i}: name {name!r} does not match its run_name "
+                           f"{run_name!r} (Google Benchmark names {how})")
+
+
 def _check_entry(path: Path, i: int, raw: object) -> Entry:
     if not isinstance(raw, dict) or not isinstance(raw.get("name"), str):
         raise ResultsError(f"{path}: benchmark #{i} has no name")
@@ -207,18 +231,24 @@ def _check_entry(path: Path, i: int, raw: object) -> Entry:
     run_type = raw.get("run_type", "iteration")
     if run_type not in ("iteration", "aggregate"):
         raise ResultsError(f"{path}: {label}: unknown run_type {run_type!r}")
+    _check_names_agree(path, i, raw, run_type)
     if raw.get("error_occurred"):
         return Entry(name, raw)
     unit = raw.get("time_unit", "ns")
-    if unit not in SECONDS_PER_UNIT:
+    if not isinstance(unit, str) or unit not in SECONDS_PER_UNIT:
         raise ResultsError(f"{path}: {label}: unknown time_unit {unit!r}")
     time = raw.get("real_time")
     # A spread is 0 when every repetition took the same time; a time never is.
     is_spread = run_type == "aggregate" and raw.get("aggregate_name") in ("stddev", "cv")
-    valid = (isinstance(time, (int, float)) and not isinstance(time, bool)
-             and math.isfinite(time) and (time >= 0 if is_spread else time > 0))
-    if not valid:
+    if not (_is_number(time) and (time >= 0 if is_spread else time > 0)):
         raise ResultsError(f"{path}: {label}: real_time is {time!r}, not a positive number")
+    if run_type == "iteration":
+        # The counters the report reads, from the repetitions only: an aggregate's counters are
+        # never read, and Google Benchmark writes NaN there (the cv of a counter that is 0).
+        # Their sign is check's to judge (a problem, exit 1), not the loader's.
+        for key in ("iterations", *COUNTERS):
+            if key in raw and not _is_number(raw[key]):
+                raise ResultsError(f"{path}: {label}: {key} is {raw[key]!r}, not a finite number")
     return Entry(name, raw)
 
 

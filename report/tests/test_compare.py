@@ -199,13 +199,20 @@ def test_new_and_missing_say_when_that_side_failed_or_skipped(run):
     assert row(c, GPU).note == "only in contender; failed there: kernel error"
 
 
-def test_contender_failed_is_error(run):
-    c = run({NAME: BASE}, {NAME: {"times": BASE, "error": "validation failed: 3 elements off"}})
+FAILED = {"times": BASE, "error": "validation failed: 3 elements off"}
+
+
+def test_contender_failed_is_error_and_a_regression(run):
+    c = run({NAME: BASE}, {NAME: FAILED})
     r = row(c)
-    assert r.status == cmp.ERROR
+    assert r.status == cmp.ERROR and r.new_failure
     assert "contender failed: validation failed" in r.note
     assert r.contender_n == 0  # errored repetitions are never times
-    assert not cmp.has_regression(c)  # a failure is the run's exit status, not a slowdown
+    # As the nightly counts it: fails in this build, ran in the reference.
+    assert c.new_failures == [NAME]
+    assert cmp.has_regression(c)
+    assert cmp.format_text(c).splitlines()[-1] == \
+        "verdict: REGRESSION: 1 benchmark failed in the contender but not in the baseline"
 
 
 def test_baseline_failed_is_error_too(run):
@@ -213,6 +220,33 @@ def test_baseline_failed_is_error_too(run):
     r = row(c)
     assert r.status == cmp.ERROR
     assert r.note.startswith("baseline failed")
+    assert not r.new_failure and not cmp.has_regression(c)  # the contender is no worse
+
+
+def test_failed_in_both_is_no_new_failure(run):
+    c = run({NAME: FAILED}, {NAME: FAILED})
+    assert row(c).status == cmp.ERROR and row(c).note.startswith("failed in both")
+    assert c.new_failures == [] and not cmp.has_regression(c)
+
+
+def test_failed_where_the_baseline_skipped_is_a_new_failure(run):
+    c = run({NAME: {"times": BASE, "error": "skipped: no GPU"}}, {NAME: FAILED})
+    assert c.new_failures == [NAME] and cmp.has_regression(c)
+
+
+def test_a_new_benchmark_that_fails_is_no_regression(run):
+    # Nothing to have run in the baseline: NEW, as the nightly counts only what ran before.
+    c = run({NAME: BASE}, {NAME: BASE, GPU: FAILED})
+    assert row(c, GPU).status == cmp.NEW
+    assert c.new_failures == [] and not cmp.has_regression(c)
+
+
+def test_slower_and_failed_are_both_in_the_verdict(run):
+    c = run({NAME: BASE, OTHER: BASE, GPU: BASE}, {NAME: scaled(BASE, 1.1), OTHER: FAILED,
+                                                    GPU: FAILED})
+    assert cmp.format_text(c).splitlines()[-1] == ("verdict: REGRESSION: 1 benchmark slower, "
+                                                   "2 benchmarks failed in the contender but not "
+                                                   "in the baseline")
 
 
 def test_skipped_in_either(run):
@@ -417,8 +451,8 @@ def test_json_is_stable_and_complete(run):
     data = json.loads(json.dumps(cmp.to_json(c)))
     assert set(data) == {"baseline", "contender", "threshold", "alpha", "machines_differ",
                          "cross_machine", "verdict_given", "refused_reason", "regression",
-                         "warnings", "counts", "rows"}
-    assert data["regression"] is True
+                         "new_failures", "warnings", "counts", "rows"}
+    assert data["regression"] is True and data["new_failures"] == []
     assert {r["name"]: r["status"] for r in data["rows"]} == {NAME: "SLOWER", OTHER: "MISSING",
                                                                GPU: "NEW"}
     assert data["counts"]["SLOWER"] == 1 and data["counts"]["SAME"] == 0
@@ -458,6 +492,41 @@ def test_main_exit_one_on_regression(pair, capsys, tmp_path):
         assert cmp.main([base, cont, *extra]) == 1
     assert snapshot(tmp_path) == before
     assert cmp.main([base, cont, "--threshold", "0.2"]) == 0
+
+
+def test_main_exit_one_when_the_contender_fails(make, capsys):
+    # A CI gate on compare must not pass a build whose benchmarks fail validation.
+    base = str(make("base.json", {NAME: BASE, OTHER: BASE}))
+    cont = str(make("cont.json", {NAME: FAILED, OTHER: BASE}))
+    assert cmp.main([base, cont]) == 1
+    out = capsys.readouterr()
+    assert out.out.splitlines()[-1] == \
+        "verdict: REGRESSION: 1 benchmark failed in the contender but not in the baseline"
+    assert out.err == ""
+    assert cmp.main([base, cont, "--format", "markdown"]) == 1
+    assert capsys.readouterr().out.startswith(
+        "### gapbench compare: REGRESSION: 1 benchmark failed in the contender")
+    assert cmp.main([base, cont, "--json"]) == 1
+    data = json.loads(capsys.readouterr().out)
+    assert data["regression"] is True and data["new_failures"] == [NAME]
+    assert data["counts"]["ERROR"] == 1 and data["counts"]["SLOWER"] == 0
+
+
+def test_main_a_failure_counts_across_machines(make, capsys):
+    # Different machines refuse a verdict on times, not on a benchmark that fails.
+    base = str(make("base.json", {NAME: BASE, OTHER: BASE}))
+    cont = str(make("cont.json", {NAME: FAILED, OTHER: scaled(BASE, 1.5)}, machine="machine-b"))
+    assert cmp.main([base, cont]) == 1
+    assert capsys.readouterr().out.splitlines()[-1] == (
+        "verdict: REGRESSION: 1 benchmark failed in the contender but not in the baseline; "
+        "no timing verdict (different machines)")
+
+
+def test_main_exit_zero_when_only_the_baseline_failed(make, capsys):
+    base = str(make("base.json", {NAME: FAILED, OTHER: BASE}))
+    cont = str(make("cont.json", {NAME: BASE, OTHER: BASE}))
+    assert cmp.main([base, cont]) == 0
+    assert "verdict: no regression" in capsys.readouterr().out
 
 
 def test_main_json(pair, capsys):

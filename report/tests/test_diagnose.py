@@ -104,6 +104,16 @@ def test_naive_far_behind_the_library():
     assert "naive_vs_library" not in rules_fired(close)
 
 
+def test_naive_is_set_against_the_library_of_its_own_device_and_shape():
+    shape = "n:32/c:64/hw:56/k:64/r:3"
+    entries = (runs(f"conv/naive/gpu/{shape}/manual_time", [0.2] * 3)
+               + runs(f"conv/onednn/cpu/{shape}/real_time", [0.001] * 3)  # another device
+               + runs("conv/cudnn/gpu/n:1/c:64/hw:56/k:64/r:3/manual_time", [0.001] * 3)
+               + runs(f"conv/cudnn/gpu/{shape}/manual_time", [0.05] * 3)
+               + runs(f"conv/cublas/gpu/{shape}/manual_time", [0.01] * 3))  # the fastest
+    assert "20.0x the time of cublas" in rules_fired(entries)["naive_vs_library"]
+
+
 def test_gpu_losing_to_the_cpu_names_the_overhead():
     entries = sumsq("vectorized", "cpu", 0.03) + sumsq("vectorized_e2e", "gpu", 0.06,
                                                        overhead_share=[0.9] * 3)

@@ -192,6 +192,30 @@ def test_family_panels_group_sizes_and_merge_single_benchmarks(full):
     assert peak.metric.key == "bytes_per_second"  # a ceiling is read as GB/s
 
 
+def _tick_labels(monkeypatch, benchmarks, family) -> list[str]:
+    """The x tick labels of the first panel of a family's chart, drawn but not saved."""
+    figures = []
+    monkeypatch.setattr(plots, "save", lambda fig, stem: figures.append(fig) or stem)
+    plots.family_chart(benchmarks, family, Path("unused"))
+    return [t.get_text() for t in figures[0].axes[0].get_xticklabels()]
+
+
+def test_a_panel_of_thousands_of_sizes_labels_some(monkeypatch):
+    # Thousands of tick labels took most of a minute to lay out (and drew a black smear).
+    rows = []
+    for i in range(1000):
+        name = f"preprocess/vectorized/cpu/op:sumsq/rows:{1000 + i}/real_time"
+        rows.append(Benchmark(name, parse_name(name), (1e-6,) * 3, {}, {}))
+    labels = _tick_labels(monkeypatch, rows, "preprocess")
+    assert len(labels) == plots.MAX_GROUP_LABELS
+    assert labels[:2] == ["rows 1000", "rows 1042"]  # every 42nd group
+
+
+def test_a_panel_of_few_sizes_labels_each(monkeypatch, full):
+    labels = _tick_labels(monkeypatch, list(full.benchmarks().values()), "preprocess")
+    assert labels == ["rows 10k", "rows 100k", "rows 1M"]
+
+
 def test_nothing_timed_draws_no_chart(tmp_path):
     rows = list(load_results(DATA / "gpu_skipped.json").benchmarks().values())
     assert plots.family_chart(rows, "transfer", tmp_path / "t") is None

@@ -1,6 +1,10 @@
 """Tests of the results loader and the smoke check, on tiny JSON files in tests/data."""
 
+import io
+import json
+import tempfile
 import unittest
+from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
 from gapbench_report import check
@@ -75,6 +79,39 @@ class Check(unittest.TestCase):
 
     def test_unusable_input_exits_2(self):
         self.assertEqual(check.main([str(DATA / "truncated.json")]), 2)
+
+    def _good_with(self, **fields) -> tuple[int, str, str]:
+        """check's exit status, stdout and stderr on good.json with its first entry changed."""
+        data = json.loads((DATA / "good.json").read_text())
+        data["benchmarks"][0].update(fields)
+        with tempfile.TemporaryDirectory() as folder:
+            path = Path(folder) / "r.json"
+            path.write_text(json.dumps(data))
+            out, err = io.StringIO(), io.StringIO()
+            with redirect_stdout(out), redirect_stderr(err):
+                status = check.main([str(path)])
+        return status, out.getvalue(), err.getvalue().replace(str(path), "FILE")
+
+    def test_a_counter_that_is_not_a_number_is_unusable_input(self):
+        status, out, err = self._good_with(bytes_per_second="lots")
+        self.assertEqual(status, 2)
+        self.assertEqual(out, "")
+        self.assertEqual(err, "gapbench check: FILE: preprocess/vectorized/cpu/op:sumsq/"
+                              "rows:1000/cols:100/real_time: bytes_per_second is 'lots', not a "
+                              "finite number\n")
+
+    def test_a_counter_of_zero_is_still_a_problem_not_bad_input(self):
+        status, out, _ = self._good_with(items_per_second=0)
+        self.assertEqual(status, 1)
+        self.assertIn("problem: preprocess/vectorized/cpu/op:sumsq/rows:1000/cols:100/"
+                      "real_time: items_per_second is 0", out)
+
+    def test_a_name_other_than_its_run_name_is_unusable_input(self):
+        status, _, err = self._good_with(name="BM_SomethingElse/7")
+        self.assertEqual(status, 2)
+        self.assertEqual(len(err.splitlines()), 1)
+        self.assertIn("FILE: benchmark #0: name 'BM_SomethingElse/7' does not match its run_name",
+                      err)
 
 
 if __name__ == "__main__":
