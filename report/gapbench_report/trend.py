@@ -23,6 +23,7 @@ from datetime import datetime
 from pathlib import Path
 
 from gapbench_report import commandline, plots, render
+from gapbench_report.commandline import UsageError
 from gapbench_report.results import ResultsError, parse_name
 
 PROG = "gapbench-report trend"

@@ -121,3 +121,12 @@ def test_main(history, tmp_path, capsys):
     (tmp_path / "none").mkdir()
     assert trend.main([str(tmp_path / "none"), "--out", str(tmp_path / "o")]) == 2
     assert "no history files" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("args,words", [(["--filter", "["], "--filter is not a valid regex"),
+                                        (["--last", "0"], "--last must be at least 1")])
+def test_bad_options_exit_2_with_one_line(history, tmp_path, capsys, args, words):
+    assert trend.main([str(history), "--out", str(tmp_path / "t"), *args]) == 2
+    err = capsys.readouterr().err
+    assert words in err and "internal error" not in err
+    assert len(err.strip().splitlines()) == 1
