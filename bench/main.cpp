@@ -96,6 +96,11 @@ std::optional<double> number(const std::string& text) {
   return std::nullopt;
 }
 
+// Google Benchmark 1.8 reads --benchmark_min_time with a unit ("0.5s", "100x"); 1.7 as seconds.
+constexpr bool kMinTimeTakesUnits = GAPBENCH_GBENCH_VERSION_MAJOR > 1 ||
+                                    (GAPBENCH_GBENCH_VERSION_MAJOR == 1 &&
+                                     GAPBENCH_GBENCH_VERSION_MINOR >= 8);
+
 bool whole_number(const std::string& text) {
   return !text.empty() && text.find_first_not_of("0123456789") == std::string::npos &&
          text.size() <= 9;
@@ -118,17 +123,16 @@ void check_number(const std::string& setting) {
       throw UsageError{flag + " needs a whole number of at least 1, got '" + v + "'"};
     }
   } else if (key == "benchmark_min_time") {
-    // Seconds ("0.5", or "0.5s" from Google Benchmark 1.8), or from 1.8 an iteration count
-    // ("100x").
-    const bool iterations = !v.empty() && v.back() == 'x';
-    const std::string body =
-        (!v.empty() && (v.back() == 's' || iterations)) ? v.substr(0, v.size() - 1) : v;
+    // Seconds ("0.5"; from Google Benchmark 1.8 also "0.5s", or an iteration count "100x").
+    const bool units = kMinTimeTakesUnits && !v.empty() && (v.back() == 's' || v.back() == 'x');
+    const std::string body = units ? v.substr(0, v.size() - 1) : v;
     const auto seconds = number(body);
-    const bool ok =
-        iterations ? whole_number(body) && std::stol(body) >= 1 : seconds && *seconds > 0;
+    const bool ok = units && v.back() == 'x' ? whole_number(body) && std::stol(body) >= 1
+                                             : seconds && *seconds > 0;
     if (!ok) {
-      throw UsageError{flag + " needs a time in seconds above 0 (e.g. 0.5 or 0.5s) or an " +
-                       "iteration count (e.g. 100x), got '" + v + "'"};
+      throw UsageError{flag + " needs a time in seconds above 0 (e.g. 0.5" +
+                       (kMinTimeTakesUnits ? " or 0.5s) or an iteration count (e.g. 100x)" : ")") +
+                       ", got '" + v + "'"};
     }
   } else if (key == "benchmark_min_warmup_time") {
     const auto seconds = number(v);
@@ -212,11 +216,9 @@ Options parse_options(int argc, char** argv) {
 }
 
 std::string min_time_flag(double seconds) {
-  // Google Benchmark 1.8 takes a unit suffix ("0.5s"); 1.7 takes plain seconds.
-  const bool suffix = GAPBENCH_GBENCH_VERSION_MAJOR > 1 ||
-                      (GAPBENCH_GBENCH_VERSION_MAJOR == 1 && GAPBENCH_GBENCH_VERSION_MINOR >= 8);
   char buf[64];
-  std::snprintf(buf, sizeof buf, "--benchmark_min_time=%g%s", seconds, suffix ? "s" : "");
+  std::snprintf(buf, sizeof buf, "--benchmark_min_time=%g%s", seconds,
+                kMinTimeTakesUnits ? "s" : "");
   return buf;
 }
 
