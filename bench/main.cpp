@@ -58,12 +58,16 @@ bool starts_with(const std::string& s, const std::string& prefix) {
 
 std::string value_of(const std::string& arg) { return arg.substr(arg.find('=') + 1); }
 
+std::string lower_case(std::string text) {
+  for (char& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return text;
+}
+
 // Google Benchmark's reading of a boolean flag: bare, or any value but 0/f/false/n/no.
 bool flag_is_true(const std::string& arg) {
   const auto eq = arg.find('=');
   if (eq == std::string::npos) return true;
-  std::string v = arg.substr(eq + 1);
-  for (char& c : v) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  const std::string v = lower_case(arg.substr(eq + 1));
   return !(v == "0" || v == "f" || v == "false" || v == "n" || v == "no");
 }
 
@@ -112,12 +116,9 @@ bool whole_number(const std::string& text) {
 void check_number(const std::string& setting) {
   const auto eq = setting.find('=');
   const std::string name = setting.substr(0, eq), v = setting.substr(eq + 1);
-  const std::string flag = name.rfind("--", 0) == 0 ? name : "environment variable " + name;
-  auto lower = [](std::string t) {
-    for (char& c : t) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return t;
-  };
-  const std::string key = lower(name.rfind("--", 0) == 0 ? name.substr(2) : name);
+  const bool is_flag = starts_with(name, "--");
+  const std::string flag = is_flag ? name : "environment variable " + name;
+  const std::string key = lower_case(is_flag ? name.substr(2) : name);
   if (key == "benchmark_repetitions") {
     if (!whole_number(v) || std::stol(v) < 1) {
       throw UsageError{flag + " needs a whole number of at least 1, got '" + v + "'"};

@@ -161,12 +161,6 @@ def settle(first: cmp.Comparison, rerun: cmp.Comparison | None
     return replace(first, rows=rows), confirmed
 
 
-def new_failures(p: Pass) -> list[str]:
-    """Benchmarks that failed in the contender but not in the baseline."""
-    base, cont = p.baseline.benchmarks(), p.contender.benchmarks()
-    return [n for n, b in cont.items() if b.error and n in base and not base[n].error]
-
-
 def gate(sides: tuple[Side, Side], spec: RunSpec, rounds: int, workdir: Path, *,
          threshold: float = cmp.DEFAULT_THRESHOLD, alpha: float = cmp.DEFAULT_ALPHA,
          rerun_rounds: int | None = None, say=log) -> Verdict:
@@ -184,7 +178,7 @@ def gate(sides: tuple[Side, Side], spec: RunSpec, rounds: int, workdir: Path, *,
                                  rerun_rounds or RERUN_FACTOR * rounds, workdir, "rerun",
                                  threshold, alpha, say)
     final, confirmed = settle(first.comparison, rerun.comparison if rerun else None)
-    return Verdict(first, rerun, final, flagged, confirmed, new_failures(first))
+    return Verdict(first, rerun, final, flagged, confirmed, first.comparison.new_failures)
 
 
 # ---- the known-good commit ---------------------------------------------------------------------
