@@ -117,9 +117,7 @@ void bench_gpu(State& state, const ConvShape& shape, GpuVariant variant) {
   const bool end_to_end = variant == GpuVariant::cudnn_e2e;
   auto step = [&] {
     dev.upload_input(data);
-    dev.stream.begin_kernel();
     launch();
-    dev.stream.end_kernel();
     dev.download_output(out);
     dev.stream.synchronize();
   };
@@ -137,7 +135,7 @@ void bench_gpu(State& state, const ConvShape& shape, GpuVariant variant) {
     return data.check(out, arithmetic);
   });
   if (end_to_end) {
-    time_end_to_end(state, dev.stream, step);
+    time_end_to_end(state, dev.stream, launch, step);
   } else {
     time_kernel(state, dev.stream, launch);
   }

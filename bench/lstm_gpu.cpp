@@ -130,6 +130,9 @@ void bench_cudnn(State& state, const Shape& shape, Scope scope) {
     download(h, scope == Scope::seq ? run.lstm.h_seq() : run.lstm.h_last(), s);
     download(c, run.lstm.c_last(), s);
     run.stream.synchronize();
+    // For the first GPU runs, before anyone loosens the shared bound: if cudnn fails it while
+    // blas and graph pass, the likely cause is cuDNN's pointwise gates using approximate
+    // tanh/sigmoid. Give cudnn its own documented gate allowance then; not the others.
     return scope == Scope::seq ? check_sequence("cudnn", shape, d.ref, h.data(), c.data())
                                : check_step("cudnn", shape, d.ref, h.data(), c.data());
   });

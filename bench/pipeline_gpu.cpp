@@ -11,6 +11,11 @@
 // Time: host wall time around whole batches (manual time), each iteration ending when its last
 // batch's step is done. idle_fraction is the share of that wall time the compute stream was not
 // computing (event-timed), whatever kept it waiting: the producer or the copy.
+//
+// Every wait of the consumer sleeps (events made with cudaEventBlockingSync, no stream
+// synchronize): by default a waiting host thread spins, and on a machine with few cores (Colab
+// has two) a spinning consumer takes the core the producers need, so prefetch and parallel
+// would measure that contention instead of overlap.
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
@@ -27,6 +32,9 @@
 
 namespace gapbench::pipeline {
 namespace {
+
+// Events whose synchronize sleeps instead of spinning (see the top of this file).
+constexpr unsigned kSleep = cudaEventBlockingSync;
 
 class GpuConsumer {
  public:
@@ -76,15 +84,15 @@ class GpuConsumer {
     finish();  // nothing of an overlapped step may still use device buffer 0
     GAPBENCH_CHECK(cudaMemcpyAsync(batch_[0].data(), pageable, bytes(), cudaMemcpyHostToDevice,
                                    compute_.get()));
-    compute_.synchronize();
+    drain(compute_);
     enqueue_step(0);
     finish();
   }
 
   // Waits for everything queued and counts the compute time not yet counted.
   void finish() {
-    copy_.synchronize();
-    compute_.synchronize();
+    drain(copy_);
+    drain(compute_);
     for (std::size_t s = 0; s < 2; ++s) {
       if (pending_[s]) collect(s);
     }
@@ -109,7 +117,7 @@ class GpuConsumer {
         cudaMemcpyAsync(f.data(), f_.data(), f_.bytes(), cudaMemcpyDeviceToHost, compute_.get()));
     GAPBENCH_CHECK(
         cudaMemcpyAsync(y.data(), y_.data(), y_.bytes(), cudaMemcpyDeviceToHost, compute_.get()));
-    compute_.synchronize();
+    drain(compute_);
     return check_step(shape_, batch, w1_host_.data(), f.data(), w2_host_.data(), y.data());
   }
 
@@ -121,6 +129,12 @@ class GpuConsumer {
     return batch_floats;
   }
   std::size_t bytes() const { return batch_floats_ * sizeof(float); }
+
+  // Waits, sleeping, until everything queued on `stream` so far is done.
+  void drain(const Stream& stream) {
+    drained_.record(stream.get());
+    drained_.synchronize();
+  }
 
   // F = X · W1 then `repeats` times Y = F · W2 on device buffer s, on the compute stream.
   // Row-major C = A·B is column-major Cᵀ = Bᵀ·Aᵀ: the right-hand matrix goes first.
@@ -151,7 +165,10 @@ class GpuConsumer {
   CublasHandle blas_;  // bound to compute_
   DeviceBuffer<float> batch_[2];
   DeviceBuffer<float> w1_, w2_, f_, y_;
-  Event copied_[2], started_[2], computed_[2];
+  Event copied_[2] = {Event(kSleep), Event(kSleep)};
+  Event started_[2] = {Event(kSleep), Event(kSleep)};
+  Event computed_[2] = {Event(kSleep), Event(kSleep)};
+  Event drained_{kSleep};
   bool pending_[2] = {false, false};  // a step on buffer s whose time is not yet counted
   std::size_t next_slot_ = 0;
   std::size_t repeats_ = 1;

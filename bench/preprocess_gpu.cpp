@@ -78,9 +78,7 @@ void bench_gpu(State& state, const std::string& key, Shape shape, Style style, G
   auto launch = [&] { GAPBENCH_CHECK(dev.launch(data, style)); };
   auto end_to_end = [&] {
     dev.upload_input(data);
-    dev.stream.begin_kernel();
     launch();
-    dev.stream.end_kernel();
     download(dev, out);
     dev.stream.synchronize();
   };
@@ -100,7 +98,7 @@ void bench_gpu(State& state, const std::string& key, Shape shape, Style style, G
   if (timing == GpuTiming::kernel) {
     time_kernel(state, dev.stream, launch);
   } else {
-    time_end_to_end(state, dev.stream, end_to_end);
+    time_end_to_end(state, dev.stream, launch, end_to_end);
   }
   state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * data.bytes()));
   state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * data.items()));

@@ -6,8 +6,13 @@
 //        transfer/memcpy/cpu/bytes:<n>          (what the CPU path pays instead: a host copy)
 // mode:sync is cudaMemcpy plus a synchronize, timed on the host clock (what a framework's
 // blocking .to(device) pays); mode:async is cudaMemcpyAsync on the fixture's stream, timed with
-// events (the copy engine's time). bytes_per_second counts the bytes copied once; the time per
-// iteration is the latency of one copy; items_per_second is copies per second.
+// held events (the copy engine's time, fixtures/gpu_timer.h). From pageable memory, mode:async is
+// a staged copy (the driver copies through its own pinned buffer, with the host taking part),
+// so it is timed on the host clock until it is complete, and labelled "staged copy".
+// bytes_per_second counts the bytes copied once (as nvbandwidth and PyTorch users read a copy);
+// copies within one memory (d2d, the host memcpy) also count traffic_bytes_per_second, reads plus
+// writes, for comparison with that memory's peak. The time per iteration is the latency of one
+// copy; items_per_second is copies per second.
 #include "bench/transfer.h"
 
 #include <algorithm>
@@ -53,6 +58,7 @@ void bench_host_copy(State& state, std::size_t bytes) {
     benchmark::ClobberMemory();
   }
   state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * bytes));
+  set_traffic_counter(state, 2 * bytes);
   state.SetItemsProcessed(state.iterations());
 }
 

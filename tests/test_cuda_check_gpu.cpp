@@ -47,8 +47,31 @@ TEST(CudaCheck, CudnnStatusIsNamed) {
   } catch (const CudaError& e) {
     EXPECT_EQ(e.status_name(), "CUDNN_STATUS_BAD_PARAM");
     EXPECT_NE(std::string(e.what()).find("in `CUDNN_STATUS_BAD_PARAM`"), std::string::npos);
+    EXPECT_TRUE(is_cudnn_status(e, CUDNN_STATUS_BAD_PARAM));
+    EXPECT_FALSE(is_cudnn_status(e, CUDNN_STATUS_NOT_SUPPORTED));
   }
 }
+
+#ifdef CUDNN_STATUS_CATEGORY
+// cuDNN 9's finer codes still match their category, and only it.
+TEST(CudaCheck, CudnnSubCodeMatchesItsCategory) {
+  try {
+    GAPBENCH_CHECK(CUDNN_STATUS_BAD_PARAM_NULL_POINTER);
+    FAIL() << "no exception";
+  } catch (const CudaError& e) {
+    EXPECT_EQ(e.status_name(), "CUDNN_STATUS_BAD_PARAM_NULL_POINTER");
+    EXPECT_TRUE(is_cudnn_status(e, CUDNN_STATUS_BAD_PARAM));
+    EXPECT_FALSE(is_cudnn_status(e, CUDNN_STATUS_INTERNAL_ERROR));
+  }
+  // A CUDA runtime error with the same number is not a cuDNN status.
+  try {
+    GAPBENCH_CHECK(static_cast<cudaError_t>(CUDNN_STATUS_BAD_PARAM));
+    FAIL() << "no exception";
+  } catch (const CudaError& e) {
+    EXPECT_FALSE(is_cudnn_status(e, CUDNN_STATUS_BAD_PARAM));
+  }
+}
+#endif
 #endif
 
 TEST(CudaCheck, NoThrowVariantReportsAndReturnsFalse) {

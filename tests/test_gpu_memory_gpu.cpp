@@ -1,4 +1,4 @@
-// RAII owners and the GPU timer, on a device (skipped with the reason without one).
+// RAII owners, on a device (skipped with the reason without one).
 #include <gtest/gtest.h>
 
 #include <utility>
@@ -7,7 +7,6 @@
 #include "fixtures/cuda_libraries.h"
 #include "fixtures/data.h"
 #include "fixtures/gpu_memory.h"
-#include "fixtures/gpu_timer.h"
 #include "fixtures/validate.h"
 #include "tests/gpu_test.h"
 
@@ -48,23 +47,6 @@ TEST(GpuMemory, AllocationFailureThrowsCudaError) {
   // A failed allocation is not sticky: the device still works.
   DeviceBuffer<char> ok(16);
   EXPECT_NE(ok.data(), nullptr);
-}
-
-TEST(GpuTimer, KernelSecondsArePositiveAndGrowWithWork) {
-  GAPBENCH_SKIP_WITHOUT_GPU();
-  TimedStream stream;
-  DeviceBuffer<char> a(64 << 20), b(64 << 20);
-  auto copy = [&](std::size_t bytes) {
-    return stream.kernel_seconds([&] {
-      GAPBENCH_CHECK(
-          cudaMemcpyAsync(b.data(), a.data(), bytes, cudaMemcpyDeviceToDevice, stream.get()));
-    });
-  };
-  copy(1 << 20);  // warm-up
-  const double small = copy(1 << 20);
-  const double large = copy(64 << 20);
-  EXPECT_GT(small, 0.0);
-  EXPECT_GT(large, small);
 }
 
 TEST(CudaLibraries, HandlesCreateOnTheStream) {

@@ -2,8 +2,20 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <thread>
+#include <vector>
+
 namespace gapbench {
 namespace {
+
+TEST(Harness, MedianOfIsTheMiddleValue) {
+  const std::vector<double> values = {5.0, 1.0, 4.0, 2.0, 3.0};
+  std::size_t i = 0;
+  EXPECT_EQ(median_of(5, [&] { return values[i++]; }), 3.0);
+  EXPECT_GE(median_seconds(3, [] { std::this_thread::sleep_for(std::chrono::milliseconds(1)); }),
+            0.001);
+}
 
 TEST(Harness, NamesFollowTheScheme) {
   const BenchName name = BenchName("conv", "cudnn").axis("n", 32).axis("layout", "nchw");
@@ -58,8 +70,7 @@ TEST(Harness, AFailedHostAllocationNamesItsSize) {
     FAIL() << "allocated 4 EiB";
   } catch (const std::bad_alloc& e) {
     EXPECT_NE(std::string(e.what()).find("could not allocate"), std::string::npos) << e.what();
-    EXPECT_NE(std::string(e.what()).find("(" + std::to_string(huge) + " bytes)"),
-              std::string::npos)
+    EXPECT_NE(std::string(e.what()).find("(" + std::to_string(huge) + " bytes)"), std::string::npos)
         << e.what();
   }
 }

@@ -243,13 +243,6 @@ TEST(Pipeline, IdleFractionIsZeroBeforeAnyBatch) {
 
 // ---- calibration ----
 
-TEST(Calibration, MedianOfIsTheMiddleValue) {
-  const std::vector<double> values = {5.0, 1.0, 4.0, 2.0, 3.0};
-  std::size_t i = 0;
-  EXPECT_EQ(median_of(5, [&] { return values[i++]; }), 3.0);
-  EXPECT_GE(median_seconds(3, [] { std::this_thread::sleep_for(1ms); }), 0.001);
-}
-
 TEST(Calibration, FindsTheCountOfALinearCost) {
   // 0.5 ms fixed + 0.1 ms per unit: 4 ms is 35 units.
   int calls = 0;

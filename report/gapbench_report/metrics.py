@@ -45,10 +45,18 @@ def largest(benchmarks: list[Benchmark], axis: str) -> Benchmark | None:
 
 
 def single_thread_peak(benchmarks: Iterable[Benchmark], kind: str) -> float | None:
-    """bytes/s of peak/<kind>/cpu with one thread, at its largest buffer."""
+    """Memory traffic (bytes/s) of peak/<kind>/cpu with one thread, at its largest buffer."""
     rows = [b for b in find(benchmarks, "peak", kind, "cpu") if b.parsed.threads in (None, 1)]
     best = largest(rows, "mib")
-    return best.counter("bytes_per_second") if best else None
+    return traffic(best) if best else None
+
+
+def traffic(b: Benchmark) -> float | None:
+    """Bytes read plus written per second: traffic_bytes_per_second, or bytes_per_second where
+    a benchmark has no separate traffic counter (a kernel's bytes are its traffic; files from
+    before the counter counted traffic there)."""
+    value = b.counter("traffic_bytes_per_second")
+    return value if value is not None else b.counter("bytes_per_second")
 
 
 def crossover(xs: list[float], cpu: list[float], gpu: list[float]) -> float | None:
@@ -84,7 +92,7 @@ def preprocess_metrics(benchmarks: list[Benchmark]) -> dict[str, float | None]:
         out[f"preprocess {op}: GPU element-wise / vectorized time"] = _ratio(
             median("elementwise", "gpu"), median("vectorized", "gpu"))
         out[f"preprocess {op}: CPU vectorized share of peak/{PREPROCESS_PEAK[op]}"] = _ratio(
-            vec.counter("bytes_per_second") if vec else None,
+            traffic(vec) if vec else None,
             single_thread_peak(benchmarks, PREPROCESS_PEAK[op]))
         out[f"preprocess {op}: GPU kernel speed-up over CPU vectorized"] = _ratio(
             median("vectorized", "cpu"), median("vectorized", "gpu"))

@@ -141,13 +141,15 @@ class Metric:
     key: str = "time"  # "time" or a counter name (results.COUNTERS)
     scale: float = 1.0
     label: str = "time per iteration"
+    fallback: str | None = None  # the counter to read where a benchmark lacks `key`
 
     def spread(self, b: Benchmark, iqr: bool = False) -> tuple[float, float, float] | None:
         """(median, low, high) over the repetitions, scaled: low and high are the min and max,
         or with `iqr` the quartiles (robust to the odd slow repetition). None when nothing was
         timed."""
-        values = sorted(b.samples if self.key == "time" else b.counters.get(self.key, ()))
-        middle = b.median if self.key == "time" else b.counter(self.key)
+        key = self.key if b.counters.get(self.key) or not self.fallback else self.fallback
+        values = sorted(b.samples if key == "time" else b.counters.get(key, ()))
+        middle = b.median if key == "time" else b.counter(key)
         if middle is None or b.status != "ok":
             return None
         if not values:
@@ -242,7 +244,10 @@ class FamilyChart:
 
 
 # The generic chart plots time, except where a family's point is a rate.
-FAMILY_METRIC = {"peak": Metric("bytes_per_second", 1e-9, "memory bandwidth (GB/s)")}
+# Peak's memory rows draw their traffic (reads plus writes); files from before that counter
+# counted traffic in bytes_per_second.
+FAMILY_METRIC = {"peak": Metric("traffic_bytes_per_second", 1e-9, "memory bandwidth (GB/s)",
+                                fallback="bytes_per_second")}
 
 
 def _panel_key(name: Name, numeric: set[str]) -> tuple[tuple[str, str], ...]:
@@ -587,6 +592,10 @@ def _line_label(spec: SweepSpec, key: tuple[str | None, ...]) -> str:
             parts.append(v.upper())
         else:
             parts.append(v if k in ("dir", "mode") else f"{k} {v}")
+            if k == "mode" and v == "async" and "pageable" in key:
+                # Staged by the driver through its own pinned buffer and timed on the host
+                # clock: not copy-engine time like the pinned rows beside it.
+                parts[-1] = "async (staged)"
     return " · ".join(parts)
 
 

@@ -37,8 +37,8 @@ REQUIRED_CONTEXT = ("gapbench.schema", "gapbench.version", "gapbench.profile", "
                     "machine.id", "gpu.status")
 SECONDS_PER_UNIT = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
 # Counters whose values are rates or shares: compared and drawn as given.
-COUNTERS = ("bytes_per_second", "items_per_second", "flops", "overhead_share",
-            "idle_fraction", "ideal_items_per_second")
+COUNTERS = ("bytes_per_second", "traffic_bytes_per_second", "items_per_second", "flops",
+            "overhead_share", "idle_fraction", "ideal_items_per_second")
 
 
 class ResultsError(Exception):

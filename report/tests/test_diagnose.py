@@ -173,3 +173,11 @@ def test_run_metrics_judge_each_file_by_its_own_peak():
     vec = sumsq("vectorized", "cpu", 0.03, bytes_per_second=[9e9] * 3)
     metrics = run_metrics([in_memory(peak + vec)])
     assert abs(metrics["preprocess sumsq: CPU vectorized share of peak/read"] - 0.9) < 1e-9
+
+
+def test_share_of_peak_reads_the_peaks_traffic_counter():
+    peak = runs("peak/read/cpu/mib:256/real_time/threads:1", [0.02] * 3,
+                bytes_per_second=[5e9] * 3, traffic_bytes_per_second=[10e9] * 3)
+    vec = sumsq("vectorized", "cpu", 0.03, bytes_per_second=[9e9] * 3)
+    metrics = run_metrics([in_memory(peak + vec)])
+    assert abs(metrics["preprocess sumsq: CPU vectorized share of peak/read"] - 0.9) < 1e-9

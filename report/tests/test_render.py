@@ -17,6 +17,7 @@ import pytest
 
 from gapbench_report import plots, render
 from gapbench_report.results import Benchmark, load_results, parse_name
+from tests.synthetic import in_memory, runs
 
 DATA = Path(__file__).parent / "data" / "render"
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -189,7 +190,25 @@ def test_family_panels_group_sizes_and_merge_single_benchmarks(full):
     startup = next(p for p in overhead.panels if any("context" in g for g in p.groups))
     assert len(startup.groups) == 4  # one panel for the four what:... benchmarks
     peak = plots.family_chart_data(rows, "peak")
-    assert peak.metric.key == "bytes_per_second"  # a ceiling is read as GB/s
+    assert peak.metric.key == "traffic_bytes_per_second"  # a ceiling is read as traffic GB/s
+
+
+def test_peak_memcpy_is_drawn_as_traffic_in_new_and_old_files():
+    """A copy's bytes_per_second counts bytes copied; its ceiling is drawn from its traffic
+    (reads plus writes). Older files counted traffic in bytes_per_second and have no traffic
+    counter: they draw the same figure."""
+    name = "peak/memcpy/cpu/mib:256/real_time/threads:1"
+    new = runs(name, [0.01] * 3, bytes_per_second=[5e9] * 3, traffic_bytes_per_second=[10e9] * 3)
+    old = runs(name, [0.01] * 3, bytes_per_second=[10e9] * 3)
+    for entries in (new, old):
+        b = next(iter(in_memory(entries).benchmarks().values()))
+        assert plots.FAMILY_METRIC["peak"].spread(b)[0] == 10.0  # GB/s
+
+
+def test_pageable_async_copies_are_labelled_staged():
+    spec = next(s for s in plots.SWEEPS if s.name == "transfer")
+    assert plots._line_label(spec, ("pageable", "h2d", "async")) == "pageable · h2d · async (staged)"
+    assert plots._line_label(spec, ("pinned", "h2d", "async")) == "pinned · h2d · async"
 
 
 def _tick_labels(monkeypatch, benchmarks, family) -> list[str]:

@@ -1,0 +1,121 @@
+// The GPU timer, on a device (skipped with the reason without one). What the first GPU run must
+// confirm: kernel time is device time, whatever the host does while it enqueues the work.
+#include "fixtures/gpu_timer.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstddef>
+#include <stdexcept>
+#include <thread>
+
+#include "fixtures/gpu_memory.h"
+#include "tests/gpu_test.h"
+
+namespace gapbench {
+namespace {
+
+using namespace std::chrono_literals;
+
+// A device-to-device copy of `bytes` on the timed stream.
+struct Copy {
+  TimedStream& stream;
+  DeviceBuffer<char> a = DeviceBuffer<char>(64 << 20), b = DeviceBuffer<char>(64 << 20);
+  void operator()(std::size_t bytes) const {
+    GAPBENCH_CHECK(
+        cudaMemcpyAsync(b.data(), a.data(), bytes, cudaMemcpyDeviceToDevice, stream.get()));
+  }
+};
+
+TEST(GpuTimer, KernelSecondsArePositiveAndGrowWithWork) {
+  GAPBENCH_SKIP_WITHOUT_GPU();
+  TimedStream stream;
+  const Copy copy{stream};
+  auto timed = [&](std::size_t bytes) { return stream.kernel_seconds([&] { copy(bytes); }); };
+  timed(1 << 20);  // warm-up
+  const double small = timed(1 << 20);
+  const double large = timed(64 << 20);
+  EXPECT_GT(small, 0.0);
+  EXPECT_GT(large, small);
+}
+
+// The host sleeping between the start of timing and its work (as cuBLAS's heuristics or cuDNN's
+// plan lookup take host time) must not count: the work itself takes microseconds.
+TEST(GpuTimer, HostDelayBeforeTheWorkIsNotKernelTime) {
+  GAPBENCH_SKIP_WITHOUT_GPU();
+  TimedStream stream;
+  const Copy copy{stream};
+  stream.kernel_seconds([&] { copy(4096); });  // warm-up
+  constexpr auto kHostDelay = 20ms;
+  const double seconds = stream.kernel_seconds([&] {
+    std::this_thread::sleep_for(kHostDelay);
+    copy(4096);
+  });
+  EXPECT_GT(seconds, 0.0);
+  EXPECT_LT(seconds, 0.1 * std::chrono::duration<double>(kHostDelay).count())
+      << "kernel time includes the host's delay: the stream was not held";
+}
+
+// Work that waits for its own stream cannot be timed held: the hold times out and the timer says
+// so rather than report host time as kernel time.
+TEST(GpuTimer, WorkThatWaitsForItsStreamIsRefused) {
+  GAPBENCH_SKIP_WITHOUT_GPU();
+  TimedStream stream(100ms);
+  const Copy copy{stream};
+  try {
+    stream.kernel_seconds([&] {
+      copy(4096);
+      stream.synchronize();  // waits for the hold: released only by its timeout
+    });
+    FAIL() << "no exception";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("waited for its own stream"), std::string::npos)
+        << e.what();
+  }
+  // The stream is usable again afterwards.
+  EXPECT_GT(stream.kernel_seconds([&] { copy(4096); }), 0.0);
+}
+
+// A throw inside the timed work releases the stream: the next timing works at once.
+TEST(GpuTimer, ThrowingWorkReleasesTheStream) {
+  GAPBENCH_SKIP_WITHOUT_GPU();
+  TimedStream stream;
+  const Copy copy{stream};
+  EXPECT_THROW(stream.kernel_seconds([&] {
+    copy(4096);
+    throw std::logic_error("fails while enqueuing");
+  }),
+               std::logic_error);
+  const auto t0 = std::chrono::steady_clock::now();
+  EXPECT_GT(stream.kernel_seconds([&] { copy(4096); }), 0.0);
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, StreamHold::kDefaultTimeout / 2);
+}
+
+// End-to-end: wall time per iteration; overhead_share is the part that was not device time.
+TEST(GpuTimer, EndToEndOverheadShareCountsHostTime) {
+  GAPBENCH_SKIP_WITHOUT_GPU();
+  TimedStream stream;
+  const Copy copy{stream};
+  auto launch = [&] { copy(4096); };
+  auto step = [&] {
+    std::this_thread::sleep_for(2ms);  // host work a user's step pays
+    launch();
+    stream.synchronize();
+  };
+  double share = -1.0;
+  // time_end_to_end needs a benchmark::State: run it inside a one-off benchmark.
+  benchmark::RegisterBenchmark("gpu_timer_e2e",
+                               [&](benchmark::State& state) {
+                                 time_end_to_end(state, stream, launch, step);
+                                 share = state.counters["overhead_share"];
+                               })
+      ->UseManualTime()
+      ->Iterations(5);
+  benchmark::RunSpecifiedBenchmarks(std::string("gpu_timer_e2e"));
+  benchmark::ClearRegisteredBenchmarks();
+  EXPECT_GT(share, 0.9) << "a 2 ms host step around a microsecond copy is mostly overhead";
+  EXPECT_LE(share, 1.0);
+}
+
+}  // namespace
+}  // namespace gapbench
