@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <regex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -175,6 +176,25 @@ TEST_F(Cli, SuccessfulRunReplacesTheResultsFileWhole) {
   EXPECT_NE(json.find("\"name\": \"transfer/memcpy/cpu/bytes:4096/real_time\""), std::string::npos);
   EXPECT_EQ(json.back(), '\n');
   EXPECT_TRUE(partial_files(out).empty());
+}
+
+// The byte convention: a copy's bytes_per_second is the bytes copied; its traffic, each byte read
+// and written once, is twice that.
+TEST_F(Cli, HostCopyCountsBytesCopiedAndTwiceThatAsTraffic) {
+  const std::string out = dir_ + "/results.json";
+  const Result r = run({kTinyFilter, kOneRepetition, "--benchmark_out=" + out});
+  ASSERT_EQ(r.status, 0) << r.err;
+  const std::string json = read_file(out);
+  auto counter = [&](const std::string& key) {
+    std::smatch m;
+    const std::regex pattern("\"" + key + "\": ([-+0-9.eE]+)");
+    EXPECT_TRUE(std::regex_search(json, m, pattern)) << key << " missing in " << json;
+    return m.empty() ? 0.0 : std::stod(m[1]);
+  };
+  const double copied = counter("bytes_per_second");
+  const double traffic = counter("traffic_bytes_per_second");
+  EXPECT_GT(copied, 0.0);
+  EXPECT_NEAR(traffic / copied, 2.0, 1e-6);
 }
 
 TEST_F(Cli, GpuVariantsSkipWithAReasonAndDoNotFailTheRun) {
