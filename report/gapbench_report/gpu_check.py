@@ -214,8 +214,8 @@ class Check:
         status = facts.get("gpu.status", "missing")
         if done.returncode != 0 or status != "ok":
             raise StepFailed(f"gpu.status: {status}")
-        names = [v for k, v in facts.items() if k.endswith(".name") and k.startswith("gpu.")]
-        return (f"{', '.join(names) or 'GPU'}; driver {facts.get('cuda.driver_version')}, "
+        return (f"{facts.get('gpu.name', 'GPU')} (compute capability "
+                f"{facts.get('gpu.compute_capability', '?')}); driver {facts.get('cuda.driver_version')}, "
                 f"runtime {facts.get('cuda.runtime_version')}, cuDNN "
                 f"{facts.get('cudnn.version_loaded', 'none')}")
 
@@ -264,6 +264,7 @@ class Check:
 
     def bench(self, family: str, names: list[str]) -> str:
         out = self.results / f"{family}.json"
+        self.results.mkdir(parents=True, exist_ok=True)
         before = _stamp(out)
         status = run_logged_to(
             [str(self.binary), f"--profile={self.profile}",
