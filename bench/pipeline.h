@@ -67,8 +67,9 @@ struct Plan {
   std::size_t images = 0;   // per batch, for the producer's nominal cost
   std::size_t repeats = 0;  // Y = F · W2 per step, for the consumer's nominal cost
   double produce_seconds = 0.0, consume_seconds = 0.0;
-  // 1 / max(t_produce, t_consume): what a perfect overlap of the two would reach.
-  double ideal_items_per_second() const;
+  // min(workers / t_produce, 1 / t_consume): what `workers` producers in perfect overlap with
+  // the consumer would reach (0 before both stages were measured).
+  double ideal_items_per_second(std::size_t workers) const;
 };
 
 // Each stage's cost alone, sampled on the benchmark's thread with no pipeline running: just
@@ -105,7 +106,7 @@ std::size_t batches_per_iteration(const Profile& profile);
 
 // items_per_second (batches), idle_fraction, the ideal and the measured stage costs.
 void set_pipeline_counters(State& state, std::size_t batches, double idle_fraction,
-                           const Plan& plan);
+                           const Plan& plan, std::size_t workers);
 
 // GPU body, defined in bench/pipeline_gpu.cpp (CUDA builds only; see GAPBENCH_GPU_BODY).
 Body pipeline_gpu(Case c, Config config, std::size_t batches);

@@ -291,7 +291,7 @@ void bench_gpu(State& state, const Case& c, const Config& config, std::size_t ba
   }  // producers joined: the producer runs alone again
   sample_alone();
   const double idle = wall > 0.0 ? std::clamp(1.0 - computing / wall, 0.0, 1.0) : 0.0;
-  set_pipeline_counters(state, batches, idle, alone.apply(setup.plan));
+  set_pipeline_counters(state, batches, idle, alone.apply(setup.plan), config.workers);
 }
 
 }  // namespace

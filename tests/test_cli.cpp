@@ -178,6 +178,13 @@ TEST_F(Cli, SuccessfulRunReplacesTheResultsFileWhole) {
   EXPECT_TRUE(partial_files(out).empty());
 }
 
+// The first value of counter `key` in a results file's JSON (a failure if it has none).
+double first_counter(const std::string& json, const std::string& key) {
+  std::smatch m;
+  EXPECT_TRUE(std::regex_search(json, m, std::regex("\"" + key + "\": ([-+0-9.eE]+)"))) << key;
+  return m.empty() ? 0.0 : std::stod(m[1]);
+}
+
 // The byte convention: a copy's bytes_per_second is the bytes copied; its traffic, each byte read
 // and written once, is twice that.
 TEST_F(Cli, HostCopyCountsBytesCopiedAndTwiceThatAsTraffic) {
@@ -185,16 +192,29 @@ TEST_F(Cli, HostCopyCountsBytesCopiedAndTwiceThatAsTraffic) {
   const Result r = run({kTinyFilter, kOneRepetition, "--benchmark_out=" + out});
   ASSERT_EQ(r.status, 0) << r.err;
   const std::string json = read_file(out);
-  auto counter = [&](const std::string& key) {
-    std::smatch m;
-    const std::regex pattern("\"" + key + "\": ([-+0-9.eE]+)");
-    EXPECT_TRUE(std::regex_search(json, m, pattern)) << key << " missing in " << json;
-    return m.empty() ? 0.0 : std::stod(m[1]);
-  };
+  auto counter = [&](const std::string& key) { return first_counter(json, key); };
   const double copied = counter("bytes_per_second");
   const double traffic = counter("traffic_bytes_per_second");
   EXPECT_GT(copied, 0.0);
   EXPECT_NEAR(traffic / copied, 2.0, 1e-6);
+}
+
+// The pipeline's ideal counts its producers: min(workers / t_produce, 1 / t_consume) from the
+// stage costs measured beside the run (two workers here: parallel may no longer "beat" it).
+TEST_F(Cli, PipelineIdealCountsItsWorkers) {
+  const std::string out = dir_ + "/results.json";
+  const Result r =
+      run({"--benchmark_filter=^pipeline/parallel/cpu/produce_ms:4/consume_ms:1/depth:2/workers:2/",
+           kOneRepetition, "--benchmark_min_time=0.01", "--benchmark_out=" + out});
+  ASSERT_EQ(r.status, 0) << r.err;
+  const std::string json = read_file(out);
+  auto counter = [&](const std::string& key) { return first_counter(json, key); };
+  const double produce = counter("produce_ms_measured") * 1e-3;
+  const double consume = counter("consume_ms_measured") * 1e-3;
+  ASSERT_GT(produce, 0.0);
+  ASSERT_GT(consume, 0.0);
+  EXPECT_NEAR(counter("ideal_items_per_second"), std::min(2.0 / produce, 1.0 / consume),
+              1e-6 * counter("ideal_items_per_second"));
 }
 
 TEST_F(Cli, GpuVariantsSkipWithAReasonAndDoNotFailTheRun) {

@@ -322,17 +322,84 @@ IDLE_SHARE = 0.3
 BATCH_FILL = 0.25
 
 
+# A pipeline variant must beat `none` by this factor in batches/s for its advice to be given.
+PIPELINE_GAIN = 1.05
+# A stage's measured cost this far from its nominal cost (either way): the calibration drifted.
+STAGE_DRIFT = 0.10
+
+
+def _pipeline_case(b: Benchmark) -> tuple:
+    """What makes pipeline variants comparable: the device and the two stage costs."""
+    axes = b.parsed.axes
+    return b.parsed.device, axes.get("produce_ms"), axes.get("consume_ms")
+
+
+def _pipeline_rates(run: Run) -> dict[tuple, dict[str, float]]:
+    """The best batches/s of each pipeline variant, per case."""
+    rates: dict[tuple, dict[str, float]] = {}
+    for b in run.benchmarks:
+        if b.parsed.family == "pipeline" and (rate := b.counter("items_per_second")):
+            case = rates.setdefault(_pipeline_case(b), {})
+            case[b.parsed.variant] = max(rate, case.get(b.parsed.variant, 0.0))
+    return rates
+
+
 def rule_pipeline_idle(run: Run) -> list[Finding]:
+    """`none` waiting for input, with the advice its siblings' measured rates support: prefetch
+    or parallel producers only where they were measured faster than `none`."""
+    rates = _pipeline_rates(run)
     found = []
     for b in run.benchmarks:
         idle = b.counter("idle_fraction")
-        if b.parsed.family == "pipeline" and b.parsed.variant == "none" and idle is not None \
-                and idle >= IDLE_SHARE:
-            found.append(Finding(
-                "pipeline_idle", "warning", "The consumer waits for input",
-                f"Without prefetch ({b.name}) the training step waits {pct(idle)} of the time "
-                "for the next batch: prefetch (tf.data prefetch, DataLoader workers)."))
+        if b.parsed.family != "pipeline" or b.parsed.variant != "none" or idle is None \
+                or idle < IDLE_SHARE:
+            continue
+        device, produce, consume = case = _pipeline_case(b)
+        text = (f"Without prefetch ({device.upper()}, producer {produce} ms and step {consume} ms "
+                f"per batch) the training step waits {pct(idle)} of the time for the next batch.")
+        measured = rates.get(case, {})
+        none_rate = measured.get("none")
+        helpers = {v: r for v, r in measured.items() if v in ("prefetch", "parallel")}
+        if not none_rate or not helpers:
+            text += " Prefetch was not measured beside it."
+        elif (gain := max(helpers.values()) / none_rate) >= PIPELINE_GAIN:
+            how = ("prefetch (tf.data prefetch, a DataLoader worker)"
+                   if max(helpers, key=helpers.get) == "prefetch"
+                   else "several producers (tf.data num_parallel_calls, DataLoader workers)")
+            text += f" Measured here, {how} gave {gain:.2f}x the batches/s: use it."
+        else:
+            others = ", ".join(f"{v} {r:.0f}" for v, r in sorted(helpers.items()))
+            text += (f" But neither prefetch nor parallel producers measured faster here ({others}"
+                     f" against none's {none_rate:.0f} batches/s): the stages compete for this "
+                     "machine's cores, so overlap cannot help until the producer costs less "
+                     "(cache decoded data, vectorize the preprocessing).")
+        found.append(Finding("pipeline_idle", "warning", "The consumer waits for input", text))
     return found[:3]
+
+
+def rule_pipeline_stage_drift(run: Run) -> list[Finding]:
+    """Stage costs measured beside a run that moved from their nominal (calibrated) cost: the
+    pipeline's rates then describe other stage costs than its name says."""
+    drifted = []
+    for b in run.benchmarks:
+        if b.parsed.family != "pipeline":
+            continue
+        for stage in ("produce", "consume"):
+            nominal = number(b.parsed.axes.get(f"{stage}_ms"))
+            measured = b.counter(f"{stage}_ms_measured")
+            if nominal and measured and abs(measured / nominal - 1) > STAGE_DRIFT:
+                drifted.append((abs(measured / nominal - 1), stage, nominal, measured, b))
+    if not drifted:
+        return []
+    drifted.sort(key=lambda d: -d[0])
+    worst = "; ".join(f"{stage} {nominal:g} ms measured {measured:.1f} ms beside "
+                      f"{b.parsed.variant} ({b.parsed.device.upper()})"
+                      for _, stage, nominal, measured, b in drifted[:3])
+    return [Finding(
+        "pipeline_stage_drift", "info", "Pipeline stage costs moved from their calibration",
+        f"{len(drifted)} stage costs were more than {pct(STAGE_DRIFT)} off their nominal value "
+        f"during the run ({worst}). The machine's speed changed between calibration and run, or "
+        "the stages slowed each other: judge those variants against their ideal, not by name.")]
 
 
 def rule_batch_too_small(run: Run) -> list[Finding]:
@@ -389,7 +456,8 @@ def rule_lstm_launch_bound(run: Run) -> list[Finding]:
 RULES: tuple[Callable[[Run], list[Finding]], ...] = (
     rule_no_gpu, rule_driver_and_libraries, rule_memory_skips, rule_gpu_throttled,
     rule_cpu_frequency_scaling, rule_pcie_link, rule_pageable_vs_pinned, rule_gpu_loses,
-    rule_elementwise, rule_naive_vs_library, rule_pipeline_idle, rule_batch_too_small,
+    rule_elementwise, rule_naive_vs_library, rule_pipeline_idle, rule_pipeline_stage_drift,
+    rule_batch_too_small,
     rule_lstm_launch_bound,
 )
 

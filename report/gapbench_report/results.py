@@ -36,9 +36,10 @@ SKIP_PREFIX = "skipped: "
 REQUIRED_CONTEXT = ("gapbench.schema", "gapbench.version", "gapbench.profile", "gapbench.seed",
                     "machine.id", "gpu.status")
 SECONDS_PER_UNIT = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
-# Counters whose values are rates or shares: compared and drawn as given.
+# Counters the report reads, as given: rates, shares, and the pipeline's measured stage costs.
 COUNTERS = ("bytes_per_second", "traffic_bytes_per_second", "items_per_second", "flops",
-            "overhead_share", "idle_fraction", "ideal_items_per_second")
+            "overhead_share", "idle_fraction", "ideal_items_per_second", "produce_ms_measured",
+            "consume_ms_measured")
 
 
 class ResultsError(Exception):

@@ -148,6 +148,44 @@ def test_pipeline_idle_and_batch_too_small():
     assert "1%" in rules_fired(batches)["batch_too_small"]
 
 
+PIPE = "pipeline/{v}/cpu/produce_ms:4/consume_ms:1/depth:{d}/workers:{w}/real_time"
+
+
+def _pipeline(none_rate, prefetch_rate=None, parallel_rate=None, **counters):
+    entries = runs(PIPE.format(v="none", d=0, w=1), [0.01] * 3, idle_fraction=[0.75] * 3,
+                   items_per_second=[none_rate] * 3, **counters)
+    if prefetch_rate:
+        entries += runs(PIPE.format(v="prefetch", d=2, w=1), [0.01] * 3,
+                        items_per_second=[prefetch_rate] * 3)
+    if parallel_rate:
+        entries += runs(PIPE.format(v="parallel", d=2, w=2), [0.01] * 3,
+                        items_per_second=[parallel_rate] * 3)
+    return entries
+
+
+def test_pipeline_advice_follows_the_measured_rates():
+    # Prefetch measured faster: advised, with its factor.
+    text = rules_fired(_pipeline(189, prefetch_rate=240))["pipeline_idle"]
+    assert "prefetch" in text and "1.27x" in text and "use it" in text
+    # Parallel the fastest: parallel producers advised.
+    text = rules_fired(_pipeline(189, prefetch_rate=200, parallel_rate=301))["pipeline_idle"]
+    assert "several producers" in text and "1.59x" in text
+    # The run: prefetch 167 against none's 189 batches/s: never advise prefetch.
+    text = rules_fired(_pipeline(189, prefetch_rate=167))["pipeline_idle"]
+    assert "use it" not in text and "neither prefetch" in text and "prefetch 167" in text
+    # Nothing measured beside none: says so, advises nothing.
+    text = rules_fired(_pipeline(189))["pipeline_idle"]
+    assert "not measured" in text and "use it" not in text
+
+
+def test_pipeline_stage_drift_fires_past_ten_percent_and_is_silent_within():
+    drifted = _pipeline(189, produce_ms_measured=[6.1] * 3, consume_ms_measured=[1.0] * 3)
+    text = rules_fired(drifted)["pipeline_stage_drift"]
+    assert "produce 4 ms measured 6.1 ms beside none (CPU)" in text and "1 stage costs" in text
+    steady = _pipeline(189, produce_ms_measured=[4.3] * 3, consume_ms_measured=[0.95] * 3)
+    assert "pipeline_stage_drift" not in rules_fired(steady)
+
+
 def test_lstm_steps_near_the_launch_floor_are_launch_bound():
     floor = runs("overhead/launch/gpu/what:launch/manual_time", [4e-6] * 3)
     step = "lstm/cublas/gpu/scope:step/batch:64/input:50/hidden:64/steps:100/manual_time"
