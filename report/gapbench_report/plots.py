@@ -114,10 +114,16 @@ def axes_label(axes: Mapping[str, str], keys: Iterable[str] | None = None) -> st
                       else f"{k} {fmt_axis_value(k, axes[k])}" for k in keys if k in axes)
 
 
-def _wrap_axes(label: str, per_line: int = 3) -> str:
-    """"n 2 · c 64 · hw 56 · k 64" as lines of `per_line` axes."""
-    parts = label.split(" · ")
-    return "\n".join(" · ".join(parts[i:i + per_line]) for i in range(0, len(parts), per_line))
+def _wrap_axes(label: str, width: int = 24) -> str:
+    """"n 2 · c 64 · hw 56 · k 64" as lines of whole axes, each at most `width` characters
+    where an axis fits."""
+    lines: list[str] = []
+    for part in label.split(" · "):
+        if lines and len(lines[-1]) + 3 + len(part) <= width:
+            lines[-1] += " · " + part
+        else:
+            lines.append(part)
+    return "\n".join(lines)
 
 
 def _seconds_formatter(value: float, _pos: object = None) -> str:
@@ -218,10 +224,12 @@ class Dots:
     variant: str
     device: str
     values: list[tuple[float, float, float] | None]
+    bound: str = ""  # the axes this variant always runs with ("depth 2 · workers 2")
 
     @property
     def label(self) -> str:
-        return f"{self.device.upper()} {variant_label(self.variant)}"
+        text = f"{self.device.upper()} {variant_label(self.variant)}"
+        return f"{text} ({self.bound})" if self.bound else text
 
 
 @dataclass
@@ -231,6 +239,7 @@ class FamilyPanel:
     dots: list[Dots]
     note: str = ""  # what did not run
     log_y: bool = False
+    metric: Metric = field(default_factory=lambda: TIME)
 
     def values(self) -> list[float]:
         return [x for d in self.dots for v in d.values if v for x in v]
@@ -239,15 +248,30 @@ class FamilyPanel:
 @dataclass
 class FamilyChart:
     family: str
-    metric: Metric
     panels: list[FamilyPanel]
 
+    @property
+    def metrics(self) -> list[Metric]:
+        return list(dict.fromkeys(p.metric for p in self.panels))
 
-# The generic chart plots time, except where a family's point is a rate.
-# Peak's memory rows draw their traffic (reads plus writes); files from before that counter
-# counted traffic in bytes_per_second.
-FAMILY_METRIC = {"peak": Metric("traffic_bytes_per_second", 1e-9, "memory bandwidth (GB/s)",
-                                fallback="bytes_per_second")}
+
+# The generic chart plots time, except where a family's point is a rate: peak's memory rows
+# draw their traffic (reads plus writes; files from before that counter counted traffic in
+# bytes_per_second), its SGEMM rows their FLOP rate.
+PEAK_TRAFFIC = Metric("traffic_bytes_per_second", 1e-9, "memory traffic (GB/s read + written)",
+                      fallback="bytes_per_second")
+PEAK_FLOPS = Metric("flops", 1e-9, "SGEMM (GFLOP/s)")
+
+
+PIPELINE_RATE = Metric("items_per_second", 1.0, "batches/s")
+
+
+def family_metric(name: Name) -> Metric:
+    if name.family == "peak":
+        return PEAK_FLOPS if name.variant == "sgemm" else PEAK_TRAFFIC
+    if name.family == "pipeline":
+        return PIPELINE_RATE
+    return TIME
 
 
 def _panel_key(name: Name, numeric: set[str]) -> tuple[tuple[str, str], ...]:
@@ -262,8 +286,13 @@ def _group_key(axes: Mapping[str, str], keys: Container[str]) -> tuple[tuple[str
 
 def _panel(benchmarks: list[Benchmark], title_axes: Sequence[tuple[str, str]],
            group_keys: set[str], metric: Metric) -> FamilyPanel:
+    """One panel of `metric`: an x group per size, a dot per variant and device."""
     group_keys = group_keys | {"threads"}
     axes_of = {b.name: with_threads(b.parsed) for b in benchmarks}
+    # Axes a variant always runs with one value of (pipeline's depth and workers) belong to the
+    # variant, not to the x groups: grouping by them would give each variant groups of its own.
+    bound = variant_bound_axes(benchmarks, axes_of, group_keys)
+    group_keys = group_keys - bound
     spelled: dict[tuple, dict[str, str]] = {}  # group -> the axes as the names spell them
     for b in benchmarks:
         spelled.setdefault(_group_key(axes_of[b.name], group_keys), axes_of[b.name])
@@ -277,15 +306,43 @@ def _panel(benchmarks: list[Benchmark], title_axes: Sequence[tuple[str, str]],
                     key=lambda s: s[0])
     cells = {(b.parsed.device, b.parsed.variant, _group_key(axes_of[b.name], group_keys)):
              metric.spread(b) for b in benchmarks}
-    dots = [Dots(variant, device, [cells.get((device, variant, g)) for g in groups])
+    bound_text = {(b.parsed.device, b.parsed.variant): axes_label(axes_of[b.name], bound)
+                  for b in benchmarks}
+    dots = [Dots(variant, device, [cells.get((device, variant, g)) for g in groups],
+                 bound_text[(device, variant)] if bound else "")
             for device, variant in series]
     dots = [d for d in dots if any(d.values)]
+    # Sizes where nothing was timed (only skipped variants ran there) draw no empty slot: the
+    # panel's note says what was skipped.
+    timed = [i for i in range(len(groups)) if any(d.values[i] for d in dots)]
+    if dots and len(timed) < len(groups):
+        groups = [groups[i] for i in timed]
+        for d in dots:
+            d.values = [d.values[i] for i in timed]
     # A single group needs no label: the panel's title names its size.
     labels = [axes_label(spelled[g], varying) for g in groups]
     title = " · ".join([f"{k} {v}" for k, v in title_axes] + [axes_label(constant)]).strip(" ·")
-    panel = FamilyPanel(title, labels, dots, skip_note(benchmarks))
+    panel = FamilyPanel(title, labels, dots, skip_note(benchmarks), metric=metric)
     panel.log_y = (value_span(panel.values()) or 1.0) > LOG_SPAN
     return panel
+
+
+def variant_bound_axes(benchmarks: Sequence[Benchmark], axes_of: Mapping[str, Mapping[str, str]],
+                       keys: Iterable[str]) -> set[str]:
+    """The axes among `keys` that take one value per (device, variant) but differ between
+    variants, among the benchmarks that ran (a skipped GPU size is not a variant's setting)."""
+    bound = set()
+    for k in keys:
+        per_series: dict[tuple[str, str], set[str | None]] = {}
+        for b in benchmarks:
+            if b.status != "ok":
+                continue
+            per_series.setdefault((b.parsed.device, b.parsed.variant), set()).add(
+                axes_of[b.name].get(k))
+        values = set().union(*per_series.values()) if per_series else set()
+        if None not in values and len(values) > 1 and all(len(v) == 1 for v in per_series.values()):
+            bound.add(k)
+    return bound
 
 
 def family_chart_data(benchmarks: Sequence[Benchmark], family: str,
@@ -295,20 +352,24 @@ def family_chart_data(benchmarks: Sequence[Benchmark], family: str,
     each (overhead's what:context, what:cublas_handle, ...) share one panel instead, as groups.
     None when nothing was timed."""
     rows = [b for b in benchmarks if b.parsed.family == family]
-    metric = metric or FAMILY_METRIC.get(family, TIME)
-    numeric = numeric_keys(rows)
-    by_panel: dict[tuple, list[Benchmark]] = {}
-    for b in rows:
-        by_panel.setdefault(_panel_key(b.parsed, numeric), []).append(b)
-    singles = [b for group in by_panel.values() if len(group) == 1 for b in group]
-    panels = [_panel(group, key, numeric, metric) for key, group in by_panel.items()
-              if len(group) > 1 or len(singles) == 1]
-    if len(singles) > 1:
-        every_axis = {k for b in singles for k in b.parsed.axes}
-        panels.append(_panel(singles, (), every_axis, metric))
+    by_metric: dict[Metric, list[Benchmark]] = {}
+    for b in rows:  # a panel never mixes metrics (peak: bandwidth and SGEMM apart)
+        by_metric.setdefault(metric or family_metric(b.parsed), []).append(b)
+    panels = []
+    for panel_metric, metric_rows in by_metric.items():
+        numeric = numeric_keys(metric_rows)
+        by_panel: dict[tuple, list[Benchmark]] = {}
+        for b in metric_rows:
+            by_panel.setdefault(_panel_key(b.parsed, numeric), []).append(b)
+        singles = [b for group in by_panel.values() if len(group) == 1 for b in group]
+        panels += [_panel(group, key, numeric, panel_metric) for key, group in by_panel.items()
+                   if len(group) > 1 or len(singles) == 1]
+        if len(singles) > 1:
+            every_axis = {k for b in singles for k in b.parsed.axes}
+            panels.append(_panel(singles, (), every_axis, panel_metric))
     if not any(p.dots for p in panels):
         return None
-    return FamilyChart(family, metric, panels)
+    return FamilyChart(family, panels)
 
 
 def dot_style(device: str, index: int, variant: str) -> dict:
@@ -336,7 +397,7 @@ def _draw_family_panel(ax, panel: FamilyPanel, styles: dict, metric: Metric) -> 
     n = max(len(panel.dots), 1)
     width = 0.8 / n
     count = sum(1 for d in panel.dots for v in d.values if v)
-    fmt = _seconds_formatter if metric.key == "time" else _number_formatter
+    fmt = _seconds_formatter if metric.key == "time" else fmt_si  # three digits
     for j, d in enumerate(panel.dots):
         xs, ys, lo, hi = [], [], [], []
         for i, v in enumerate(d.values):
@@ -363,7 +424,8 @@ def _draw_family_panel(ax, panel: FamilyPanel, styles: dict, metric: Metric) -> 
     labels = [g if tilt or len(g) <= 24 else _wrap_axes(g)
               for g in (panel.groups[i] for i in labelled)]
     ax.set_xticklabels(labels, rotation=20 if tilt else 0, ha="right" if tilt else "center")
-    _value_axis(ax, "y", metric, panel.log_y, value_span(panel.values()))
+    _value_axis(ax, "y", metric, panel.log_y, value_span(panel.values()),
+                max(panel.values(), default=None))
     ax.set_title(panel.title, loc="left")
     if panel.note:
         ax.set_title(panel.note, loc="right", fontsize=7, color="#777777")
@@ -378,7 +440,8 @@ def value_span(values: Iterable[float]) -> float | None:
 
 
 def _value_axis(ax, which: str, metric: Metric, log: bool,
-                span: float | None = None) -> None:
+                span: float | None = None, top: float | None = None) -> None:
+    """Log or linear from zero; `top` (the largest value drawn) leaves room for its label."""
     axis = ax.yaxis if which == "y" else ax.xaxis
     if log:
         (ax.set_yscale if which == "y" else ax.set_xscale)("log")
@@ -386,7 +449,7 @@ def _value_axis(ax, which: str, metric: Metric, log: bool,
         if span is not None and span < 300:  # under ~2 decades: label 1, 2, 5 per decade
             axis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
     elif which == "y":
-        ax.set_ylim(bottom=0)
+        ax.set_ylim(bottom=0, top=top * 1.15 if top and top > 0 else None)
     axis.set_major_formatter(FuncFormatter(_seconds_formatter if metric.key == "time"
                                            else _number_formatter))
     (ax.set_ylabel if which == "y" else ax.set_xlabel)(metric.label)
@@ -405,12 +468,13 @@ def draw_family_chart(chart: FamilyChart, stem: Path) -> Path:
         fig, axes = grid.figure()
         styles = _styles(d for p in panels for d in p.dots)
         for ax, panel in zip(axes, panels):
-            _draw_family_panel(ax, panel, styles, chart.metric)
+            _draw_family_panel(ax, panel, styles, panel.metric)
         # One legend for the figure, beside the first panel (every panel uses the same styles).
         handles = [_legend_handle(axes, label) for label in labels]
         axes[0].legend([h for h, _ in handles if h], [lab for h, lab in handles if h],
                        loc="upper left", bbox_to_anchor=(1.01, 1.0))
-        grid.title(fig, f"{chart.family}: {chart.metric.label} (median; bars: min-max over the "
+        what = " and ".join(m.label for m in chart.metrics)
+        grid.title(fig, f"{chart.family}: {what} (median; bars: min-max over the "
                         "repetitions)")
         return save(fig, stem)
 
@@ -491,7 +555,7 @@ def _matmul(name: Name) -> bool:
     return name.device == "cpu" or name.variant in ("cublas", "cublas_e2e")
 
 
-GBPS = Metric("bytes_per_second", 1e-9, "GB/s")
+GBPS = Metric("bytes_per_second", 1e-9, "GB/s copied")
 SWEEPS: tuple[SweepSpec, ...] = (
     SweepSpec("transfer", "transfer", "Host-device copies: bandwidth against size", "bytes",
               GBPS, series=("variant", "dir", "mode"), link_lines=True,
@@ -532,7 +596,7 @@ class SweepPanel:
     title: str
     lines: list[Line]
     vlines: list[RefLine] = field(default_factory=list)  # crossover sizes
-    ideal: Line | None = None
+    ideals: list[Line] = field(default_factory=list)
     note: str = ""
 
 
@@ -635,17 +699,23 @@ def _crossovers(spec: SweepSpec, lines: list[Line]) -> tuple[list[RefLine], list
     return marks, notes
 
 
-def _ideal(spec: SweepSpec, rows: list[Benchmark]) -> Line | None:
-    by_x: dict[float, list[float]] = {}
+def _ideals(spec: SweepSpec, rows: list[Benchmark]) -> list[Line]:
+    """The ideal counter against x, one line per number of producers (the pipeline's ideal is
+    min(workers / produce, 1 / consume))."""
+    by_workers: dict[str, dict[float, list[float]]] = {}
     for b in rows:
         value = b.counter(spec.ideal_counter) if spec.ideal_counter else None
         if value is not None:
+            by_x = by_workers.setdefault(b.parsed.axes.get("workers", "1"), {})
             by_x.setdefault(metrics.number(b.parsed.axes[spec.x]), []).append(value)
-    if not by_x:
-        return None
-    xs = sorted(by_x)
-    ys = [sorted(by_x[x])[len(by_x[x]) // 2] * spec.metric.scale for x in xs]
-    return Line("ideal: 1 / max(produce, consume)", "", (), xs, ys, ys, ys)
+    lines = []
+    for workers, by_x in sorted(by_workers.items(), key=lambda kv: metrics.number(kv[0]) or 0):
+        xs = sorted(by_x)
+        ys = [sorted(by_x[x])[len(by_x[x]) // 2] * spec.metric.scale for x in xs]
+        producers = "1 producer" if workers == "1" else f"{workers} producers"
+        lines.append(Line(f"ideal, {producers}: min(workers / produce, 1 / consume)", "",
+                          ("ideal", workers), xs, ys, ys, ys))
+    return lines
 
 
 def sweep_chart_data(spec: SweepSpec, benchmarks: Sequence[Benchmark],
@@ -655,15 +725,13 @@ def sweep_chart_data(spec: SweepSpec, benchmarks: Sequence[Benchmark],
     rows = selected(spec, benchmarks)
     by_panel: dict[tuple, list[Benchmark]] = {}
     for b in rows:
-        rest = tuple((k, v) for k, v in with_threads(b.parsed).items()
-                     if k != spec.x and k not in spec.series)
-        by_panel.setdefault(rest, []).append(b)
+        by_panel.setdefault(_sweep_panel_key(spec, b), []).append(b)
     panels = []
     for rest, group in sorted(by_panel.items(), key=lambda kv: _sort_key(kv[0])):
         lines = _lines(spec, group)
         marks, notes = _crossovers(spec, lines) if spec.crossover else ([], [])
         note = "; ".join(filter(None, [skip_note(group)] + notes))
-        panels.append(SweepPanel(axes_label(dict(rest)), lines, marks, _ideal(spec, group), note))
+        panels.append(SweepPanel(axes_label(dict(rest)), lines, marks, _ideals(spec, group), note))
     if not any(p.lines for p in panels):
         return None
     return SweepChart(spec, panels, pcie_lines(context) if spec.link_lines else [])
@@ -674,10 +742,22 @@ def _sort_key(rest: tuple[tuple[str, str], ...]) -> tuple:
 
 
 def selected(spec: SweepSpec, benchmarks: Iterable[Benchmark]) -> list[Benchmark]:
-    """The benchmarks a sweep draws: its family's, with a number on the swept axis."""
-    return [b for b in benchmarks if b.parsed.family == spec.family
-            and is_number(b.parsed.axes.get(spec.x))
-            and (spec.select is None or spec.select(b.parsed))]
+    """The benchmarks a sweep draws: its family's, with a number on the swept axis, in panels
+    where that axis takes at least two values (the quick profile runs one size of some sweeps: a
+    line of one point says less than the family's own chart, which shows them instead)."""
+    by_panel: dict[tuple, list[Benchmark]] = {}
+    for b in benchmarks:
+        if b.parsed.family == spec.family and is_number(b.parsed.axes.get(spec.x)) \
+                and (spec.select is None or spec.select(b.parsed)):
+            by_panel.setdefault(_sweep_panel_key(spec, b), []).append(b)
+    return [b for rows in by_panel.values() if len({r.parsed.axes[spec.x] for r in rows}) > 1
+            for b in rows]
+
+
+def _sweep_panel_key(spec: SweepSpec, b: Benchmark) -> tuple[tuple[str, str], ...]:
+    """The axes that are neither swept nor part of a series: one panel per value."""
+    return tuple((k, v) for k, v in with_threads(b.parsed).items()
+                 if k != spec.x and k not in spec.series)
 
 
 def swept_names(benchmarks: Sequence[Benchmark]) -> set[str]:
@@ -719,10 +799,10 @@ def _draw_sweep_panel(ax, chart: SweepChart, panel: SweepPanel, styles: dict) ->
         if line.lows != line.highs:
             ax.fill_between(line.xs, line.lows, line.highs, color=style["color"], alpha=0.15,
                             linewidth=0)
-    if panel.ideal:
+    for k, ideal in enumerate(panel.ideals):
         # A dash marker too: with one producer cost per panel there is no line to draw.
-        ax.plot(panel.ideal.xs, panel.ideal.ys, color="black", linestyle="--", linewidth=1.2,
-                marker="_", markersize=16, label=panel.ideal.label)
+        ax.plot(ideal.xs, ideal.ys, color="black" if k == 0 else "#777777", linestyle="--",
+                linewidth=1.2, marker="_", markersize=16, label=ideal.label)
     for ref in chart.hlines:
         ax.axhline(ref.value, color="black", linestyle=ref.style, linewidth=1)
         ax.annotate(ref.label, (0.01, ref.value), xycoords=("axes fraction", "data"),
@@ -743,8 +823,11 @@ def _draw_sweep_panel(ax, chart: SweepChart, panel: SweepPanel, styles: dict) ->
                                                else _number_formatter))
     ax.set_xlabel(spec.x)
     values = [y for line in panel.lines for y in line.lows + line.highs]
-    values += [ref.value for ref in chart.hlines] + (panel.ideal.ys if panel.ideal else [])
-    _value_axis(ax, "y", spec.metric, spec.log_y, value_span(values))
+    values += [ref.value for ref in chart.hlines] + [y for i in panel.ideals for y in i.ys]
+    span = value_span(values)
+    # Log only where the values span decades: on a narrow range it makes 7 ms against 8 ms look
+    # like a gap of several times.
+    _value_axis(ax, "y", spec.metric, spec.log_y and (span or 1.0) > LOG_SPAN, span)
     ax.grid(True, axis="x", color="#eeeeee", linewidth=0.6)
     if panel.title:
         ax.set_title(panel.title, loc="left")
@@ -757,7 +840,7 @@ def draw_sweep_chart(chart: SweepChart, stem: Path) -> Path:
     panels = chart.panels
     columns = 2 if len(panels) > 1 else 1
     labels = list(dict.fromkeys(line.label for p in panels for line in p.lines))
-    labels += ["ideal"] if any(p.ideal for p in panels) else []
+    labels += list(dict.fromkeys(i.label for p in panels for i in p.ideals))
     grid = Grid(math.ceil(len(panels) / columns), columns, (6.4 if columns > 1 else 8.0, 3.0),
                 right=legend_width(labels))
     with matplotlib.rc_context(RC):

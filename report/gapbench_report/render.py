@@ -382,7 +382,8 @@ def _family_html(family: str, benchmarks: list[Benchmark], charts: list[ChartFil
     if skipped:
         parts.append("<p>Skipped:</p><ul>" + "".join(
             f"<li>{esc(', '.join(v))}: {esc(reason)}</li>" for reason, v in skipped) + "</ul>")
-    rows = table_rows(benchmarks)
+    # Skips are listed once, above, by reason; the table holds what ran or failed.
+    rows = [r for r in table_rows(benchmarks) if r.status != "skipped"]
     cells = [[r.variant, r.device, r.axes, r.status, r.median, r.spread, r.reps,
               r.throughput or r.reason] for r in rows]
     table = _table(["variant", "device", "size", "status", "median", "min – max", "reps",
@@ -390,7 +391,8 @@ def _family_html(family: str, benchmarks: list[Benchmark], charts: list[ChartFil
                    [r.status if r.status != "ok" else "" for r in rows])
     if len(rows) > TABLE_ROWS_SHOWN:  # a long table folded, so the next chart is near
         table = f"<details><summary>table of {len(rows)} benchmarks</summary>{table}</details>"
-    parts.append(table)
+    if rows:
+        parts.append(table)
     return "\n".join(parts)
 
 

@@ -166,7 +166,8 @@ def test_pipeline_ideal_comes_from_its_counter():
                   [max(p, 2) / 950] * 3, items_per_second=[950 / max(p, 2)] * 3,
                   ideal_items_per_second=[1000 / max(p, 2)] * 3) for p in (1, 2, 4)]
     (panel,) = plots.sweep_chart_data(spec, rows, {}).panels
-    assert panel.ideal.xs == [1, 2, 4] and panel.ideal.ys == pytest.approx([500, 500, 250])
+    assert len(panel.ideals) == 1
+    assert panel.ideals[0].xs == [1, 2, 4] and panel.ideals[0].ys == pytest.approx([500, 500, 250])
     assert panel.title == "consume_ms 2"
 
 
@@ -190,7 +191,26 @@ def test_family_panels_group_sizes_and_merge_single_benchmarks(full):
     startup = next(p for p in overhead.panels if any("context" in g for g in p.groups))
     assert len(startup.groups) == 4  # one panel for the four what:... benchmarks
     peak = plots.family_chart_data(rows, "peak")
-    assert peak.metric.key == "traffic_bytes_per_second"  # a ceiling is read as traffic GB/s
+    assert {p.metric.key for p in peak.panels} == {"traffic_bytes_per_second"}
+
+
+def test_peak_draws_bandwidth_and_sgemm_in_panels_of_their_own():
+    """A ceiling is read as a rate: memory rows as traffic GB/s, SGEMM rows as GFLOP/s, never in
+    one panel (the SGEMM sizes were empty slots in the bandwidth panel)."""
+    entries = []
+    for threads in (1, 2):
+        entries += runs(f"peak/memcpy/cpu/mib:256/real_time/threads:{threads}", [0.01] * 3,
+                        bytes_per_second=[1e10] * 3, traffic_bytes_per_second=[2e10] * 3)
+    for n in (2048, 4096):
+        entries += runs(f"peak/sgemm/cpu/n:{n}/real_time", [0.1] * 3, flops=[1.8e11] * 3)
+    peak = plots.family_chart_data(list(in_memory(entries).benchmarks().values()), "peak")
+    assert sorted(p.metric.key for p in peak.panels) == ["flops", "traffic_bytes_per_second"]
+    for p in peak.panels:
+        variants = {d.variant for d in p.dots}
+        assert variants == ({"sgemm"} if p.metric.key == "flops" else {"memcpy"})
+        assert all(v for d in p.dots for v in d.values), p.title  # no empty slot
+    sgemm = next(p for p in peak.panels if p.metric.key == "flops")
+    assert sgemm.dots[0].values[0][0] == 180.0  # GFLOP/s
 
 
 def test_peak_memcpy_is_drawn_as_traffic_in_new_and_old_files():
@@ -202,7 +222,7 @@ def test_peak_memcpy_is_drawn_as_traffic_in_new_and_old_files():
     old = runs(name, [0.01] * 3, bytes_per_second=[10e9] * 3)
     for entries in (new, old):
         b = next(iter(in_memory(entries).benchmarks().values()))
-        assert plots.FAMILY_METRIC["peak"].spread(b)[0] == 10.0  # GB/s
+        assert plots.PEAK_TRAFFIC.spread(b)[0] == 10.0  # GB/s
 
 
 def test_pageable_async_copies_are_labelled_staged():
@@ -304,6 +324,9 @@ def test_only_skipped_gpu_entries(tmp_path):
     index = render.render([load_results(DATA / "gpu_skipped.json")], [], tmp_path / "r")
     page = index.read_text(encoding="utf-8")
     assert images_of(index) == [] and "No chart: nothing in this family was timed" in page
+    # Each skip is listed once, by reason, not again as a table row.
+    assert 'class="skipped"' not in page and page.count(NO_DRIVER) >= 1
+    assert page.count("GPU pageable, GPU pinned, GPU device") == 1
     summary = (tmp_path / "r" / "summary.md").read_text(encoding="utf-8")
     assert "Nothing in this family ran." in summary
     assert f"GPU pageable, GPU pinned, GPU device: {NO_DRIVER}" in summary
@@ -437,3 +460,47 @@ def test_summary_is_plain_markdown(real, tmp_path):
     widths = {line.count("|") - line.count("\\|") for line in tables}
     assert widths <= {7}  # every row of every table has the same six columns
     json.dumps(summary)  # text, nothing binary
+
+
+def test_a_sweep_of_one_size_is_left_to_the_family_chart():
+    """The quick profile runs one batch size of lstm: no sweep of one point; the family chart
+    shows those benchmarks."""
+    name = "lstm/{v}/cpu/scope:step/batch:{b}/input:50/hidden:64/steps:100/real_time"
+    spec = next(s for s in plots.SWEEPS if s.family == "lstm")
+    one = list(in_memory(runs(name.format(v="blas", b=64), [1e-3] * 3)
+                         + runs(name.format(v="onednn", b=64), [2e-3] * 3)).benchmarks().values())
+    assert plots.sweep_chart_data(spec, one, {}) is None and not plots.swept_names(one)
+    assert plots.family_chart_data(one, "lstm").panels[0].dots
+    two = one + list(in_memory(runs(name.format(v="blas", b=128), [2e-3] * 3))
+                     .benchmarks().values())
+    assert plots.sweep_chart_data(spec, two, {}) is not None and len(plots.swept_names(two)) == 3
+
+
+def test_a_narrow_sweep_is_drawn_on_a_linear_axis_from_zero(monkeypatch):
+    """7 ms against 8 ms on a log axis looks like a gap of several times."""
+    name = "lstm/blas/cpu/scope:step/batch:{b}/input:50/hidden:64/steps:100/real_time"
+    rows = list(in_memory(runs(name.format(b=32), [7e-3] * 3)
+                          + runs(name.format(b=64), [8e-3] * 3)).benchmarks().values())
+    spec = next(s for s in plots.SWEEPS if s.family == "lstm")
+    figures = []
+    monkeypatch.setattr(plots, "save", lambda fig, stem: figures.append(fig) or stem)
+    plots.sweep_chart(spec, rows, {}, Path("unused"))
+    ax = figures[0].axes[0]
+    assert ax.get_yscale() == "linear" and ax.get_ylim()[0] == 0
+
+
+def test_pipeline_ideal_is_drawn_per_number_of_producers():
+    spec = next(s for s in plots.SWEEPS if s.name == "pipeline")
+    rows = []
+    for variant, workers in (("prefetch", 1), ("parallel", 2)):
+        for p in (2, 4):
+            ideal = min(workers / (p * 1e-3), 1 / 2e-3)
+            rows.append(bench(f"pipeline/{variant}/cpu/produce_ms:{p}/consume_ms:2/depth:2/"
+                              f"workers:{workers}/real_time", [1e-2] * 3,
+                              items_per_second=[0.9 * ideal] * 3,
+                              ideal_items_per_second=[ideal] * 3))
+    (panel,) = plots.sweep_chart_data(spec, rows, {}).panels
+    assert [i.label.split(":")[0] for i in panel.ideals] == ["ideal, 1 producer",
+                                                           "ideal, 2 producers"]
+    assert panel.ideals[0].ys == pytest.approx([500, 250])
+    assert panel.ideals[1].ys == pytest.approx([500, 500])
