@@ -1,15 +1,24 @@
-"""The diagnosis: rules that turn measured figures into the classic causes of a slow GPU and what to do.
+"""The diagnosis: rules that turn measured figures into the classic causes of a slow GPU, and
+what to do.
 
 Each rule is a small function of one run (its results files, one per family) that returns
 Findings quoting the numbers; its threshold is a named constant documented beside it. A rule
 whose data is absent (a family not run, a GPU skipped) says nothing.
+
+Findings are of two kinds. Facts about this machine (its link, its pageable copies, its GPU
+losing to its CPU on small work, its pipeline) carry the measured factor they cost (`impact`)
+and a few words of cause, are ranked by it, one finding per cause, and the biggest make the
+one-line verdict(). Lessons hold on every machine (element-wise loops against vectorized ones,
+hand-written kernels against libraries): they are listed apart, after the facts.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Hashable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
+from gapbench_report.labels import axes_label, describe, variant_label
 from gapbench_report.metrics import (
     crossover,
     find,
@@ -29,6 +38,10 @@ class Finding:
     severity: str  # "problem" (fix this), "warning" (costs you speed), "info" (context)
     title: str
     text: str
+    impact: float | None = None  # the measured factor this cause costs here (ranks findings)
+    cause: str = ""  # a few plain words for the verdict ("pageable h2d copies")
+    lesson: bool = False  # true on every machine, not a fact about this one
+    subject: str | None = None  # the benchmark quoted, for its ratio to a baseline machine
 
 
 @dataclass(frozen=True)
@@ -149,9 +162,9 @@ def rule_memory_skips(run: Run) -> list[Finding]:
         return []
     example = skipped[0]
     return [Finding("memory_skips", "problem", "Sizes skipped for lack of GPU memory",
-                    f"{len(skipped)} GPU benchmark(s) did not fit, e.g. {example.name}: "
-                    f"{example.skip_reason}. Free the GPU (other processes, notebooks) or use "
-                    "smaller batches.")]
+                    f"{len(skipped)} GPU benchmark(s) did not fit, e.g. the "
+                    f"{describe(example.parsed)}: {example.skip_reason}. Free the GPU (other "
+                    "processes, notebooks) or use smaller batches.")]
 
 
 # ---- transfer -----------------------------------------------------------------------------
@@ -175,7 +188,8 @@ def rule_pageable_vs_pinned(run: Run) -> list[Finding]:
                 "pageable_vs_pinned", "warning", f"Pageable {direction} copies are slow",
                 f"At {mib(size)}, pinned {direction} moves {p / 1e9:.1f} GB/s, pageable "
                 f"{q / 1e9:.1f} GB/s ({p / q:.1f}x). Use pinned host memory "
-                "(pin_memory=True in a DataLoader, cudaHostAlloc)."))
+                "(pin_memory=True in a DataLoader, cudaHostAlloc).",
+                impact=p / q, cause=f"pageable {direction} copies", subject=pinned.name))
     return found
 
 
@@ -190,7 +204,9 @@ def rule_pcie_link(run: Run) -> list[Finding]:
             "pcie_link_downgraded", "warning", "PCIe link below its maximum",
             f"The link runs at gen {gen:g} x{width:g}, its maximum is gen {gen_max:g} "
             f"x{width_max:g}. An idle GPU may downshift: if it stays so under load, check the "
-            "slot and BIOS settings."))
+            "slot and BIOS settings.",
+            impact=2 ** (gen_max - gen) * width_max / width,
+            cause=f"a PCIe link at gen {gen:g} x{width:g}"))
     link = number(ctx.get("pcie.bandwidth_max_gbps"))
     for direction in ("h2d", "d2h"):
         best = largest(find(run.benchmarks, "transfer", "pinned", "gpu", dir=direction,
@@ -200,7 +216,9 @@ def rule_pcie_link(run: Run) -> list[Finding]:
             found.append(Finding(
                 "transfer_under_link", "warning", f"{direction} far under the PCIe link",
                 f"Pinned {direction} copies reach {rate / 1e9:.1f} GB/s, {pct(rate / (link * 1e9))}"
-                f" of the link's theoretical {link:.1f} GB/s."))
+                f" of the link's theoretical {link:.1f} GB/s.",
+                impact=link * 1e9 / rate, cause=f"{direction} copies far under the PCIe link",
+                subject=best.name))
     return found
 
 
@@ -220,7 +238,8 @@ def rule_elementwise(run: Run) -> list[Finding]:
                 f"Per-element {op} on the {device} is {ratio:.0f}x slower",
                 f"Processing one element (or one row/image) at a time takes {ratio:.1f}x the "
                 f"time of one vectorized pass over the batch ({op}, {device}). Use whole-array "
-                "operations (NumPy, tf/torch ops on the batch), not Python loops."))
+                "operations (NumPy, tf/torch ops on the batch), not Python loops.",
+                impact=ratio, cause=f"per-element loops ({op}, {device})", lesson=True))
     return found
 
 
@@ -245,10 +264,11 @@ def rule_naive_vs_library(run: Run) -> list[Finding]:
         ratio, naive, best = max(rows, key=lambda r: r[0])
         found.append(Finding(
             "naive_vs_library", "warning",
-            f"Hand-written {family} on the {device} is up to {ratio:.0f}x slower",
+            f"Hand-written {family} on the {device.upper()} is up to {ratio:.0f}x slower",
             f"On {len(rows)} shape(s) the naive {family} is at least {NAIVE_SLOWDOWN:g}x slower "
-            f"than the library; worst {naive.name} takes {ratio:.1f}x the time of "
-            f"{best.parsed.variant}. Use the library op."))
+            f"than the library; worst, the {describe(naive.parsed)} takes {ratio:.1f}x the time "
+            f"of {variant_label(best.parsed.variant)}. Use the library op.",
+            impact=ratio, cause=f"hand-written {family} ({device})", lesson=True))
     return found
 
 
@@ -262,20 +282,24 @@ def rule_gpu_loses(run: Run) -> list[Finding]:
     e2e = [b for b in run.benchmarks
            if b.parsed.device == "gpu" and b.parsed.variant.endswith("_e2e") and b.median]
     cpu = fastest_by((b for b in run.benchmarks if b.parsed.device == "cpu"), key=shape)
-    losing = []
+    losing: dict[str, list[tuple[float, Benchmark, Benchmark]]] = {}
     for g in e2e:
         best = cpu.get(shape(g))
         if best and g.median > best.median:
-            losing.append((g, best))
-    for g, best in losing[:5]:
+            losing.setdefault(g.parsed.family, []).append((g.median / best.median, g, best))
+    for family, rows in losing.items():  # one finding per family: one cause, its worst case
+        ratio, g, best = max(rows, key=lambda r: r[0])
         share = g.counter("overhead_share")
         why = (f"; {pct(share)} of its time is transfer, launch and sync, not compute"
                if share is not None else "")
+        others = f" (and {len(rows) - 1} more {family} cases)" if len(rows) > 1 else ""
         found.append(Finding(
-            "gpu_loses_to_cpu", "warning", f"GPU slower than CPU: {g.parsed.family}",
-            f"{g.name} takes {g.median / best.median:.1f}x the time of {best.parsed.variant} "
-            f"on the CPU{why}. Small work, or work dominated by copies, belongs on the CPU or "
-            "in bigger batches."))
+            "gpu_loses_to_cpu", "warning", f"GPU slower than CPU: {family}",
+            f"The {describe(g.parsed)} takes {ratio:.1f}x the time of the CPU's "
+            f"{variant_label(best.parsed.variant)}{why}{others}. Small work, or work dominated "
+            "by copies, belongs on the CPU or in bigger batches.",
+            impact=ratio, cause=f"the GPU losing to the CPU on small {family} work",
+            subject=g.name))
     found += _crossovers(e2e, cpu)
     return found
 
@@ -302,14 +326,14 @@ def _crossovers(e2e: list[Benchmark], cpu: dict[Hashable, Benchmark]) -> list[Fi
             points.sort()
             xs, cpu_t, gpu_t = zip(*points)
             at = crossover(list(xs), list(cpu_t), list(gpu_t))
-            where = ", ".join(f"{k}:{v}" for k, v in rest)
+            what = f"the GPU's {variant_label(variant)} {family} ({axes_label(dict(rest))})"
             if at is None:
-                text = f"{family}/{variant} ({where}) never beats the CPU up to {axis}={xs[-1]:g}."
+                text = f"In {what}, the GPU never beats the CPU up to {axis} {xs[-1]:g}."
             elif at == xs[0]:
                 continue  # wins everywhere measured: nothing to say
             else:
-                text = (f"{family}/{variant} ({where}) beats the CPU from {axis}={at:g} up; "
-                        "below that the GPU's fixed costs dominate.")
+                text = (f"In {what}, the GPU beats the CPU from {axis} {at:g} up; below that "
+                        "its fixed costs dominate.")
             found.append(Finding("gpu_crossover", "info", f"GPU/CPU crossover in {family}", text))
     return found
 
@@ -360,6 +384,7 @@ def rule_pipeline_idle(run: Run) -> list[Finding]:
         measured = rates.get(case, {})
         none_rate = measured.get("none")
         helpers = {v: r for v, r in measured.items() if v in ("prefetch", "parallel")}
+        impact = 1 / (1 - idle) if idle < 1 else None  # were the step never kept waiting
         if not none_rate or not helpers:
             text += " Prefetch was not measured beside it."
         elif (gain := max(helpers.values()) / none_rate) >= PIPELINE_GAIN:
@@ -367,14 +392,23 @@ def rule_pipeline_idle(run: Run) -> list[Finding]:
                    if max(helpers, key=helpers.get) == "prefetch"
                    else "several producers (tf.data num_parallel_calls, DataLoader workers)")
             text += f" Measured here, {how} gave {gain:.2f}x the batches/s: use it."
+            impact = gain  # what was measured to be lost, not the bound
         else:
             others = ", ".join(f"{v} {r:.0f}" for v, r in sorted(helpers.items()))
             text += (f" But neither prefetch nor parallel producers measured faster here ({others}"
                      f" against none's {none_rate:.0f} batches/s): the stages compete for this "
                      "machine's cores, so overlap cannot help until the producer costs less "
                      "(cache decoded data, vectorize the preprocessing).")
-        found.append(Finding("pipeline_idle", "warning", "The consumer waits for input", text))
-    return found[:3]
+        found.append(Finding("pipeline_idle", "warning", "The consumer waits for input", text,
+                             impact=impact, subject=b.name,
+                             cause="an input pipeline that starves the training step"))
+    # One finding for the cause: the case that loses most (the others are named by count).
+    if len(found) > 1:
+        worst = max(found, key=lambda f: f.impact or math.inf)
+        more = len(found) - 1
+        found = [replace(worst, text=f"{worst.text} ({more} more case{'s' if more > 1 else ''} "
+                                     f"wait{'' if more > 1 else 's'} {pct(IDLE_SHARE)} or more.)")]
+    return found
 
 
 def rule_pipeline_stage_drift(run: Run) -> list[Finding]:
@@ -417,9 +451,11 @@ def rule_batch_too_small(run: Run) -> list[Finding]:
         if len(rows) > 1 and ratio < BATCH_FILL:
             found.append(Finding(
                 "batch_too_small", "warning", "Batch too small to fill the GPU",
-                f"{variant} at batch {small.parsed.axes['batch']} processes {pct(ratio)} of the "
-                f"samples/s it reaches at batch {big.parsed.axes['batch']}."))
-    return found
+                f"The GPU's {variant_label(variant)} dense step at batch "
+                f"{small.parsed.axes['batch']} processes {pct(ratio)} of the samples/s it "
+                f"reaches at batch {big.parsed.axes['batch']}.",
+                impact=1 / ratio, cause="batches too small to fill the GPU", subject=small.name))
+    return found[:1] if found else []
 
 
 # ---- LSTM steps against the launch floor ---------------------------------------------------
@@ -439,18 +475,21 @@ def rule_lstm_launch_bound(run: Run) -> list[Finding]:
                   and b.median), None)
     if floor is None:
         return []
-    found = []
-    for b in run.benchmarks:
-        if b.parsed.family == "lstm" and b.parsed.variant == "cublas" and b.median \
-                and b.parsed.axis("scope") == "step" \
-                and b.median <= LAUNCH_BOUND * LSTM_STEP_LAUNCHES * floor:
-            found.append(Finding(
-                "lstm_launch_bound", "warning", "LSTM steps are launch-bound",
-                f"{b.name} takes {b.median * 1e6:.1f} us, {b.median / floor:.1f}x the "
-                f"{floor * 1e6:.1f} us of one kernel launch, and it makes "
-                f"{LSTM_STEP_LAUNCHES}: the GPU waits for the host. Replay the steps as a CUDA "
-                "graph (cublas_graph), run the whole sequence in cuDNN, or use bigger batches."))
-    return found[:3]
+    bound = [b for b in run.benchmarks
+             if b.parsed.family == "lstm" and b.parsed.variant == "cublas" and b.median
+             and b.parsed.axis("scope") == "step"
+             and b.median <= LAUNCH_BOUND * LSTM_STEP_LAUNCHES * floor]
+    if not bound:
+        return []
+    b = min(bound, key=lambda x: x.median / floor)  # the most launch-bound: one finding
+    others = f" ({len(bound) - 1} more shapes too)" if len(bound) > 1 else ""
+    return [Finding(
+        "lstm_launch_bound", "warning", "LSTM steps are launch-bound",
+        f"The {describe(b.parsed)} takes {b.median * 1e6:.1f} us, {b.median / floor:.1f}x the "
+        f"{floor * 1e6:.1f} us of one kernel launch, and it makes {LSTM_STEP_LAUNCHES}: the GPU "
+        f"waits for the host{others}. Replay the steps as a CUDA graph (cublas_graph), run the "
+        "whole sequence in cuDNN, or use bigger batches.",
+        cause="LSTM steps bound by kernel launches", subject=b.name)]
 
 
 RULES: tuple[Callable[[Run], list[Finding]], ...] = (
@@ -462,13 +501,55 @@ RULES: tuple[Callable[[Run], list[Finding]], ...] = (
 )
 
 
-def diagnose(runs: list[Results], baselines: list[Results] | None = None) -> list[Finding]:
-    """Every rule over one run, problems first. Baselines are other machines: they inform the
-    cross-machine table, never a finding about this one."""
-    del baselines
+def rank(f: Finding) -> tuple:
+    """Facts before lessons; problems, warnings, info; the largest measured loss first."""
+    return f.lesson, SEVERITIES.index(f.severity), -(f.impact or 0.0)
+
+
+def diagnose(runs: list[Results], baselines: list[Results] | None = None,
+             baseline_labels: list[str] | None = None) -> list[Finding]:
+    """Every rule over one run, ranked (see rank()). With baselines (other machines), each
+    finding about a benchmark also says how that benchmark compares with theirs; the findings
+    themselves are about this machine only."""
     run = Run.of(runs)
-    findings = [f for rule in RULES for f in rule(run)]
-    return sorted(findings, key=lambda f: SEVERITIES.index(f.severity))
+    findings = sorted((f for rule in RULES for f in rule(run)), key=rank)
+    if baselines:
+        labels = baseline_labels or [b.path.stem for b in baselines]
+        mine = {b.name: b for b in run.benchmarks}
+        theirs = [(label, base.benchmarks()) for label, base in zip(labels, baselines)]
+        findings = [with_baselines(f, mine.get(f.subject or ""), theirs) for f in findings]
+    return findings
+
+
+def with_baselines(f: Finding, mine: Benchmark | None,
+                   theirs: list[tuple[str, dict[str, Benchmark]]]) -> Finding:
+    """`f` with its subject's speed against the same benchmark on each baseline machine (a
+    copy's time ratio is its bandwidth ratio)."""
+    if mine is None or not mine.median or f.lesson:
+        return f
+    notes = []
+    for label, benchmarks in theirs:
+        other = benchmarks.get(mine.name)
+        if other is not None and other.median:
+            notes.append(f"{other.median / mine.median:.2f}x the speed it has on {label}")
+    if not notes:
+        return f
+    return replace(f, text=f"{f.text} Against other machines, the {describe(mine.parsed)} "
+                           f"runs here at {'; '.join(notes)}.")
+
+
+def verdict(findings: list[Finding], limit: int = 3) -> str:
+    """One line: what invalidates the run, else the biggest measured losses on this machine,
+    each with its factor and cause in words."""
+    problems = [f for f in findings if f.severity == "problem" and not f.lesson]
+    if problems:
+        return "Fix first: " + "; ".join(f.title for f in problems[:limit]) + "."
+    losses = sorted((f for f in findings if not f.lesson and f.impact and f.cause),
+                    key=lambda f: -f.impact)[:limit]
+    if not losses:
+        return "No measured loss on this machine beyond what holds everywhere (see the lessons)."
+    return "Biggest measured losses on this machine: " + "; ".join(
+        f"{f.cause} ({f.impact:.1f}x)" for f in losses) + "."
 
 
 def main(argv: list[str]) -> int:

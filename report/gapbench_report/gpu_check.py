@@ -142,7 +142,9 @@ class Summary:
 
 
 def _duration(seconds: float) -> str:
-    return f"{seconds:.1f} s" if seconds < 60 else f"{int(seconds // 60)} min {seconds % 60:02.0f} s"
+    if seconds < 60:
+        return f"{seconds:.1f} s"
+    return f"{int(seconds // 60)} min {seconds % 60:02.0f} s"
 
 
 # ---- the steps ---------------------------------------------------------------------------------
@@ -209,13 +211,15 @@ class Check:
             data = json.loads(done.stdout)
             facts = data["facts"]
         except (json.JSONDecodeError, KeyError, TypeError):
-            raise StepFailed(f"doctor --json gave no JSON (exit status {done.returncode})") from None
+            raise StepFailed(
+                f"doctor --json gave no JSON (exit status {done.returncode})") from None
         write_text_atomic(self.out / "doctor.json", json.dumps(data, indent=1) + "\n")
         status = facts.get("gpu.status", "missing")
         if done.returncode != 0 or status != "ok":
             raise StepFailed(f"gpu.status: {status}")
         return (f"{facts.get('gpu.name', 'GPU')} (compute capability "
-                f"{facts.get('gpu.compute_capability', '?')}); driver {facts.get('cuda.driver_version')}, "
+                f"{facts.get('gpu.compute_capability', '?')}); driver "
+                f"{facts.get('cuda.driver_version')}, "
                 f"runtime {facts.get('cuda.runtime_version')}, cuDNN "
                 f"{facts.get('cudnn.version_loaded', 'none')}")
 

@@ -27,6 +27,9 @@ from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.ticker import FuncFormatter, LogLocator, NullLocator  # noqa: E402
 
 from gapbench_report import metrics  # noqa: E402
+from gapbench_report.labels import (  # noqa: E402,F401 -- the formatting helpers, as plots.X too
+    BYTE_AXES, axes_label, fmt_axis_value, fmt_bytes, fmt_seconds, fmt_si, fmt_throughput,
+    variant_label, with_threads)
 from gapbench_report.results import Benchmark, Name  # noqa: E402
 
 # Text stays text in the SVG (smaller and faster than paths); no external fonts are needed.
@@ -46,72 +49,6 @@ LOG_SPAN = 20.0
 # A panel with more size groups labels only every k-th and drops the banding: thousands of tick
 # labels took most of a minute to lay out, and no reader could tell them apart.
 MAX_GROUP_LABELS = 24
-
-
-# ---- formatting -------------------------------------------------------------------------------
-
-def fmt_seconds(s: float) -> str:
-    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6)):
-        if s >= scale:
-            return f"{s / scale:.3g} {unit}"
-    return f"{s / 1e-9:.3g} ns"
-
-
-def fmt_si(x: float, unit: str = "") -> str:
-    """1234567 -> "1.23 M" (decimal prefixes)."""
-    for prefix, scale in (("T", 1e12), ("G", 1e9), ("M", 1e6), ("k", 1e3)):
-        if abs(x) >= scale:
-            return f"{x / scale:.3g} {prefix}{unit}"
-    return f"{x:.3g} {unit}".rstrip()
-
-
-def fmt_bytes(n: float) -> str:
-    """4096 -> "4 KiB" (binary prefixes, as the transfer sizes are chosen)."""
-    for prefix, scale in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
-        if n >= scale:
-            return f"{n / scale:.3g} {prefix}"
-    return f"{n:.0f} B"
-
-
-BYTE_AXES = {"bytes": 1, "mib": 2**20}  # axes that are sizes in memory, and their unit
-
-
-def fmt_axis_value(key: str, value: str) -> str:
-    """An axis value for a label: "4 KiB" for sizes in memory, "1M" for large counts."""
-    number = metrics.number(value)
-    if number is None:
-        return value
-    if key in BYTE_AXES:
-        return fmt_bytes(number * BYTE_AXES[key])
-    return fmt_si(number).replace(" ", "") if number >= 10_000 else f"{number:g}"
-
-
-def fmt_throughput(b: Benchmark) -> str:
-    """The counters that mean throughput, readable: "12.3 GB/s · 4.5 k items/s"."""
-    parts = []
-    if (v := b.counter("bytes_per_second")) is not None:
-        parts.append(fmt_si(v, "B/s"))
-    if (v := b.counter("flops")) is not None:
-        parts.append(fmt_si(v, "FLOP/s"))
-    if (v := b.counter("items_per_second")) is not None:
-        parts.append(f"{fmt_si(v)} items/s")
-    if (v := b.counter("overhead_share")) is not None:
-        parts.append(f"overhead {100 * v:.0f}%")
-    return " · ".join(parts)
-
-
-def variant_label(variant: str) -> str:
-    """"vectorized_e2e" -> "vectorized end-to-end"."""
-    base = variant[:-4] if variant.endswith("_e2e") else variant
-    text = base.replace("_", " ")
-    return f"{text} end-to-end" if variant.endswith("_e2e") else text
-
-
-def axes_label(axes: Mapping[str, str], keys: Iterable[str] | None = None) -> str:
-    """"rows 1M · cols 100"; sizes in bytes speak for themselves ("4 KiB")."""
-    keys = list(axes) if keys is None else keys
-    return " · ".join(fmt_axis_value(k, axes[k]) if k in BYTE_AXES
-                      else f"{k} {fmt_axis_value(k, axes[k])}" for k in keys if k in axes)
 
 
 def _wrap_axes(label: str, width: int = 24) -> str:
@@ -189,14 +126,6 @@ def numeric_keys(benchmarks: Sequence[Benchmark]) -> set[str]:
         for k, v in b.parsed.axes.items():
             keys[k] = keys.get(k, True) and is_number(v)
     return {k for k, numeric in keys.items() if numeric}
-
-
-def with_threads(name: Name) -> dict[str, str]:
-    """The axes, plus Google Benchmark's thread count as one more size-like axis."""
-    axes = dict(name.axes)
-    if name.threads is not None:
-        axes["threads"] = str(name.threads)
-    return axes
 
 
 def skip_note(benchmarks: Iterable[Benchmark]) -> str:

@@ -96,7 +96,7 @@ def build_report(runs: list[Results], baselines: list[Results]) -> Report:
                                                  for label, b in zip(labels, baselines)]
     # A broken rule or metric must not cost the reader the charts: say so in the report instead.
     try:
-        report.findings = list(diagnose.diagnose(runs, baselines))
+        report.findings = list(diagnose.diagnose(runs, baselines, labels))
     except Exception as e:  # noqa: BLE001
         report.notes.append(f"The diagnosis could not be made: {type(e).__name__}: {e}")
     if baselines:
@@ -107,6 +107,13 @@ def build_report(runs: list[Results], baselines: list[Results]) -> Report:
             report.notes.append(f"The cross-machine ratios could not be computed: "
                                 f"{type(e).__name__}: {e}")
     return report
+
+
+def split_findings(findings: Iterable) -> tuple[list, list]:
+    """Facts about this machine, and lessons that hold on every machine."""
+    findings = list(findings)
+    return ([f for f in findings if not getattr(f, "lesson", False)],
+            [f for f in findings if getattr(f, "lesson", False)])
 
 
 def grouped_findings(findings: Iterable) -> list[tuple[str, list]]:
@@ -205,11 +212,17 @@ def summary_markdown(report: Report) -> str:
     lines = ["# gapbench report", "", f"{md_cell(machine_line(ctx))} · {files}", ""]
     lines += [f"> {md_cell(n)}" for n in report.notes] + ([""] if report.notes else [])
     lines += ["## Findings", ""]
-    if not report.findings:
+    facts, lessons = split_findings(report.findings)
+    if report.findings:
+        lines += [f"**{md_cell(diagnose.verdict(report.findings))}**", ""]
+    else:
         lines.append("No findings: nothing the rules look for was seen.")
-    for severity, findings in grouped_findings(report.findings):
+    for severity, findings in grouped_findings(facts):
         for f in findings:
             lines.append(f"- **{severity}** — **{md_cell(f.title)}**: {md_cell(f.text)}")
+    if lessons:
+        lines += ["", "Lessons that hold on every machine:", ""]
+        lines += [f"- **{md_cell(f.title)}**: {md_cell(f.text)}" for f in lessons]
     lines.append("")
     for family, rows in report.families.items():
         lines += _family_markdown(family, rows)
@@ -288,6 +301,7 @@ figure { margin: 8px 0 16px; } img { max-width: 100%; height: auto; border: 1px 
 .finding { border-left: 5px solid #999; padding: 6px 12px; margin: 6px 0; background: #fafafa; }
 .finding.problem { border-color: #c62828; } .finding.warning { border-color: #ef8f00; }
 .finding.info { border-color: #1f77b4; }
+.verdict { font-size: 1.1em; font-weight: bold; }
 .badge { font-size: 0.75em; text-transform: uppercase; letter-spacing: 0.05em; color: #fff;
          padding: 1px 6px; border-radius: 3px; background: #999; margin-right: 6px; }
 .badge.problem { background: #c62828; } .badge.warning { background: #ef8f00; }
@@ -324,9 +338,12 @@ def _table(headers: Sequence[str], rows: Iterable[Sequence[str]], numeric: set[i
 
 def _diagnosis_html(report: Report) -> str:
     parts = ['<h2 id="diagnosis">Diagnosis</h2>']
-    if not report.findings:
+    facts, lessons = split_findings(report.findings)
+    if report.findings:
+        parts.append(f'<p class="verdict">{esc(diagnose.verdict(report.findings))}</p>')
+    else:
         parts.append("<p>No findings: nothing the rules look for was seen in this run.</p>")
-    for severity, findings in grouped_findings(report.findings):
+    for severity, findings in grouped_findings(facts):
         parts.append(f"<h3>{esc(severity.capitalize())} ({len(findings)})</h3>")
         cards = [f'<div class="finding {esc(severity)}"><span class="badge {esc(severity)}">'
                  f"{esc(severity)}</span><strong>{esc(f.title)}</strong><br>{esc(f.text)}</div>"
@@ -336,6 +353,10 @@ def _diagnosis_html(report: Report) -> str:
             parts.append(f"<details><summary>{len(cards) - FINDINGS_SHOWN} more "
                          f"{esc(severity)} findings</summary>{''.join(cards[FINDINGS_SHOWN:])}"
                          "</details>")
+    if lessons:
+        parts.append("<h3>Lessons that hold on every machine</h3><ul>" + "".join(
+            f"<li><strong>{esc(f.title)}</strong>: {esc(f.text)}</li>" for f in lessons)
+            + "</ul>")
     return "\n".join(parts)
 
 

@@ -3,7 +3,9 @@ silent on data that does not."""
 
 from __future__ import annotations
 
-from gapbench_report.diagnose import diagnose
+import re
+
+from gapbench_report.diagnose import diagnose, verdict
 from gapbench_report.metrics import crossover, run_metrics
 from tests.synthetic import in_memory, runs, skipped
 
@@ -127,7 +129,8 @@ def test_crossover_from_a_size_sweep():
                         (4096, 2.0, 3e-2)):
         entries += runs(f"overhead/openblas/cpu/op:matmul/n:{n}/real_time", [cpu] * 3)
         entries += runs(f"overhead/cublas_e2e/gpu/op:matmul/n:{n}/manual_time", [gpu] * 3)
-    assert "from n=1024" in rules_fired(entries)["gpu_crossover"]
+    text = rules_fired(entries)["gpu_crossover"]
+    assert "from n 1024 up" in text and "the GPU's cublas end-to-end overhead" in text
 
 
 def test_crossover_function():
@@ -201,8 +204,11 @@ def test_findings_come_problems_first():
         sumsq("elementwise", "cpu", 0.3) + sumsq("vectorized", "cpu", 0.03),
         **{"gpu.status": "no CUDA device", "cuda.driver_version": "12.0",
            "cuda.runtime_version": "13.0"})])
-    assert [f.severity for f in findings] == sorted(
-        (f.severity for f in findings), key=("problem", "warning", "info").index)
+    facts = [f for f in findings if not f.lesson]
+    assert [f.severity for f in facts] == sorted(
+        (f.severity for f in facts), key=("problem", "warning", "info").index)
+    # Lessons that hold on every machine come after every fact about this one.
+    assert findings[-1].rule == "elementwise_vs_vectorized" and findings[-1].lesson
 
 
 def test_run_metrics_judge_each_file_by_its_own_peak():
@@ -219,3 +225,62 @@ def test_share_of_peak_reads_the_peaks_traffic_counter():
     vec = sumsq("vectorized", "cpu", 0.03, bytes_per_second=[9e9] * 3)
     metrics = run_metrics([in_memory(peak + vec)])
     assert abs(metrics["preprocess sumsq: CPU vectorized share of peak/read"] - 0.9) < 1e-9
+
+
+def _slow_machine() -> list[dict]:
+    """Fixture data whose losses are known: pageable h2d 4x slower than pinned, the GPU 2.5x
+    slower than the CPU on one preprocess shape and 1.5x on another, the pipeline idle 75%
+    (a 4x loss), and the per-element loop 10x behind (a lesson)."""
+    size = 64 * MiB
+    entries = copy("pinned", "h2d", "sync", size, 24.0) + copy("pageable", "h2d", "sync", size, 6.0)
+    entries += sumsq("vectorized", "cpu", 0.02) + sumsq("elementwise", "cpu", 0.2)
+    entries += sumsq("vectorized_e2e", "gpu", 0.05, overhead_share=[0.9] * 3)
+    entries += runs("preprocess/vectorized/cpu/op:sumsq/rows:10000/cols:100/real_time", [1e-4] * 3)
+    entries += runs("preprocess/vectorized_e2e/gpu/op:sumsq/rows:10000/cols:100/manual_time",
+                    [1.5e-4] * 3)
+    entries += runs(PIPE.format(v="none", d=0, w=1), [0.01] * 3, idle_fraction=[0.75] * 3,
+                    items_per_second=[100] * 3)
+    return entries
+
+
+def test_findings_are_ranked_by_measured_loss_one_per_cause_lessons_last():
+    findings = diagnose([in_memory(_slow_machine())])
+    facts = [f for f in findings if not f.lesson and f.impact]
+    assert [f.rule for f in facts] == ["pageable_vs_pinned", "pipeline_idle", "gpu_loses_to_cpu"]
+    assert [round(f.impact, 2) for f in facts] == [4.0, 4.0, 2.5]
+    # The GPU losing on two preprocess shapes is one cause: one finding, its worst case.
+    loses = next(f for f in facts if f.rule == "gpu_loses_to_cpu")
+    assert "2.5x" in loses.text and "1 more preprocess cases" in loses.text
+    assert [f.rule for f in findings if f.lesson] == ["elementwise_vs_vectorized"]
+
+
+def test_findings_quote_benchmarks_in_words_not_names():
+    for f in diagnose([in_memory(_slow_machine())]):
+        assert not re.search(r"\w+/\w+/(cpu|gpu)/", f.text), f.text
+    loses = rules_fired(_slow_machine())["gpu_loses_to_cpu"]
+    assert "GPU vectorized end-to-end preprocess (op sumsq · rows 1M · cols 100)" in loses
+
+
+def test_verdict_names_the_biggest_losses_here_and_never_a_lesson():
+    line = verdict(diagnose([in_memory(_slow_machine())]))
+    assert line == ("Biggest measured losses on this machine: pageable h2d copies (4.0x); an "
+                    "input pipeline that starves the training step (4.0x); the GPU losing to the "
+                    "CPU on small preprocess work (2.5x).")
+    assert "per-element" not in line
+    quiet = diagnose([in_memory(sumsq("vectorized", "cpu", 0.02)
+                                + sumsq("elementwise", "cpu", 0.2))])
+    assert verdict(quiet).startswith("No measured loss on this machine")
+    broken = diagnose([in_memory([], **{"cuda.driver_version": "12.4",
+                                        "cuda.runtime_version": "13.0"})])
+    assert verdict(broken) == "Fix first: NVIDIA driver older than the CUDA runtime."
+
+
+def test_with_a_baseline_each_cause_says_how_its_benchmark_compares():
+    mine = in_memory(_slow_machine())
+    theirs = in_memory(copy("pinned", "h2d", "sync", 64 * MiB, 12.0))  # half our speed
+    findings = diagnose([mine], [theirs], ["t4-colab"])
+    pageable = next(f for f in findings if f.rule == "pageable_vs_pinned")
+    assert "runs here at 2.00x the speed it has on t4-colab" in pageable.text
+    assert "GPU pinned transfer (dir h2d · mode sync · 64 MiB)" in pageable.text
+    # A cause whose benchmark the baseline lacks says nothing about it.
+    assert "t4-colab" not in next(f for f in findings if f.rule == "pipeline_idle").text

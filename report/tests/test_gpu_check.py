@@ -116,6 +116,7 @@ def test_a_crashed_run_keeps_the_earlier_results_file(tmp_path):
     check.results.mkdir(parents=True)
     earlier = check.results / "conv.json"
     earlier.write_text("earlier results")
-    with pytest.raises(StepFailed, match="status 3 and wrote no results.*earlier conv.json is kept"):
+    with pytest.raises(StepFailed,
+                       match="status 3 and wrote no results.*earlier conv.json is kept"):
         check.bench("conv", [GPU_NAME])
     assert earlier.read_text() == "earlier results"

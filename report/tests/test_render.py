@@ -227,7 +227,8 @@ def test_peak_memcpy_is_drawn_as_traffic_in_new_and_old_files():
 
 def test_pageable_async_copies_are_labelled_staged():
     spec = next(s for s in plots.SWEEPS if s.name == "transfer")
-    assert plots._line_label(spec, ("pageable", "h2d", "async")) == "pageable · h2d · async (staged)"
+    staged = plots._line_label(spec, ("pageable", "h2d", "async"))
+    assert staged == "pageable · h2d · async (staged)"
     assert plots._line_label(spec, ("pinned", "h2d", "async")) == "pinned · h2d · async"
 
 
