@@ -565,10 +565,13 @@ def main(argv: list[str]) -> int:
         parser.add_argument("results", nargs="+", help="the run's results files (one per family)")
         runs = [load_results(p) for p in parser.parse_args(args).results]
         findings = diagnose(runs)
-        for f in findings:
-            print(f"[{f.severity}] {f.title}\n    {f.text}")
         if not findings:
             print("Nothing in these figures points to a known cause of slowness.")
+            return 0
+        print(verdict(findings))
+        for f in findings:
+            tag = "lesson" if f.lesson else f.severity
+            print(f"[{tag}] {f.title}\n    {f.text}")
         return 0
 
     return commandline.run(prog, body, argv)
