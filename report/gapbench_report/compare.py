@@ -2,6 +2,15 @@
 
     gapbench-report compare BASELINE CONTENDER [--threshold 0.05] [--alpha 0.01]
                             [--cross-machine] [--format text|markdown] [--json]
+    gapbench-report compare --baseline PATH... --contender PATH... [options]
+
+A side is a run: one results file, several (one per family, and several runs), or a folder of
+them (results/local). Each file is one process of gapbench, and the process is the independent
+sample: on a shared machine a benchmark's median moves 5-11% between processes and 1-3% between
+the repetitions of one. So the test runs on one median per process where both sides have enough
+processes for it to reach alpha (the nightly job pools its interleaved rounds, one process each);
+otherwise on the repetitions, and a change it finds there is PROVISIONAL, never a regression,
+with the number of runs per side that would settle it. Rows are sorted by name.
 
 Computation is separate from printing (as in google/benchmark's tools/gbench/report.py):
 compare() builds a Comparison of plain rows; format_text(), format_markdown() and to_json() only
@@ -18,8 +27,10 @@ Statuses, decided in this order for a name present in both files:
   not regressions. Medians and the raw change are still shown, for information only.
 - INSUFFICIENT_DATA: a side has no per-repetition times (only aggregates), or the repetition
   counts are too small for the test ever to reach alpha; the note names the repetitions needed.
-- SLOWER / FASTER: the one-sided Mann-Whitney U test on the repetitions gives p < alpha AND the
-  median moved by at least the threshold in that direction.
+- SLOWER / FASTER: the one-sided Mann-Whitney U test on the per-process medians gives
+  p < alpha AND the median moved by at least the threshold in that direction.
+- PROVISIONAL: the same, found on the repetitions of too few processes per side (the note says
+  how many would settle it): not a regression.
 - SAME: anything else (the note says whether the change was significant but small, or large but
   not significant).
 
@@ -45,7 +56,7 @@ import numpy as np
 
 from gapbench_report import commandline
 from gapbench_report.commandline import UsageError
-from gapbench_report.results import SECONDS_PER_UNIT, Benchmark, Results, load_results
+from gapbench_report.results import SECONDS_PER_UNIT, Benchmark, Results, load_side
 
 SAME = "SAME"
 SLOWER = "SLOWER"
@@ -53,11 +64,13 @@ FASTER = "FASTER"
 MISSING = "MISSING"
 NEW = "NEW"
 ERROR = "ERROR"
+PROVISIONAL = "PROVISIONAL"
 SKIPPED = "SKIPPED"
 INSUFFICIENT_DATA = "INSUFFICIENT_DATA"
 CROSS_MACHINE = "CROSS_MACHINE"
 # Fixed order for summaries and JSON counts: verdicts that need attention first.
-STATUSES = (SLOWER, ERROR, MISSING, INSUFFICIENT_DATA, SKIPPED, NEW, FASTER, SAME, CROSS_MACHINE)
+STATUSES = (SLOWER, ERROR, PROVISIONAL, MISSING, INSUFFICIENT_DATA, SKIPPED, NEW, FASTER, SAME,
+            CROSS_MACHINE)
 
 DEFAULT_THRESHOLD = 0.05
 DEFAULT_ALPHA = 0.01
@@ -85,6 +98,8 @@ class Row:
     contender_n: int = 0
     note: str = ""
     new_failure: bool = False  # failed in the contender, not in the baseline: a regression
+    baseline_processes: int = 0  # runs of gapbench the samples came from
+    contender_processes: int = 0
 
 
 @dataclass(frozen=True)
@@ -202,7 +217,18 @@ def _timed_row(name: str, base: Benchmark, cont: Benchmark, status: str, note: s
     """A row for two benchmarks that both ran, before or without the test."""
     bm, cm = base.median, cont.median
     return Row(name, status, bm, cm, _change(bm, cm), None, len(base.samples),
-               len(cont.samples), note)
+               len(cont.samples), note, baseline_processes=len(base.process_medians()),
+               contender_processes=len(cont.process_medians()))
+
+
+def by_process(base: Benchmark, cont: Benchmark, alpha: float) -> bool:
+    """Whether both sides have enough processes for the test on their medians to reach alpha."""
+    n1, n2 = len(base.process_medians()), len(cont.process_medians())
+    return n1 > 1 and n2 > 1 and min_p_value(n1, n2) < alpha
+
+
+def runs_to_settle(alpha: float) -> int:
+    return repetitions_needed(alpha)
 
 
 def _skip_note(base: Benchmark, cont: Benchmark) -> str:
@@ -268,13 +294,19 @@ def _classify(name: str, base: Benchmark | None, cont: Benchmark | None, alpha: 
 
 
 def _verdict(name: str, base: Benchmark, cont: Benchmark, p_slower: float, p_faster: float,
-             threshold: float, alpha: float) -> Row:
+             threshold: float, alpha: float, processes: bool) -> Row:
     bm, cm = base.median, cont.median
     change = _change(bm, cm)
     # Report the one-sided p in the direction the median moved; at no movement, the smaller.
     p = p_slower if change > 0 else p_faster if change < 0 else min(p_slower, p_faster)
     big = abs(change) >= threshold - CHANGE_EPSILON and change != 0
-    if p < alpha and big:
+    n1, n2 = len(base.process_medians()), len(cont.process_medians())
+    if p < alpha and big and not processes:
+        status = PROVISIONAL
+        note = (f"{'slower' if change > 0 else 'faster'} in the repetitions of {n1} vs {n2} "
+                f"run{'s' if max(n1, n2) > 1 else ''}, which vary less than runs do; "
+                f"{runs_to_settle(alpha)} runs per side would settle it")
+    elif p < alpha and big:
         status, note = (SLOWER if change > 0 else FASTER), ""
     elif p < alpha:
         status, note = SAME, f"significant but under the {threshold * 100:g}% threshold"
@@ -282,7 +314,8 @@ def _verdict(name: str, base: Benchmark, cont: Benchmark, p_slower: float, p_fas
         status, note = SAME, f"not significant (p >= {alpha:g})"
     else:
         status, note = SAME, ""
-    return Row(name, status, bm, cm, change, p, len(base.samples), len(cont.samples), note)
+    return Row(name, status, bm, cm, change, p, len(base.samples), len(cont.samples), note,
+               baseline_processes=n1, contender_processes=n2)
 
 
 def _context_warnings(baseline: Results, contender: Results) -> list[str]:
@@ -309,7 +342,8 @@ def compare(baseline: Results, contender: Results, *, threshold: float = DEFAULT
                    f"({baseline.machine} vs {contender.machine}); no regression verdict across "
                    "hardware")
     base_all, cont_all = baseline.benchmarks(), contender.benchmarks()
-    names = list(base_all) + [n for n in cont_all if n not in base_all]
+    # Sorted: a run's file order follows Google Benchmark's random interleaving.
+    names = sorted(set(base_all) | set(cont_all))
     rows: list[Row | None] = []
     pending: list[tuple[int, str, Benchmark, Benchmark]] = []
     for name in names:
@@ -318,9 +352,12 @@ def compare(baseline: Results, contender: Results, *, threshold: float = DEFAULT
         if row is None:
             pending.append((len(rows), name, base, cont))
         rows.append(row)
-    pvalues = mann_whitney_batch([(b.samples, c.samples) for _, _, b, c in pending])
-    for (i, name, b, c), (p_slower, p_faster) in zip(pending, pvalues):
-        rows[i] = _verdict(name, b, c, p_slower, p_faster, threshold, alpha)
+    level = [by_process(b, c, alpha) for _, _, b, c in pending]
+    pvalues = mann_whitney_batch([
+        (b.process_medians(), c.process_medians()) if processes else (b.samples, c.samples)
+        for (_, _, b, c), processes in zip(pending, level)])
+    for (i, name, b, c), (p_slower, p_faster), processes in zip(pending, pvalues, level):
+        rows[i] = _verdict(name, b, c, p_slower, p_faster, threshold, alpha, processes)
     return Comparison(str(baseline.path), str(contender.path), baseline.machine,
                       contender.machine, threshold, alpha, differ, differ and cross_machine,
                       refused, [r for r in rows if r is not None],
@@ -386,7 +423,13 @@ def _headline(c: Comparison) -> str:
         return "no verdict (different machines)"
     slower = c.counts()[SLOWER]
     found = ([f"{_benchmarks(slower)} slower"] if slower else []) + ([failures] if failed else [])
-    return "REGRESSION: " + ", ".join(found) if found else "no regression"
+    if found:
+        return "REGRESSION: " + ", ".join(found)
+    provisional = c.counts()[PROVISIONAL]
+    if provisional:
+        return (f"no regression verdict: {_benchmarks(provisional)} changed within too few runs "
+                f"(PROVISIONAL); {runs_to_settle(c.alpha)} runs per side would settle it")
+    return "no regression"
 
 
 def _summary(c: Comparison) -> str:
@@ -473,7 +516,8 @@ def to_json(c: Comparison) -> dict:
         "rows": [{"name": r.name, "status": r.status, "baseline_median_s": r.baseline_median,
                   "contender_median_s": r.contender_median, "change": r.change,
                   "p_value": r.p_value, "baseline_n": r.baseline_n,
-                  "contender_n": r.contender_n, "note": r.note} for r in c.rows],
+                  "contender_n": r.contender_n, "baseline_runs": r.baseline_processes,
+                  "contender_runs": r.contender_processes, "note": r.note} for r in c.rows],
     }
 
 
@@ -486,8 +530,13 @@ def _parser() -> argparse.ArgumentParser:
                            epilog="exit status: 0 no regression; 1 a regression: a benchmark "
                                   "SLOWER, or failed in the contender but not in the baseline; "
                                   "2 bad input or a tool error")
-    p.add_argument("baseline", help="the reference results JSON")
-    p.add_argument("contender", help="the results JSON to judge")
+    p.add_argument("paths", nargs="*", metavar="BASELINE CONTENDER",
+                   help="the reference results and the results to judge: a file or a folder "
+                        "of results files each")
+    p.add_argument("--baseline", nargs="+", metavar="PATH", dest="baseline_paths",
+                   help="the reference side: files or folders, several runs for a verdict")
+    p.add_argument("--contender", nargs="+", metavar="PATH", dest="contender_paths",
+                   help="the side to judge: files or folders")
     p.add_argument("--threshold", type=float, default=DEFAULT_THRESHOLD,
                    help="smallest relative change of the median that counts (default 0.05)")
     p.add_argument("--alpha", type=float, default=DEFAULT_ALPHA,
@@ -511,8 +560,16 @@ def check_rule(threshold: float, alpha: float) -> None:
 def _run(argv: list[str] | None) -> int:
     args = _parser().parse_args(argv)
     check_rule(args.threshold, args.alpha)
-    baseline = load_results(args.baseline)
-    contender = load_results(args.contender)
+    if args.baseline_paths or args.contender_paths:
+        if args.paths or not (args.baseline_paths and args.contender_paths):
+            raise UsageError("give --baseline PATH... and --contender PATH..., or two paths")
+        base_paths, cont_paths = args.baseline_paths, args.contender_paths
+    elif len(args.paths) == 2:
+        base_paths, cont_paths = args.paths[:1], args.paths[1:]
+    else:
+        raise UsageError("give BASELINE and CONTENDER (see --help)")
+    baseline = load_side(base_paths)
+    contender = load_side(cont_paths)
     c = compare(baseline, contender, threshold=args.threshold, alpha=args.alpha,
                 cross_machine=args.cross_machine)
     if args.json:

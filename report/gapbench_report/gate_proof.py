@@ -357,9 +357,9 @@ def settings(args) -> Settings:
     s = Settings(args.filter, args.injected, args.rounds, args.repetitions, args.min_time,
                  args.aa_comparisons, args.trials, args.improvement_trials, args.busy_share,
                  args.reduced)
-    if 2 * s.rounds * s.repetitions < cmp.repetitions_needed(s.alpha):
-        raise UsageError("--rounds x --repetitions give too few samples per side for "
-                         "compare")
+    if 2 * s.rounds < cmp.repetitions_needed(s.alpha):  # two runs per side and round
+        raise UsageError("--rounds gives too few runs per side for compare, which judges by "
+                         f"run: {cmp.repetitions_needed(s.alpha)} needed")
     return s
 
 

@@ -31,6 +31,7 @@ build that fails, bad arguments, a crash), with one line on stderr.
 from __future__ import annotations
 
 import argparse
+import math
 import shutil
 import sys
 import time
@@ -51,7 +52,8 @@ from gapbench_report.runner import (REPO_ROOT, NotACommit, RunSpec, Side, ToolEr
 PROG = "ci/nightly"
 # Many short runs: on a shared machine the spread between processes (6-11% for the gate proof's
 # image kernels on the 2-core CI VM) is several times that within one, so 16 rounds of 2
-# repetitions (64 samples per side from 32 runs) resolve a change far better than 2 rounds of 5.
+# repetitions (64 samples per side from 32 runs) resolve a change far better than 2 rounds of 5;
+# compare judges by run (each run's median is one sample), so at least 3 rounds are needed.
 # Resampling 30 measured rounds put the first pass's detection of a 10% slowdown in the noisier
 # image kernel at 87-92% with 8 rounds and 89-99% with 16. The rerun runs only the flagged
 # benchmarks, so three times the rounds cost little and it rarely misses what the first pass
@@ -350,8 +352,9 @@ def summary_markdown(v: Verdict, about: dict, spec: RunSpec, rounds: int,
              f"machine.id {c.contender_machine}",
              f"- runs: profile {spec.profile}, filter `{spec.filter}`, {rounds} round"
              f"{'s' if rounds != 1 else ''} of A B B A (A = known-good), random interleaving, "
-             f"{per_side} repetitions per side",
-             f"- rule: SLOWER when the one-sided Mann-Whitney U test gives p < {c.alpha:g} and "
+             f"{per_side} repetitions per side from {2 * rounds} runs",
+             f"- rule: SLOWER when the one-sided Mann-Whitney U test on the runs' medians gives "
+             f"p < {c.alpha:g} and "
              f"the median is at least {c.threshold:.0%} slower — in the first pass and again in "
              f"a rerun of only the flagged benchmarks (fresh rounds, {RERUN_FACTOR} times as many)",
              f"- first pass: {len(c.rows)} benchmark{'s' if len(c.rows) != 1 else ''}, "
@@ -436,10 +439,10 @@ def _check(args) -> RunSpec:
             if not p.is_file():
                 raise UsageError(f"{p}: no such executable")
     needed = cmp.repetitions_needed(args.alpha)
-    if samples_per_side(spec, args.rounds) < needed:
-        raise UsageError(f"{args.rounds} round(s) x {spec.repetitions} repetition(s) give "
-                         f"{samples_per_side(spec, args.rounds)} samples per side; compare "
-                         f"needs >= {needed} for p < {args.alpha:g}")
+    if 2 * args.rounds < needed:  # each round runs each side twice
+        raise UsageError(f"{args.rounds} round(s) give {2 * args.rounds} runs per side; compare "
+                         f"judges by run and needs >= {needed} for p < {args.alpha:g} "
+                         f"(--rounds {math.ceil(needed / 2)} or more)")
     return spec
 
 

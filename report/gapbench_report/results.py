@@ -33,6 +33,9 @@ NAME_PATTERN = re.compile(
     r"(?:/threads:(?P<threads>[0-9]+))?$"
 )
 SKIP_PREFIX = "skipped: "
+# An entry's key naming the process (the run of gapbench) it came from, where several runs were
+# pooled into one document (runner.pool, load_side); absent in a file that one run wrote.
+PROCESS_KEY = "gapbench_process"
 REQUIRED_CONTEXT = ("gapbench.schema", "gapbench.version", "gapbench.profile", "gapbench.seed",
                     "machine.id", "gpu.status")
 SECONDS_PER_UNIT = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
@@ -126,6 +129,17 @@ class Benchmark:
     aggregates: dict[str, float]  # Google Benchmark's own, in seconds (cv as a ratio)
     skip_reason: str | None = None  # without the "skipped: " prefix
     error: str | None = None
+    # The process each sample came from (PROCESS_KEY; all one process in a plain file).
+    processes: tuple[int, ...] = ()
+
+    def process_medians(self) -> list[float]:
+        """One sample per process: the median of its repetitions. Repetitions of one process
+        share its state (memory layout, clocks, the library's choices) and vary less than
+        processes do, so it is the process that is the independent sample."""
+        by_process: dict[int, list[float]] = {}
+        for p, s in zip(self.processes or (0,) * len(self.samples), self.samples):
+            by_process.setdefault(p, []).append(s)
+        return [statistics.median(v) for v in by_process.values()]
 
     @property
     def status(self) -> str:
@@ -192,7 +206,8 @@ def group_benchmarks(entries: Iterable[Entry]) -> dict[str, Benchmark]:
         counters = {k: tuple(float(e.raw[k]) for e in timed if k in e.raw) for k in COUNTERS}
         out[name] = Benchmark(name, group[0].name, tuple(e.seconds for e in timed),
                               {k: v for k, v in counters.items() if v}, aggregates,
-                              None if failed else skipped, failed)
+                              None if failed else skipped, failed,
+                              tuple(int(e.raw.get(PROCESS_KEY, 0)) for e in timed))
     return out
 
 
@@ -250,6 +265,10 @@ def _check_entry(path: Path, i: int, raw: object) -> Entry:
         for key in ("iterations", *COUNTERS):
             if key in raw and not _is_number(raw[key]):
                 raise ResultsError(f"{path}: {label}: {key} is {raw[key]!r}, not a finite number")
+        process = raw.get(PROCESS_KEY, 0)
+        if not (isinstance(process, int) and not isinstance(process, bool) and process >= 0):
+            raise ResultsError(f"{path}: {label}: {PROCESS_KEY} is {process!r}, not a process "
+                               "number")
     return Entry(name, raw)
 
 
@@ -295,3 +314,41 @@ def load_results(path: str | Path) -> Results:
             raise ResultsError(f"{path}: {e.raw['name']} appears twice ({where})")
         seen.add(key)
     return Results(path, context, entries)
+
+
+# Process numbers of different files of one side stay apart (a pooled file numbers its own).
+PROCESS_STRIDE = 1_000_000
+
+
+def results_files(paths: Iterable[str | Path]) -> list[Path]:
+    """The files named, a folder standing for the results files (*.json) in it."""
+    files: list[Path] = []
+    for p in map(Path, paths):
+        if p.is_dir():
+            found = sorted(p.glob("*.json"))
+            if not found:
+                raise ResultsError(f"{p}: a folder with no results files (*.json) in it")
+            files += found
+        else:
+            files.append(p)
+    return files
+
+
+def load_side(paths: Iterable[str | Path]) -> Results:
+    """One side of a comparison: results files, or folders of them, from one machine. A run is
+    a set of files (one per family), and each file is one process of gapbench: its entries are
+    numbered by process, so that compare can judge by process rather than by repetition."""
+    files = results_files(paths)
+    if not files:
+        raise ResultsError("no results files given")
+    loaded = [load_results(f) for f in files]
+    if len(loaded) == 1:
+        return loaded[0]
+    machines = {r.machine for r in loaded}
+    if len(machines) > 1:
+        raise ResultsError(f"the files of one side come from {len(machines)} machines "
+                           f"(machine.id {', '.join(sorted(machines))}): a side is one machine")
+    entries = [Entry(e.name, {**e.raw, PROCESS_KEY: i * PROCESS_STRIDE
+                              + int(e.raw.get(PROCESS_KEY, 0))})
+               for i, r in enumerate(loaded) for e in r.entries]
+    return Results(Path(f"{files[0]} (+{len(files) - 1} more)"), loaded[0].context, entries)

@@ -17,6 +17,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from gapbench_report.results import PROCESS_KEY
+
 # report/gapbench_report/runner.py -> the repository root.
 REPO_ROOT = Path(__file__).resolve().parents[2]
 # Characters with a meaning in the POSIX extended regular expressions of --benchmark_filter.
@@ -264,21 +266,22 @@ def read_document(path: Path) -> dict:
 def pool(documents: Sequence[dict]) -> dict:
     """One results document holding every repetition of several runs of one binary.
 
-    The repetitions of each benchmark are renumbered 0..n-1 in run order; Google Benchmark's
-    aggregates are dropped (they describe one run each). The context is the first run's, with
-    gapbench.pooled_runs added.
+    The repetitions of each benchmark are renumbered 0..n-1 in run order and tagged with the run
+    they came from (results.PROCESS_KEY: compare judges by run, the independent sample); Google
+    Benchmark's aggregates are dropped (they describe one run each). The context is the first
+    run's, with gapbench.pooled_runs added.
     """
     if not documents:
         raise ValueError("nothing to pool")
     context = {**documents[0]["context"], "gapbench.pooled_runs": str(len(documents))}
     rows: list[dict] = []
     index: dict[str, int] = {}
-    for doc in documents:
+    for process, doc in enumerate(documents):
         for entry in doc.get("benchmarks", []):
             if entry.get("run_type") == "aggregate":
                 continue
             name = entry.get("run_name", entry.get("name"))
-            rows.append({**entry, "repetition_index": index.get(name, 0)})
+            rows.append({**entry, "repetition_index": index.get(name, 0), PROCESS_KEY: process})
             index[name] = index.get(name, 0) + 1
     for row in rows:
         row["repetitions"] = index[row.get("run_name", row.get("name"))]

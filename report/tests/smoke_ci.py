@@ -1,7 +1,8 @@
-"""Smoke runs of ci/baseline and ci/nightly on the real gapbench executable (ctest's
-smoke.baseline and smoke.nightly): one small filter, few repetitions, every file checked.
+"""Smoke runs of ci/baseline, ci/nightly and compare on the real gapbench executable (ctest's
+smoke.ci_baseline, smoke.ci_nightly, smoke.ci_compare): one small filter, few repetitions, every
+file checked.
 
-    python smoke_ci.py baseline|nightly GAPBENCH OUT_DIR
+    python smoke_ci.py baseline|nightly|compare GAPBENCH OUT_DIR
 
 The machine may be busy: a baseline refused for its spread (exit 1, nothing written) and a
 nightly regression on identical executables (rare: it takes a flag twice) are outcomes of the
@@ -45,7 +46,7 @@ def baseline(exe: str, out: Path) -> int:
 
 def nightly(exe: str, out: Path) -> int:
     code = run([str(ROOT / "ci" / "nightly"), "--baseline-bin", exe, "--contender-bin", exe,
-                "--profile", "full", "--filter", FILTER + "rows:10000/", "--rounds", "1",
+                "--profile", "full", "--filter", FILTER + "rows:10000/", "--rounds", "3",
                 "--repetitions", "3", "--min-time", "0.01", "--out", str(out / "last"),
                 "--state-dir", str(out / "state")])
     assert code in (0, 1), f"ci/nightly exited {code}"
@@ -58,11 +59,32 @@ def nightly(exe: str, out: Path) -> int:
     return 0
 
 
+def compare(exe: str, out: Path) -> int:
+    """Two runs of one build, one process each, on this machine: whatever their repetitions say
+    (processes differ by 5-11% here), compare must give no regression verdict: a change seen
+    within one process per side is PROVISIONAL."""
+    for side in ("a", "b"):
+        assert run([exe, "--benchmark_filter=^(preprocess/vectorized/cpu|transfer/memcpy/cpu)/",
+                    "--benchmark_repetitions=5", "--benchmark_min_time=0.02",
+                    f"--benchmark_out={out / side}.json"]) == 0
+    done = subprocess.run([sys.executable, "-m", "gapbench_report", "compare", str(out / "a.json"),
+                           str(out / "b.json"), "--json"], capture_output=True, text=True,
+                          check=False)
+    print(done.stderr, end="")
+    assert done.returncode == 0, f"compare exited {done.returncode}: {done.stdout[-2000:]}"
+    data = json.loads(done.stdout)
+    assert not data["regression"] and data["counts"]["SLOWER"] == 0
+    changed = [r for r in data["rows"] if r["status"] == "PROVISIONAL"]
+    print(f"{len(changed)} of {len(data['rows'])} benchmarks moved within one process per side "
+          "(PROVISIONAL, not a verdict)")
+    return 0
+
+
 def main() -> int:
     what, exe, out = sys.argv[1], sys.argv[2], Path(sys.argv[3])
     shutil.rmtree(out, ignore_errors=True)
     out.mkdir(parents=True)
-    return {"baseline": baseline, "nightly": nightly}[what](exe, out)
+    return {"baseline": baseline, "nightly": nightly, "compare": compare}[what](exe, out)
 
 
 if __name__ == "__main__":

@@ -25,11 +25,11 @@ def scaled(times, factor):
     return [t * factor for t in times]
 
 
-def _iteration(name, i, n, time, unit):
+def _iteration(name, i, n, time, unit, process):
     return {"name": name, "family_index": 0, "per_family_instance_index": 0, "run_name": name,
             "run_type": "iteration", "repetitions": n, "repetition_index": i, "threads": 1,
             "iterations": 1000, "real_time": time, "cpu_time": time, "time_unit": unit,
-            "bytes_per_second": 8e5 / time}
+            "bytes_per_second": 8e5 / time, "gapbench_process": process}
 
 
 def _aggregates(name, times, unit):
@@ -48,14 +48,17 @@ def _aggregates(name, times, unit):
 def entries(name, spec, unit):
     """Google Benchmark 1.7 entries for one benchmark. spec: a list of times (in `unit`) or a
     dict with times, unit, error (a message for every repetition), aggregates (False: none),
-    aggregates_only."""
+    aggregates_only, one_process (True: every repetition from one run of gapbench; by default
+    each comes from its own, as in the nightly's pooled files)."""
     if not isinstance(spec, dict):
         spec = {"times": spec}
     unit = spec.get("unit", unit)
     times = [t * SCALE[unit] for t in spec.get("times", [1.0])]  # given in ns
     if spec.get("aggregates_only"):
         return _aggregates(name, times, unit)
-    rows = [_iteration(name, i, len(times), t, unit) for i, t in enumerate(times)]
+    one = spec.get("one_process", False)
+    rows = [_iteration(name, i, len(times), t, unit, 0 if one else i)
+            for i, t in enumerate(times)]
     if "error" in spec:
         for row in rows:
             row.update(error_occurred=True, error_message=spec["error"], real_time=0,
@@ -186,7 +189,8 @@ def test_missing_and_new(run):
     assert row(c, GPU).status == cmp.NEW
     assert row(c, OTHER).contender_median is None and row(c, OTHER).baseline_median is not None
     assert row(c, GPU).baseline_median is None and row(c, GPU).contender_median is not None
-    assert [r.name for r in c.rows] == [NAME, OTHER, GPU]  # baseline order, then new ones
+    # Sorted by name: a run's file order follows Google Benchmark's random interleaving.
+    assert [r.name for r in c.rows] == sorted([NAME, OTHER, GPU])
     assert not cmp.has_regression(c)
 
 
@@ -418,9 +422,9 @@ def test_text_table_is_aligned(run):
     header = next(i for i, line in enumerate(lines) if line.startswith("Benchmark"))
     table = lines[header:header + 4]
     column = table[0].index("Status")
-    assert [line[column:].split()[0] for line in table] == ["Status", "SLOWER", "MISSING", "NEW"]
+    assert [line[column:].split()[0] for line in table] == ["Status", "SLOWER", "NEW", "MISSING"]
     assert "+10.0%" in table[1] and "100.0 ns" in table[1] and "110.0 ns" in table[1]
-    assert "100.0 ms" in table[2]  # unit chosen per row
+    assert "100.0 ms" in table[3]  # unit chosen per row
     assert lines[-1] == "verdict: REGRESSION: 1 benchmark slower"
 
 
@@ -457,7 +461,8 @@ def test_json_is_stable_and_complete(run):
                                                                GPU: "NEW"}
     assert data["counts"]["SLOWER"] == 1 and data["counts"]["SAME"] == 0
     assert set(data["rows"][0]) == {"name", "status", "baseline_median_s", "contender_median_s",
-                                    "change", "p_value", "baseline_n", "contender_n", "note"}
+                                    "change", "p_value", "baseline_n", "contender_n",
+                                    "baseline_runs", "contender_runs", "note"}
 
 
 # --- main: exit status and bad input ----------------------------------------------------------
@@ -591,7 +596,7 @@ def test_main_bad_options_exit_two(pair, capsys, args, words):
 
 def test_main_missing_arguments_exit_two(capsys):
     assert cmp.main([]) == 2
-    _one_error_line(capsys, "required")
+    _one_error_line(capsys, "give BASELINE and CONTENDER")
 
 
 def test_main_help_exits_zero(capsys):
@@ -630,3 +635,81 @@ def test_five_thousand_benchmarks(tmp_path):
     assert statuses["lstm/cudnn/gpu/batch:32"] == cmp.NEW
     counts = c.counts()
     assert counts[cmp.SAME] == 4996 and counts[cmp.SLOWER] == 2
+
+
+# ---- judging by process ---------------------------------------------------------------------
+
+def one_process(times):
+    return {"times": times, "one_process": True}
+
+
+def test_a_change_within_one_process_per_side_is_provisional_not_a_regression(run):
+    """The issue's case: two single runs, the repetitions of each tight, the medians 10% apart.
+    Between processes this machine varies 5-11%: no verdict without several runs per side."""
+    c = run({NAME: one_process(BASE)}, {NAME: one_process(scaled(BASE, 1.10))})
+    r = row(c)
+    assert r.status == cmp.PROVISIONAL and r.p_value < 0.01
+    assert (r.baseline_processes, r.contender_processes) == (1, 1)
+    assert "5 runs per side would settle it" in r.note
+    assert not cmp.has_regression(c)
+    assert cmp._headline(c).startswith("no regression verdict: 1 benchmark changed")
+
+
+def test_several_runs_per_side_are_judged_by_their_medians(make, capsys):
+    """A side is a set of files: five runs per side, each a process of ten repetitions. The test
+    runs on the five medians per side."""
+    base = [str(make(f"a{i}.json", {NAME: one_process([t + i for t in BASE])})) for i in range(5)]
+    cont = [str(make(f"b{i}.json", {NAME: one_process([1.2 * t + i for t in BASE])}))
+            for i in range(5)]
+    assert cmp.main(["--baseline", *base, "--contender", *cont, "--json"]) == 1
+    data = json.loads(capsys.readouterr().out)
+    (r,) = data["rows"]
+    assert r["status"] == "SLOWER" and (r["baseline_runs"], r["contender_runs"]) == (5, 5)
+    assert r["baseline_n"] == 50 and r["p_value"] == pytest.approx(1 / 252)
+
+
+def test_runs_that_disagree_more_than_their_repetitions_give_no_verdict(make):
+    """Five runs per side whose medians interleave: SAME, although pooling all repetitions as
+    if they were independent would call the 3% shift significant."""
+    offsets = [0, 6, -6, 3, -3]
+    base = load_side_of(make, "a", [[t + o for t in BASE] for o in offsets])
+    cont = load_side_of(make, "b", [[t * 1.03 + o for t in BASE] for o in offsets[::-1]])
+    r = row(cmp.compare(base, cont))
+    assert r.status == cmp.SAME and (r.baseline_processes, r.contender_processes) == (5, 5)
+
+
+def load_side_of(make, prefix, runs):
+    from gapbench_report.results import load_side
+    return load_side([make(f"{prefix}{i}.json", {NAME: one_process(t)})
+                      for i, t in enumerate(runs)])
+
+
+def test_a_folder_is_a_side_and_sides_must_be_one_machine(make, tmp_path, capsys):
+    (tmp_path / "runA").mkdir()
+    (tmp_path / "runB").mkdir()
+    for i in range(5):
+        make(f"runA/f{i}.json", {NAME: one_process(BASE)})
+        make(f"runB/f{i}.json", {NAME: one_process(BASE)})
+    assert cmp.main([str(tmp_path / "runA"), str(tmp_path / "runB")]) == 0
+    assert "SAME" in capsys.readouterr().out
+    make("runB/other.json", {NAME: one_process(BASE)}, machine="machine-b")
+    assert cmp.main([str(tmp_path / "runA"), str(tmp_path / "runB")]) == 2
+    _one_error_line(capsys, "come from 2 machines")
+    (tmp_path / "empty").mkdir()
+    assert cmp.main([str(tmp_path / "runA"), str(tmp_path / "empty")]) == 2
+    _one_error_line(capsys, "no results files")
+
+
+def test_positional_and_side_options_do_not_mix(pair, capsys):
+    base, cont = pair(1.0)
+    assert cmp.main([base, "--contender", cont]) == 2
+    _one_error_line(capsys, "--baseline PATH... and --contender PATH...")
+
+
+def test_a_bad_process_number_is_refused_in_one_line(make, capsys):
+    path = make("bad.json", {NAME: BASE})
+    data = json.loads(path.read_text())
+    data["benchmarks"][0]["gapbench_process"] = "first"
+    path.write_text(json.dumps(data))
+    assert cmp.main([str(path), str(path)]) == 2
+    _one_error_line(capsys, "gapbench_process is 'first', not a process number")

@@ -23,7 +23,7 @@ def run(tmp_path, *extra, **inject_spec):
     return gate_proof.main([*fakes(tmp_path, **inject_spec), "--filter", ".",
                             "--injected", "^preprocess/vectorized/",
                             "--aa-comparisons", "8", "--trials", "2", "--improvement-trials", "1",
-                            "--rounds", "1", "--repetitions", "3", "--out", str(tmp_path / "out"),
+                            "--rounds", "3", "--repetitions", "3", "--out", str(tmp_path / "out"),
                             *extra])
 
 
@@ -55,7 +55,7 @@ def test_the_proof_fails_when_a_control_moves_too(tmp_path):
     assert gate_proof.main([*fakes(tmp_path, injected="^(preprocess/vectorized|transfer/memcpy)/"),
                             "--filter", ".",
                             "--aa-comparisons", "4", "--trials", "1", "--improvement-trials",
-                            "1", "--rounds", "1", "--repetitions", "3", "--injected",
+                            "1", "--rounds", "3", "--repetitions", "3", "--injected",
                             "^preprocess/vectorized/", "--out", str(tmp_path / "out")]) == 1
     result = json.loads((tmp_path / "out" / "gate-proof.json").read_text())
     assert result["slowdown_10"]["other_confirmed"] == {COPY: 1}
@@ -89,7 +89,7 @@ def test_reduced_and_bad_settings(tmp_path, capsys):
     assert (s.aa_comparisons, s.trials, s.improvement_trials, s.reduced) == (20, 4, 1, True)
     for args, words in ((["--trials", "0"], "--trials"), (["--min-time", "0"], "--min-time"),
                         (["--busy-share", "2"], "--busy-share"), (["--filter", "("], "regex"),
-                        (["--rounds", "1", "--repetitions", "2"], "too few samples")):
+                        (["--rounds", "2", "--repetitions", "2"], "too few runs")):
         assert gate_proof.main([*fakes(tmp_path), *args]) == 2
         assert words in capsys.readouterr().err
     # --injected must pick some, not all, of the benchmarks.

@@ -71,35 +71,38 @@ def test_settle_confirms_only_a_repeated_flag():
 
 def test_identical_builds_pass_and_run_a_b_b_a(tmp_path):
     log = tmp_path / "log.jsonl"
-    v = nightly.gate(sides(tmp_path, log), SPEC, 2, tmp_path / "w", say=quiet)
+    v = nightly.gate(sides(tmp_path, log), SPEC, 3, tmp_path / "w", say=quiet)
     assert v.exit_code == 0 and not v.regression
     assert v.flagged == [] and v.rerun is None
-    assert [label for label, _ in labels_and_filters(log)] == list("abbaabba")
+    assert [label for label, _ in labels_and_filters(log)] == list("abba" * 3)
     assert {r.status for r in v.final.rows} == {cmp.SAME}
-    assert v.first.contender.benchmarks()[SUMSQ].samples.__len__() == 12  # 2 rounds x 2 x 3
+    sumsq = v.first.contender.benchmarks()[SUMSQ]
+    assert len(sumsq.samples) == 18  # 3 rounds x 2 runs x 3 repetitions
+    assert len(sumsq.process_medians()) == 6  # compare judges by run
 
 
 def test_a_real_slowdown_is_confirmed_and_only_the_flagged_rerun(tmp_path):
     log = tmp_path / "log.jsonl"
-    v = nightly.gate(sides(tmp_path, log, b={"slow": {"vectorized/cpu/op:sumsq": 1.2}}), SPEC, 1,
+    v = nightly.gate(sides(tmp_path, log, b={"slow": {"vectorized/cpu/op:sumsq": 1.2}}), SPEC, 3,
                      tmp_path / "w", say=quiet)
     assert v.flagged == [SUMSQ] and v.confirmed == [SUMSQ]
     assert v.exit_code == 1
     assert v.status_of(SUMSQ) == cmp.SLOWER and v.status_of(IMAGE) == cmp.SAME
     calls = labels_and_filters(log)
-    assert [c[0] for c in calls] == list("abba" * (1 + nightly.RERUN_FACTOR))  # rerun: more rounds
-    assert {c[1] for c in calls[:4]} == {"."}
-    assert {c[1] for c in calls[4:]} == {exact_filter([SUMSQ])}  # the rerun: only the flagged
-    # 3 rounds x 2 runs x 3 repetitions
-    assert len(v.rerun.contender.benchmarks()[SUMSQ].samples) == 2 * nightly.RERUN_FACTOR * 3
+    rerun = 3 * nightly.RERUN_FACTOR  # rounds
+    assert [c[0] for c in calls] == list("abba" * (3 + rerun))  # rerun: more rounds
+    assert {c[1] for c in calls[:12]} == {"."}
+    assert {c[1] for c in calls[12:]} == {exact_filter([SUMSQ])}  # the rerun: only the flagged
+    # rounds x 2 runs x 3 repetitions
+    assert len(v.rerun.contender.benchmarks()[SUMSQ].samples) == 2 * rerun * 3
     assert (tmp_path / "w" / "rerun-contender.json").exists()
 
 
 def test_a_flag_that_does_not_repeat_is_no_regression(tmp_path):
     log = tmp_path / "log.jsonl"
-    # Slow in the contender's first two runs (the first pass) only: noise, not a change.
-    v = nightly.gate(sides(tmp_path, log, b={"slow": {"image": 1.3}, "slow_runs": 2}), SPEC, 1,
-                     tmp_path / "w", say=quiet)
+    # Slow in the contender's first six runs (the first pass) only: noise, not a change.
+    v = nightly.gate(sides(tmp_path, log, b={"slow": {"image": 1.3}, "slow_runs": 6}), SPEC, 3,
+                     tmp_path / "w", rerun_rounds=3, say=quiet)
     assert v.flagged == [IMAGE] and v.confirmed == []
     assert v.exit_code == 0
     row = next(r for r in v.final.rows if r.name == IMAGE)
@@ -108,14 +111,14 @@ def test_a_flag_that_does_not_repeat_is_no_regression(tmp_path):
 
 def test_rerun_rounds_can_be_set(tmp_path):
     log = tmp_path / "log.jsonl"
-    v = nightly.gate(sides(tmp_path, log, b={"slow": {"image": 1.3}}), SPEC, 1, tmp_path / "w",
-                     rerun_rounds=3, say=quiet)
+    v = nightly.gate(sides(tmp_path, log, b={"slow": {"image": 1.3}}), SPEC, 3, tmp_path / "w",
+                     rerun_rounds=4, say=quiet)
     assert v.confirmed == [IMAGE]
-    assert [c[0] for c in labels_and_filters(log)] == list("abba" * 4)
+    assert [c[0] for c in labels_and_filters(log)] == list("abba" * 7)
 
 
 def test_faster_is_no_regression(tmp_path):
-    v = nightly.gate(sides(tmp_path, tmp_path / "log", b={"slow": {"memcpy": 0.8}}), SPEC, 1,
+    v = nightly.gate(sides(tmp_path, tmp_path / "log", b={"slow": {"memcpy": 0.8}}), SPEC, 3,
                      tmp_path / "w", say=quiet)
     assert v.exit_code == 0 and v.status_of(COPY) == cmp.FASTER
 
@@ -198,7 +201,7 @@ def run_main(tmp_path, *extra, a=None, b=None):
     args = ["--baseline-bin", str(make_fake(bins, "a", **(a or {}))),
             "--contender-bin", str(make_fake(bins, "b", **(b or {}))),
             "--out", str(tmp_path / "out"), "--state-dir", str(tmp_path / "state"),
-            "--rounds", "1", "--repetitions", "3", *extra]
+            "--rounds", "3", "--repetitions", "3", *extra]
     return nightly.main(args)
 
 
@@ -213,7 +216,8 @@ def test_main_writes_everything_and_exits_1_on_a_regression(tmp_path, capsys):
     assert summary.startswith("# gapbench nightly: REGRESSION: 1 benchmark slower")
     assert f"| `{SUMSQ}` | SLOWER |" in summary
     assert "confirmed by the rerun" in summary
-    assert "1 round of A B B A" in summary and "6 repetitions per side" in summary
+    assert "3 rounds of A B B A" in summary
+    assert "18 repetitions per side from 6 runs" in summary
     data = json.loads((out / "comparison.json").read_text())
     assert data["confirmed"] == [SUMSQ] and data["exit_status"] == 1
     assert data["final"]["regression"] is True
@@ -243,7 +247,7 @@ def test_main_no_state_writes_no_history(tmp_path):
 
 
 @pytest.mark.parametrize("args, words", [
-    (["--rounds", "1", "--repetitions", "2"], "samples per side"),
+    (["--rounds", "2", "--repetitions", "2"], "runs per side"),
     (["--rounds", "0"], "at least 1"),
     (["--alpha", "2"], "--alpha"),
     (["--threshold", "-1"], "--threshold"),
