@@ -1,5 +1,6 @@
 #include "bench/doctor.h"
 
+#include <cmath>
 #include <cstdio>
 #include <iostream>
 #include <sstream>
@@ -21,12 +22,15 @@ constexpr const char* kUsage =
     "(OpenBLAS, oneDNN), and how Google Benchmark was built. Then it lists findings: anything\n"
     "here that makes GPU or CPU timings slower or noisier than they should be.\n"
     "\n"
-    "  --json   print {\"facts\": {...}, \"findings\": [...]} instead; the facts are the ones "
-    "every\n"
-    "           results file carries in its context\n"
+    "  --json   print {\"facts\": {...}, \"findings\": [...]} instead: the facts every results\n"
+    "           file carries in its context (numbers as JSON numbers), each finding as\n"
+    "           {\"id\", \"severity\", \"text\"}\n"
     "  --help   print this help\n"
     "\n"
-    "Exit status: 0, also when there is no GPU; 2 for an unknown argument.\n";
+    "Exit status: 0 when nothing found invalidates GPU results, also on a machine with no NVIDIA\n"
+    "driver at all (a CPU machine); 3 when something does: a driver older than the CUDA runtime,\n"
+    "a driver that sees no usable GPU, a GPU whose compute mode forbids contexts; 2 for an\n"
+    "unknown argument.\n";
 
 constexpr int kLabelWidth = 36;
 constexpr std::size_t kLineWidth = 100;
@@ -108,23 +112,93 @@ class Report {
   std::ostringstream out_;
 };
 
-std::string text_report(const std::vector<Fact>& facts, const std::vector<std::string>& findings) {
+// Facts whose values are numbers, written as JSON numbers; every other value stays a string
+// (versions such as "13.0" included: they are not quantities).
+bool numeric_fact(const std::string& key) {
+  static const char* const kSuffixes[] = {
+      "_bytes",   "_mhz",           "_gbps",      "_count",           "_c",
+      "_w",       "_pct",           ".cores",     ".threads",         ".gen_current",
+      ".gen_max", ".width_current", ".width_max", "compute_processes"};
+  for (const char* suffix : kSuffixes) {
+    const std::string s = suffix;
+    if (key.size() >= s.size() && key.compare(key.size() - s.size(), s.size(), s) == 0) {
+      return true;
+    }
+  }
+  return key == "gpu.count";
+}
+
+// Whether `value` can be written as a JSON number (a finite decimal).
+bool json_number(const std::string& value) {
+  if (value.empty()) return false;
+  std::size_t used = 0;
+  try {
+    const double v = std::stod(value, &used);
+    return used == value.size() && std::isfinite(v);
+  } catch (...) {
+    return false;
+  }
+}
+
+std::string text_report(const std::vector<Fact>& facts, const std::vector<Finding>& findings) {
   Report r(facts);
   r.out() << "gapbench " << r.get("gapbench.version") << " doctor  ("
           << r.get("gapbench.build_type") << " build, "
           << (r.get("gapbench.with_cuda") == "yes" ? "with" : "without") << " CUDA; machine id "
           << r.get("machine.id") << ")\n";
 
+  r.section("System", {
+                          {"Operating system", r.get("os.name")},
+                          {"Kernel", r.get("os.kernel")},
+                          {"glibc", r.get("os.glibc")},
+                          {"gapbench compiled with", r.get("gapbench.compiler")},
+                      });
+
   const std::string gpu_status = r.get("gpu.status");
-  r.section("GPU", {
-                       {"Status", gpu_status == "ok" ? "usable" : gpu_status},
-                       {"Name", r.get("gpu.name")},
-                       {"Compute capability", r.get("gpu.compute_capability")},
-                       {"Streaming multiprocessors (SMs)", r.get("gpu.sm_count")},
-                       {"Memory, total", r.gib("gpu.memory_total_bytes")},
-                       {"Memory, free now", r.gib("gpu.memory_free_bytes")},
-                       {"PCI bus id", r.get("gpu.pci_bus_id")},
-                   });
+  const auto watts = [&](const char* draw, const char* limit) {
+    const std::string d = r.get(draw), l = r.get(limit);
+    if (d.empty() && l.empty()) return std::string();
+    return (d.empty() ? "?" : d) + " W of " + (l.empty() ? "?" : l) + " W limit";
+  };
+  const auto percent = [&](const char* key) {
+    const std::string v = r.get(key);
+    return v.empty() ? v : v + "%";
+  };
+  r.section("GPU",
+            {
+                {"Status", gpu_status == "ok" ? "usable" : gpu_status},
+                {"CUDA_VISIBLE_DEVICES", r.get("cuda.visible_devices")},
+                {"GPUs visible", r.get("gpu.count")},
+                {"Name (device 0, the one benchmarked)", r.get("gpu.name")},
+                {"UUID", r.get("gpu.uuid")},
+                {"Compute capability", r.get("gpu.compute_capability")},
+                {"Streaming multiprocessors (SMs)", r.get("gpu.sm_count")},
+                {"Memory, total", r.gib("gpu.memory_total_bytes")},
+                {"Memory, free now", r.gib("gpu.memory_free_bytes")},
+                {"PCI bus id", r.get("gpu.pci_bus_id")},
+                {"Temperature",
+                 r.get("gpu.temperature_c").empty() ? "" : r.get("gpu.temperature_c") + " C"},
+                {"Power", watts("gpu.power_draw_w", "gpu.power_limit_w")},
+                {"Utilisation, SMs / memory", percent("gpu.utilization_gpu_pct").empty()
+                                                  ? ""
+                                                  : percent("gpu.utilization_gpu_pct") + " / " +
+                                                        percent("gpu.utilization_memory_pct")},
+                {"Processes computing on it", r.get("gpu.compute_processes")},
+                {"Compute mode", r.get("gpu.compute_mode")},
+                {"ECC", r.get("gpu.ecc")},
+                {"MIG", r.get("gpu.mig")},
+            });
+  for (int i = 1;; ++i) {  // every other GPU, briefly
+    const std::string prefix = "gpu." + std::to_string(i) + ".";
+    const std::string name = fact(facts, prefix + "name");
+    if (name.empty()) break;
+    const auto get = [&](const char* key) { return fact(facts, prefix + key); };
+    std::string line = name + " (" + get("uuid") + ")";
+    if (!get("temperature_c").empty()) line += ", " + get("temperature_c") + " C";
+    if (!get("utilization_gpu_pct").empty()) line += ", " + get("utilization_gpu_pct") + "% busy";
+    if (!get("compute_processes").empty()) line += ", " + get("compute_processes") + " processes";
+    r.section(("GPU " + std::to_string(i)).c_str(), {{"Device", line}});
+  }
 
   std::string driver_cuda = r.get("cuda.driver_version");
   if (driver_cuda == "none") driver_cuda = "none (no NVIDIA driver found)";
@@ -168,6 +242,7 @@ std::string text_report(const std::vector<Fact>& facts, const std::vector<std::s
 
   r.section("CPU", {
                        {"Model", r.get("cpu.model")},
+                       {"Instruction set extensions", r.get("cpu.isa")},
                        {"Logical cores", r.get("cpu.cores")},
                        {"Memory, total", r.gib("cpu.memory_total_bytes")},
                        {"Frequency governor", r.get("cpu.governor")},
@@ -190,21 +265,26 @@ std::string text_report(const std::vector<Fact>& facts, const std::vector<std::s
   if (findings.empty()) {
     r.out() << "  None: nothing here should slow down or skew a benchmark run.\n";
   }
-  for (const std::string& finding : findings) r.bullet(finding);
+  for (const Finding& finding : findings) r.bullet("[" + finding.severity + "] " + finding.text);
   return r.out().str();
 }
 
-std::string json_report(const std::vector<Fact>& facts, const std::vector<std::string>& findings) {
+std::string json_report(const std::vector<Fact>& facts, const std::vector<Finding>& findings) {
   std::string out = "{\n  \"facts\": {";
   for (std::size_t i = 0; i < facts.size(); ++i) {
     out += (i == 0 ? "\n" : ",\n");
-    out += "    \"" + json_escape(facts[i].key) + "\": \"" + json_escape(facts[i].value) + "\"";
+    const std::string& value = facts[i].value;
+    out += "    \"" + json_escape(facts[i].key) + "\": ";
+    out +=
+        numeric_fact(facts[i].key) && json_number(value) ? value : "\"" + json_escape(value) + "\"";
   }
   out += facts.empty() ? "},\n" : "\n  },\n";
   out += "  \"findings\": [";
   for (std::size_t i = 0; i < findings.size(); ++i) {
     out += (i == 0 ? "\n" : ",\n");
-    out += "    \"" + json_escape(findings[i]) + "\"";
+    out += "    {\"id\": \"" + json_escape(findings[i].id) + "\", \"severity\": \"" +
+           json_escape(findings[i].severity) + "\", \"text\": \"" + json_escape(findings[i].text) +
+           "\"}";
   }
   out += findings.empty() ? "]\n" : "\n  ]\n";
   out += "}\n";
@@ -229,9 +309,13 @@ int run_doctor(int argc, char** argv) {
     return 2;
   }
   const std::vector<Fact> facts = machine_facts();
-  const std::vector<std::string> findings = machine_findings(facts);
+  const std::vector<Finding> findings = machine_findings(facts);
   std::cout << (json ? json_report(facts, findings) : text_report(facts, findings));
   std::cout.flush();
+  constexpr int kGpuResultsInvalid = 3;
+  for (const Finding& f : findings) {
+    if (f.invalidates_gpu_results) return kGpuResultsInvalid;
+  }
   return 0;
 }
 

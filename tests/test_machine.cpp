@@ -25,9 +25,15 @@ bool is_hex16(const std::string& s) {
          });
 }
 
-bool any_contains(const std::vector<std::string>& texts, const std::string& part) {
-  return std::any_of(texts.begin(), texts.end(),
-                     [&](const std::string& t) { return t.find(part) != std::string::npos; });
+bool any_contains(const std::vector<Finding>& findings, const std::string& part) {
+  return std::any_of(findings.begin(), findings.end(),
+                     [&](const Finding& f) { return f.text.find(part) != std::string::npos; });
+}
+
+std::vector<std::string> ids(const std::vector<Finding>& findings) {
+  std::vector<std::string> out;
+  for (const Finding& f : findings) out.push_back(f.id + ":" + f.severity);
+  return out;
 }
 
 // A healthy GPU machine, as machine_facts() would report it.
@@ -35,13 +41,16 @@ std::vector<Fact> healthy_facts() {
   return {
       {"gapbench.build_type", "release"},
       {"cpu.model", "AMD EPYC 7B13"},
+      {"cpu.isa", "sse4_2 avx avx2 fma"},
       {"cpu.cores", "16"},
+      {"openblas.core", "Zen"},
       {"cpu.memory_total_bytes", "135089704960"},
       {"cpu.governor", "performance"},
       {"cpu.frequency_scaling", "disabled"},
       {"gbench.library_build_type", "release"},
       {"gpu.status", "ok"},
       {"gpu.name", "NVIDIA H100 80GB HBM3"},
+      {"gpu.uuid", "GPU-00000000-0000-0000-0000-000000000001"},
       {"gpu.memory_total_bytes", "84929216512"},
       {"gpu.memory_free_bytes", "84402438144"},
       {"cuda.driver_version", "13.0"},
@@ -91,7 +100,8 @@ TEST(MachineFacts, HasPlausibleCpuFacts) {
   EXPECT_GE(memory, 256.0 * 1024 * 1024);  // at least 256 MiB
   EXPECT_FALSE(fact(facts, "cpu.governor").empty());
   const std::string scaling = fact(facts, "cpu.frequency_scaling");
-  EXPECT_TRUE(scaling == "enabled" || scaling == "disabled" || scaling == "unknown") << scaling;
+  EXPECT_TRUE(scaling == "enabled" || scaling == "disabled" || scaling.rfind("unknown", 0) == 0)
+      << scaling;
   EXPECT_NE(fact(facts, "openblas.config").find("OpenBLAS"), std::string::npos);
   EXPECT_NE(fact(facts, "openblas.version").find('.'), std::string::npos);
   EXPECT_GE(std::stoi(fact(facts, "openblas.threads")), 1);
@@ -151,27 +161,36 @@ TEST(MachineFacts, MachineIdIsSixteenHexDigitsAndStable) {
   EXPECT_EQ(id, machine_id(first));
 }
 
-TEST(MachineFacts, MachineIdDependsOnHardwareOnly) {
+TEST(MachineFacts, MachineIdChangesWithWhatChangesTheNumbers) {
   std::vector<Fact> facts = healthy_facts();
   const std::string id = machine_id(facts);
-  // FNV-1a 64 of "AMD EPYC 7B13\x1f16\x1f126\x1fNVIDIA H100 80GB HBM3\x1f79\x1f", worked out
-  // independently; a change here re-labels every stored result, so it must be deliberate.
-  EXPECT_EQ(id, "6561e317fc825a05");
+  EXPECT_EQ(id.size(), 16u);
+  EXPECT_EQ(id.find_first_not_of("0123456789abcdef"), std::string::npos) << id;
 
-  std::vector<Fact> new_driver = facts;
-  set(new_driver, "nvidia.driver_release", "590.10.01");
-  set(new_driver, "cuda.driver_version", "13.1");
-  set(new_driver, "gpu.memory_free_bytes", "1");
-  set(new_driver, "gpu.memory_total_bytes", "84900000000");  // a driver reserving a bit more
-  EXPECT_EQ(machine_id(new_driver), id);
+  // Free memory and a driver reserving a little more total memory are no other machine.
+  std::vector<Fact> same = facts;
+  set(same, "gpu.memory_free_bytes", "1");
+  set(same, "gpu.memory_total_bytes", "84900000000");
+  EXPECT_EQ(machine_id(same), id);
 
-  std::vector<Fact> other_gpu = facts;
-  set(other_gpu, "gpu.name", "Tesla T4");
-  EXPECT_NE(machine_id(other_gpu), id);
-
-  std::vector<Fact> other_cpu = facts;
-  set(other_cpu, "cpu.cores", "8");
-  EXPECT_NE(machine_id(other_cpu), id);
+  // Everything that changes the numbers changes the id: another GPU of the same model, another
+  // driver, OpenBLAS choosing other kernels, other ISA extensions, another CPU count.
+  for (const auto& [key, value] : std::vector<std::pair<std::string, std::string>>{
+           {"gpu.name", "Tesla T4"},
+           {"gpu.uuid", "GPU-00000000-0000-0000-0000-000000000002"},
+           {"nvidia.driver_release", "590.10.01"},
+           {"openblas.core", "Cooperlake"},
+           {"cpu.isa", "avx2 fma"},
+           {"cpu.cores", "8"}}) {
+    std::vector<Fact> other = facts;
+    set(other, key, value);
+    EXPECT_NE(machine_id(other), id) << key;
+  }
+  // A second GPU is part of the machine.
+  std::vector<Fact> two_gpus = facts;
+  two_gpus.push_back({"gpu.1.name", "NVIDIA H100 80GB HBM3"});
+  two_gpus.push_back({"gpu.1.uuid", "GPU-00000000-0000-0000-0000-000000000003"});
+  EXPECT_NE(machine_id(two_gpus), id);
 }
 
 // ---- PCIe bandwidth ---------------------------------------------------------------------------
@@ -203,19 +222,19 @@ TEST(MachineCudnn, DecodesBothVersionSchemes) {
 // ---- findings ---------------------------------------------------------------------------------
 
 TEST(MachineFindings, HealthyMachineHasNone) {
-  const std::vector<std::string> findings = machine_findings(healthy_facts());
-  EXPECT_TRUE(findings.empty()) << findings.front();
+  const std::vector<Finding> findings = machine_findings(healthy_facts());
+  EXPECT_TRUE(findings.empty()) << findings.front().text;
 }
 
 TEST(MachineFindings, NoGpuOnThisMachineIsExplained) {
   const std::vector<Fact> facts = machine_facts();
   const std::string status = fact(facts, "gpu.status");
   if (status == "ok") GTEST_SKIP() << "this machine has a usable GPU";
-  const std::vector<std::string> findings = machine_findings(facts);
+  const std::vector<Finding> findings = machine_findings(facts);
   EXPECT_TRUE(any_contains(findings, "CPU variants still run"))
-      << ::testing::PrintToString(findings);
+      << ::testing::PrintToString(ids(findings));
   if (status != "built without CUDA") {
-    EXPECT_TRUE(any_contains(findings, status)) << ::testing::PrintToString(findings);
+    EXPECT_TRUE(any_contains(findings, status)) << ::testing::PrintToString(ids(findings));
   }
 }
 
@@ -224,8 +243,8 @@ TEST(MachineFindings, DriverOlderThanRuntimeNamesBoth) {
   set(facts, "cuda.driver_version", "12.4");
   const auto findings = machine_findings(facts);
   ASSERT_EQ(findings.size(), 1u);
-  EXPECT_NE(findings[0].find("12.4"), std::string::npos) << findings[0];
-  EXPECT_NE(findings[0].find("13.0"), std::string::npos) << findings[0];
+  EXPECT_NE(findings[0].text.find("12.4"), std::string::npos) << findings[0].text;
+  EXPECT_NE(findings[0].text.find("13.0"), std::string::npos) << findings[0].text;
 }
 
 TEST(MachineFindings, LibraryMismatchNamesBothVersions) {
@@ -233,9 +252,9 @@ TEST(MachineFindings, LibraryMismatchNamesBothVersions) {
   set(facts, "cudnn.version_loaded", "9.1.0");
   const auto findings = machine_findings(facts);
   ASSERT_EQ(findings.size(), 1u);
-  EXPECT_NE(findings[0].find("cuDNN"), std::string::npos);
-  EXPECT_NE(findings[0].find("9.1.0"), std::string::npos);
-  EXPECT_NE(findings[0].find("9.19.0"), std::string::npos);
+  EXPECT_NE(findings[0].text.find("cuDNN"), std::string::npos);
+  EXPECT_NE(findings[0].text.find("9.1.0"), std::string::npos);
+  EXPECT_NE(findings[0].text.find("9.19.0"), std::string::npos);
 }
 
 TEST(MachineFindings, DownshiftedPcieLinkQuotesBothAndSaysRecheckUnderLoad) {
@@ -244,9 +263,9 @@ TEST(MachineFindings, DownshiftedPcieLinkQuotesBothAndSaysRecheckUnderLoad) {
   set(facts, "pcie.bandwidth_current_gbps", "4.00");
   const auto findings = machine_findings(facts);
   ASSERT_EQ(findings.size(), 1u);
-  EXPECT_NE(findings[0].find("gen 1 x16"), std::string::npos) << findings[0];
-  EXPECT_NE(findings[0].find("gen 5 x16"), std::string::npos) << findings[0];
-  EXPECT_NE(findings[0].find("idle"), std::string::npos) << findings[0];
+  EXPECT_NE(findings[0].text.find("gen 1 x16"), std::string::npos) << findings[0].text;
+  EXPECT_NE(findings[0].text.find("gen 5 x16"), std::string::npos) << findings[0].text;
+  EXPECT_NE(findings[0].text.find("idle"), std::string::npos) << findings[0].text;
 
   std::vector<Fact> narrow = healthy_facts();
   set(narrow, "pcie.width_current", "4");
@@ -262,8 +281,8 @@ TEST(MachineFindings, ThrottlingOtherThanIdleIsReported) {
   set(capped, "gpu.throttle_reasons", "GpuIdle,SwPowerCap,HwSlowdown");
   const auto findings = machine_findings(capped);
   ASSERT_EQ(findings.size(), 1u);
-  EXPECT_NE(findings[0].find("SwPowerCap, HwSlowdown"), std::string::npos) << findings[0];
-  EXPECT_EQ(findings[0].find("GpuIdle"), std::string::npos) << findings[0];
+  EXPECT_NE(findings[0].text.find("SwPowerCap, HwSlowdown"), std::string::npos) << findings[0].text;
+  EXPECT_EQ(findings[0].text.find("GpuIdle"), std::string::npos) << findings[0].text;
 }
 
 TEST(MachineFindings, CpuGovernorAndBuildTypes) {
@@ -272,7 +291,7 @@ TEST(MachineFindings, CpuGovernorAndBuildTypes) {
   set(facts, "gbench.library_build_type", "debug");
   set(facts, "gapbench.build_type", "debug");
   const auto findings = machine_findings(facts);
-  ASSERT_EQ(findings.size(), 3u) << ::testing::PrintToString(findings);
+  ASSERT_EQ(findings.size(), 3u) << ::testing::PrintToString(ids(findings));
   EXPECT_TRUE(any_contains(findings, "\"powersave\""));
   EXPECT_TRUE(any_contains(findings, "Library was built as DEBUG"));
   EXPECT_TRUE(any_contains(findings, "-DCMAKE_BUILD_TYPE=Release"));
@@ -289,7 +308,73 @@ TEST(MachineFindings, BusyGpuMemoryIsReported) {
   set(facts, "gpu.memory_free_bytes", "4294967296");
   const auto findings = machine_findings(facts);
   ASSERT_EQ(findings.size(), 1u);
-  EXPECT_NE(findings[0].find("4.0 GiB"), std::string::npos) << findings[0];
+  EXPECT_NE(findings[0].text.find("4.0 GiB"), std::string::npos) << findings[0].text;
+}
+
+TEST(MachineFindings, CarryStableIdsAndSeveritiesProblemsFirst) {
+  std::vector<Fact> facts = healthy_facts();
+  set(facts, "cuda.driver_version", "12.4");
+  set(facts, "gbench.library_build_type", "debug");
+  set(facts, "cpu.governor", "powersave");
+  const auto findings = machine_findings(facts);
+  EXPECT_EQ(ids(findings), (std::vector<std::string>{"driver_older_than_runtime:problem",
+                                                     "cpu_frequency_scaling:warning",
+                                                     "gbench_debug_library:info"}));
+  EXPECT_TRUE(findings[0].invalidates_gpu_results);
+  EXPECT_FALSE(findings[1].invalidates_gpu_results);
+}
+
+TEST(MachineFindings, NoGpuIsAProblemOnlyWhereADriverIsInstalled) {
+  std::vector<Fact> cpu_machine = healthy_facts();
+  set(cpu_machine, "gpu.status", "no NVIDIA driver (libcuda.so.1 not found)");
+  set(cpu_machine, "nvml.status", "unloadable: libnvidia-ml.so.1");
+  auto findings = machine_findings(cpu_machine);
+  ASSERT_FALSE(findings.empty());
+  EXPECT_EQ(findings[0].id, "no_gpu");
+  EXPECT_EQ(findings[0].severity, "info");
+  EXPECT_FALSE(findings[0].invalidates_gpu_results);
+
+  std::vector<Fact> broken = healthy_facts();
+  set(broken, "gpu.status", "no CUDA device (cudaErrorNoDevice)");
+  findings = machine_findings(broken);
+  ASSERT_FALSE(findings.empty());
+  EXPECT_EQ(findings[0].id, "no_gpu");
+  EXPECT_EQ(findings[0].severity, "problem");
+  EXPECT_TRUE(findings[0].invalidates_gpu_results);
+  EXPECT_TRUE(cpu_only_machine("built without CUDA"));
+  EXPECT_FALSE(cpu_only_machine("no CUDA device (cudaErrorNoDevice)"));
+}
+
+// The report's rule and doctor's agree: application clocks an administrator set are no slowdown.
+TEST(MachineFindings, ApplicationClocksAreNoThrottling) {
+  std::vector<Fact> facts = healthy_facts();
+  set(facts, "gpu.throttle_reasons", "GpuIdle,ApplicationsClocksSetting");
+  EXPECT_TRUE(machine_findings(facts).empty())
+      << ::testing::PrintToString(ids(machine_findings(facts)));
+}
+
+TEST(MachineFindings, OtherProcessesOnTheGpuAndAProhibitedComputeMode) {
+  std::vector<Fact> facts = healthy_facts();
+  facts.push_back({"gpu.compute_processes", "1"});  // doctor's own context
+  EXPECT_TRUE(machine_findings(facts).empty());
+  set(facts, "gpu.compute_processes", "3");
+  facts.push_back({"gpu.compute_mode", "Prohibited"});
+  const auto findings = machine_findings(facts);
+  EXPECT_EQ(ids(findings),
+            (std::vector<std::string>{"gpu_compute_prohibited:problem", "gpu_shared:warning"}));
+  EXPECT_TRUE(findings[0].invalidates_gpu_results);
+}
+
+TEST(MachineFacts, SystemFactsAndUnknownsSayUnknown) {
+  const std::vector<Fact> facts = machine_facts();
+  EXPECT_FALSE(fact(facts, "os.kernel").empty());
+  EXPECT_FALSE(fact(facts, "os.glibc").empty());
+  EXPECT_FALSE(fact(facts, "cpu.isa").empty());
+  EXPECT_FALSE(fact(facts, "cuda.visible_devices").empty());
+  // Without cpufreq, frequency scaling is unknown, never "disabled".
+  if (fact(facts, "cpu.governor").rfind("unavailable", 0) == 0) {
+    EXPECT_EQ(fact(facts, "cpu.frequency_scaling"), "unknown (no cpufreq)");
+  }
 }
 
 // ---- NVML -------------------------------------------------------------------------------------

@@ -104,13 +104,15 @@ def rule_driver_and_libraries(run: Run) -> list[Finding]:
     minor-version compatibility), and cuBLAS/cuDNN loaded != compiled against (warning: a
     different library than the one the build was tuned and tested with)."""
     ctx, found = run.context, []
-    driver, runtime = _version(ctx.get("cuda.driver_version")), _version(
-        ctx.get("cuda.runtime_version"))
+    # The runtime loaded, else the one compiled against (a runtime that could not load says
+    # nothing of its version), as `gapbench doctor` judges it.
+    runtime_text = ctx.get("cuda.runtime_version") or ctx.get("cuda.runtime_compiled")
+    driver, runtime = _version(ctx.get("cuda.driver_version")), _version(runtime_text)
     if driver and runtime and driver < runtime:
         found.append(Finding(
             "driver_older_than_runtime", "problem", "NVIDIA driver older than the CUDA runtime",
             f"The driver supports CUDA {ctx['cuda.driver_version']}, the runtime is "
-            f"{ctx['cuda.runtime_version']}. Update the driver (Colab's is usually current)."))
+            f"{runtime_text}. Update the driver (Colab's is usually current)."))
     for lib in ("cublas", "cudnn"):
         loaded, compiled = ctx.get(f"{lib}.version_loaded"), ctx.get(f"{lib}.version_compiled")
         if loaded and compiled and loaded != compiled:

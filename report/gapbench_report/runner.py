@@ -249,7 +249,8 @@ def doctor_facts(binary: Path) -> dict:
         data = json.loads(done.stdout)
     except json.JSONDecodeError:
         data = None
-    if done.returncode != 0 or not isinstance(data, dict) or "facts" not in data:
+    # 3: doctor found something that invalidates GPU results; its facts are still the facts.
+    if done.returncode not in (0, 3) or not isinstance(data, dict) or "facts" not in data:
         raise ToolError(f"{binary} doctor --json failed (exit status {done.returncode})")
     return data
 

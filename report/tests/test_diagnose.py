@@ -46,6 +46,20 @@ def test_driver_older_than_runtime_and_library_mismatch():
         [], **{"cuda.driver_version": "13.1", "cuda.runtime_version": "13.0"})
 
 
+def test_driver_rule_falls_back_to_the_compiled_runtime_as_doctor_does():
+    """A runtime that could not load has no version: the one compiled against stands in, in
+    `gapbench doctor` (fixtures/machine.cpp) and here alike."""
+    fired = rules_fired([], **{"cuda.driver_version": "12.4", "cuda.runtime_compiled": "13.0"})
+    assert "the runtime is 13.0" in fired["driver_older_than_runtime"]
+
+
+def test_application_clocks_are_no_throttling_as_in_doctor():
+    assert "gpu_throttled" not in rules_fired(
+        [], **{"gpu.throttle_reasons": "GpuIdle,ApplicationsClocksSetting"})
+    assert "SwPowerCap" in rules_fired(
+        [], **{"gpu.throttle_reasons": "ApplicationsClocksSetting,SwPowerCap"})["gpu_throttled"]
+
+
 def test_memory_skips_quote_the_need():
     fired = rules_fired(skipped("transfer/pinned/gpu/dir:h2d/mode:sync/bytes:268435456",
                                 "needs 12.0 GiB, 3.1 GiB free"))
