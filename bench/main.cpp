@@ -16,10 +16,12 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "bench/doctor.h"
 #include "bench/overhead.h"
+#include "bench/peak.h"
 #include "fixtures/data.h"
 #include "fixtures/harness.h"
 #include "fixtures/machine.h"
@@ -223,6 +225,24 @@ std::string min_time_flag(double seconds) {
   return buf;
 }
 
+// Whether a run with `filter` includes the peak/ family: a filter that selects everything, or
+// names peak (every family's bench run, "^(peak|conv)/", and a baseline's list of names do).
+bool includes_peak(const std::string& filter) {
+  return filter.empty() || filter == "." || filter == ".*" || filter == "all" ||
+         (filter[0] != '-' && filter.find("peak") != std::string::npos);
+}
+
+// stability.sgemm_gflops_<when> and stability.read_gbps_<when>, given to `add`.
+template <class Add>
+void add_ceilings(const char* when, Add&& add) {
+  const gapbench::Ceilings c = gapbench::probe_ceilings();
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f", c.sgemm_gflops);
+  add(std::string("stability.sgemm_gflops_") + when, text);
+  std::snprintf(text, sizeof text, "%.2f", c.read_gbps);
+  add(std::string("stability.read_gbps_") + when, text);
+}
+
 int run(int argc, char** argv) {
   const Options options = parse_options(argc, argv);
   gapbench::set_run_seed(options.seed);
@@ -252,6 +272,13 @@ int run(int argc, char** argv) {
 
   const std::vector<std::string> families = gapbench::register_families(options.profile);
   for (const auto& f : gapbench::machine_facts()) benchmark::AddCustomContext(f.key, f.value);
+  // A run that includes peak/ (every family's bench run does) measures the ceilings at its start
+  // and its end, so the report can tell a machine that changed speed during the run.
+  const bool probe = results && !options.listing && includes_peak(options.filter);
+  if (probe)
+    add_ceilings("start", [](const std::string& k, const std::string& v) {
+      benchmark::AddCustomContext(k, v);
+    });
   benchmark::AddCustomContext("gapbench.profile", options.profile.name());
   benchmark::AddCustomContext("gapbench.seed", std::to_string(options.seed));
   // The version of gapbench's additions to Google Benchmark's JSON; the report checks it.
@@ -273,6 +300,18 @@ int run(int argc, char** argv) {
     std::fprintf(stderr, "gapbench: no benchmark ran (%zu matched, none was run)%s\n", ran,
                  results ? ("; " + results->path() + " is left as it was").c_str() : "");
     return 2;
+  }
+  if (probe) {
+    std::vector<std::pair<std::string, std::string>> end;
+    add_ceilings("end",
+                 [&](const std::string& k, const std::string& v) { end.emplace_back(k, v); });
+    try {
+      gapbench::add_to_context(results->partial_path(), end);
+    } catch (const std::exception& e) {  // the run's results matter more than the probe
+      std::fprintf(stderr,
+                   "gapbench: warning: the ceilings at the run's end were not recorded: %s\n",
+                   e.what());
+    }
   }
   if (results) results->commit();
   if (const int failed = gapbench::failure_count(); failed > 0) {

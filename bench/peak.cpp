@@ -16,6 +16,7 @@
 // with. bytes_per_second follows the one convention (fixtures/harness.h): memcpy's is the bytes
 // copied, as for every copy; triad's and read's equal their traffic.
 #include <algorithm>
+#include <functional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -105,6 +106,27 @@ void bench_sgemm_cpu(State& state, std::size_t n) {
 }
 
 }  // namespace
+
+Ceilings probe_ceilings() {
+  constexpr std::size_t kN = 1024;
+  constexpr std::size_t kReadFloats = 256 * kMiB / sizeof(float);
+  constexpr int kRuns = 7;
+  const SgemmData d(kN);
+  std::vector<float> c(kN * kN);
+  const std::vector<float> x = uniform_floats(kReadFloats, run_seed(), 600, 0.0f, 1.0f);
+  const auto seconds = [](const std::function<void()>& fn) {
+    fn();  // warm-up: caches, OpenBLAS's threads, page faults
+    return median_seconds(kRuns, fn);
+  };
+  Ceilings out;
+  const double gemm =
+      seconds([&] { gemm::sgemm_cpu(d.a.data(), d.b.data(), c.data(), kN, kN, kN); });
+  const double read =
+      seconds([&] { benchmark::DoNotOptimize(membw::read_sum(x.data(), kReadFloats)); });
+  out.sgemm_gflops = 2.0 * kN * kN * kN / gemm * 1e-9;
+  out.read_gbps = kReadFloats * sizeof(float) / read * 1e-9;
+  return out;
+}
 
 SgemmData::SgemmData(std::size_t n)
     : n(n), a(uniform_floats(n * n, run_seed(), 500)), b(uniform_floats(n * n, run_seed(), 501)) {}

@@ -217,6 +217,27 @@ TEST_F(Cli, PipelineIdealCountsItsWorkers) {
               1e-6 * counter("ideal_items_per_second"));
 }
 
+// A run that includes peak/ probes the ceilings at its start and end, into the context; one
+// that does not, does not pay for it.
+TEST_F(Cli, RunsWithPeakRecordTheCeilingsAtTheirStartAndEnd) {
+  const std::string out = dir_ + "/results.json";
+  Result r = run({"--benchmark_filter=^peak/read/cpu/mib:256/real_time/threads:1$", kOneRepetition,
+                  "--benchmark_min_time=0.01", "--benchmark_out=" + out});
+  ASSERT_EQ(r.status, 0) << r.err;
+  std::string json = read_file(out);
+  for (const char* key : {"stability.sgemm_gflops_start", "stability.sgemm_gflops_end",
+                          "stability.read_gbps_start", "stability.read_gbps_end"}) {
+    std::smatch m;
+    ASSERT_TRUE(
+        std::regex_search(json, m, std::regex(std::string("\"") + key + "\": \"([0-9.]+)\"")))
+        << key;
+    EXPECT_GT(std::stod(m[1]), 0.0) << key;
+  }
+  r = run({kTinyFilter, kOneRepetition, "--benchmark_out=" + out});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(read_file(out).find("stability."), std::string::npos);
+}
+
 TEST_F(Cli, GpuVariantsSkipWithAReasonAndDoNotFailTheRun) {
   if (!gapbench::gpu_unavailable_reason()) GTEST_SKIP() << "a GPU is usable here";
   const Result r = run(

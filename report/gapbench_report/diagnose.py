@@ -20,7 +20,10 @@ from dataclasses import dataclass, replace
 
 from gapbench_report.labels import axes_label, describe, variant_label
 from gapbench_report.metrics import (
+    STABILITY_DRIFT,
+    ceiling_drifts,
     crossover,
+    file_family,
     find,
     largest,
     number,
@@ -50,10 +53,11 @@ class Run:
 
     context: dict
     benchmarks: list[Benchmark]
+    files: tuple[Results, ...] = ()  # each family's file, for what is per file (its ceilings)
 
     @classmethod
     def of(cls, runs: list[Results]) -> Run:
-        return cls(runs[0].context if runs else {}, merged_benchmarks(runs))
+        return cls(runs[0].context if runs else {}, merged_benchmarks(runs), tuple(runs))
 
 
 def fastest_by(benchmarks: Iterable[Benchmark], key: Callable[[Benchmark], Hashable]
@@ -151,6 +155,22 @@ def rule_cpu_frequency_scaling(run: Run) -> list[Finding]:
     return [Finding("cpu_frequency_scaling", "warning", "CPU frequency scaling is on",
                     f"Governor {governor or 'unknown'}: CPU timings vary with the clock. For "
                     "steady numbers: cpupower frequency-set -g performance.")]
+
+
+def rule_machine_changed(run: Run) -> list[Finding]:
+    """A file whose ceilings, measured at the start and the end of its run, moved more than
+    STABILITY_DRIFT: the machine changed speed during that run (warning: its "% of peak" ratios
+    and its times describe no one state of the machine)."""
+    changed = [(file_family(r), drifts) for r in run.files if (drifts := ceiling_drifts(r))]
+    if not changed:
+        return []
+    where = "; ".join(f"{family}: {', '.join(drifts)}" for family, drifts in changed)
+    return [Finding(
+        "machine_changed", "warning", "The machine changed speed during a run",
+        f"Measured at the start and the end of each family's run, its ceilings moved more than "
+        f"{pct(STABILITY_DRIFT)} in {len(changed)} run(s) ({where}). Those families' times and "
+        "their ratios to the peak describe no one state of the machine (a busy shared VM, "
+        "thermal limits): rerun them on a quiet machine before reading them.")]
 
 
 # ---- memory -----------------------------------------------------------------------------
@@ -496,10 +516,9 @@ def rule_lstm_launch_bound(run: Run) -> list[Finding]:
 
 RULES: tuple[Callable[[Run], list[Finding]], ...] = (
     rule_no_gpu, rule_driver_and_libraries, rule_memory_skips, rule_gpu_throttled,
-    rule_cpu_frequency_scaling, rule_pcie_link, rule_pageable_vs_pinned, rule_gpu_loses,
-    rule_elementwise, rule_naive_vs_library, rule_pipeline_idle, rule_pipeline_stage_drift,
-    rule_batch_too_small,
-    rule_lstm_launch_bound,
+    rule_cpu_frequency_scaling, rule_machine_changed, rule_pcie_link, rule_pageable_vs_pinned,
+    rule_gpu_loses, rule_elementwise, rule_naive_vs_library, rule_pipeline_idle,
+    rule_pipeline_stage_drift, rule_batch_too_small, rule_lstm_launch_bound,
 )
 
 

@@ -146,3 +146,49 @@ def run_metrics(runs: list[Results]) -> dict[str, float]:
         for key, value in portable_metrics(results).items():
             out.setdefault(key, value)
     return out
+
+
+# ---- each file's ceilings, and whether they held during its run ----------------------------
+
+# A ceiling measured at the end of a run this far from the one at its start (either way): the
+# machine changed speed during the run. gapbench's start and end probes of one quiet run on the
+# 2-core CI VM agreed within 7% (SGEMM) and 11% (read) over five runs; one run in which a
+# neighbour took the cores saw SGEMM fall 44%.
+STABILITY_DRIFT = 0.20
+CEILINGS = {"SGEMM": ("stability.sgemm_gflops", "GFLOP/s"),
+            "read": ("stability.read_gbps", "GB/s")}
+
+
+def file_family(results: Results) -> str:
+    """The family a results file was run for: its benchmarks' family other than peak."""
+    families = {b.parsed.family for b in results.benchmarks().values()}
+    others = sorted(families - {"peak"})
+    return others[0] if len(others) == 1 else ", ".join(others) or "peak"
+
+
+def ceilings_held(results: Results) -> dict[str, tuple[float, float]]:
+    """Ceiling -> (at the start, at the end) of this file's run, where gapbench measured both."""
+    out = {}
+    for label, (key, _) in CEILINGS.items():
+        start = number(results.context.get(f"{key}_start"))
+        end = number(results.context.get(f"{key}_end"))
+        if start and end:
+            out[label] = (start, end)
+    return out
+
+
+def ceiling_drifts(results: Results) -> list[str]:
+    """The ceilings that moved more than STABILITY_DRIFT during this file's run, in words."""
+    return [f"{label} {start:g} → {end:g} {CEILINGS[label][1]} ({end / start - 1:+.0%})"
+            for label, (start, end) in ceilings_held(results).items()
+            if abs(end / start - 1) > STABILITY_DRIFT]
+
+
+def file_peaks(results: Results) -> dict[str, float | None]:
+    """This file's own ceilings as its peak/ entries measured them (what its "% of peak" ratios
+    are judged against): SGEMM at its largest n, the one-thread read at its largest buffer."""
+    benchmarks = list(results.benchmarks().values())
+    sgemm = largest(find(benchmarks, "peak", "sgemm", "cpu"), "n")
+    return {"SGEMM GFLOP/s": sgemm.counter("flops") / 1e9 if sgemm and sgemm.counter("flops")
+            else None,
+            "read GB/s": (single_thread_peak(benchmarks, "read") or 0) / 1e9 or None}

@@ -224,11 +224,18 @@ def summary_markdown(report: Report) -> str:
         lines += ["", "Lessons that hold on every machine:", ""]
         lines += [f"- **{md_cell(f.title)}**: {md_cell(f.text)}" for f in lessons]
     lines.append("")
+    ceilings = ceilings_rows(report.runs)
+    if ceilings:
+        lines += ["### Each file's ceilings", "",
+                  "| file (family) | SGEMM GFLOP/s | read GB/s (1 thread) | start → end probes | "
+                  "ceilings |", "|---|---:|---:|---|---|"]
+        lines += ["| " + " | ".join(md_cell(c) for c in row) + " |" for row in ceilings]
+        lines.append("")
     for family, rows in report.families.items():
         lines += _family_markdown(family, rows)
     if report.portable:
         lines += ["## Against other machines (ratios, not a regression test)", ""]
-        lines += _metrics_markdown(report.portable)
+        lines += _metrics_markdown(report.portable, report.runs)
     return "\n".join(lines) + "\n"
 
 
@@ -270,12 +277,20 @@ def _family_markdown(family: str, benchmarks: list[Benchmark]) -> list[str]:
     return lines
 
 
-def _metrics_markdown(portable: list[tuple[str, dict[str, float]]]) -> list[str]:
+def ratio_label(name: str, runs: Sequence[Results]) -> str:
+    """A portable ratio's name, marked where this run's file for its family changed speed."""
+    family = name.split()[0]
+    changed = any(metrics.file_family(r) == family and metrics.ceiling_drifts(r) for r in runs)
+    return f"{name} (machine changed during this run)" if changed else name
+
+
+def _metrics_markdown(portable: list[tuple[str, dict[str, float]]],
+                      runs: Sequence[Results] = ()) -> list[str]:
     names = list(dict.fromkeys(k for _, m in portable for k in m))
     lines = ["| ratio | " + " | ".join(md_cell(label) for label, _ in portable) + " |",
              "|---|" + "---:|" * len(portable)]
     for name in names:
-        lines.append(f"| {md_cell(name)} | "
+        lines.append(f"| {md_cell(ratio_label(name, runs))} | "
                      + " | ".join(_ratio_text(m.get(name)) for _, m in portable) + " |")
     return lines + [""]
 
@@ -376,14 +391,47 @@ def _fingerprint_html(report: Report) -> str:
     rows.append(["results files"] + [", ".join(r.path.name for r in report.runs)]
                 + [b.path.name for b in report.baselines])
     return ('<h2 id="machine">Machine</h2>'
-            + _table(["context"] + [label for label, _ in report.machines], rows))
+            + _table(["context"] + [label for label, _ in report.machines], rows)
+            + _ceilings_html(report))
+
+
+def ceilings_rows(runs: Sequence[Results]) -> list[list[str]]:
+    """Per results file: its family, its own peak/ ceilings (what its "% of peak" ratios are
+    judged against), the ceilings probed at the start and the end of its run, and whether they
+    held."""
+    rows = []
+    for r in runs:
+        peaks = metrics.file_peaks(r)
+        held = metrics.ceilings_held(r)
+        probes = "; ".join(f"{label} {start:g} → {end:g}" for label, (start, end) in held.items())
+        drifts = metrics.ceiling_drifts(r)
+        verdict = ("changed during the run" if drifts
+                   else "held" if held else "not measured")
+        rows.append([metrics.file_family(r)]
+                    + [f"{v:.3g}" if v else "—" for v in peaks.values()]
+                    + [probes or "—", verdict])
+    return rows
+
+
+def _ceilings_html(report: Report) -> str:
+    rows = ceilings_rows(report.runs)
+    if not rows:
+        return ""
+    return ("<h3>Each file's ceilings</h3><p class=\"blurb\">Every family's run measures the "
+            "machine's ceilings beside itself, and probes SGEMM and read bandwidth at its start "
+            f"and end: a change of more than {metrics.STABILITY_DRIFT:.0%} means the machine "
+            "changed speed during that run. Each file's \"% of peak\" is judged against its own "
+            "row.</p>"
+            + _table(["file (family)", "SGEMM GFLOP/s", "read GB/s (1 thread)",
+                      "start → end probes", "ceilings"], rows, {1, 2}))
 
 
 def _machines_html(report: Report, charts: list[ChartFile]) -> str:
     if not report.portable:
         return ""
     names = list(dict.fromkeys(k for _, m in report.portable for k in m))
-    rows = [[n] + [_ratio_text(m.get(n)) for _, m in report.portable] for n in names]
+    rows = [[ratio_label(n, report.runs)] + [_ratio_text(m.get(n)) for _, m in report.portable]
+            for n in names]
     return ('<h2 id="machines">Against other machines</h2><p class="blurb">Raw times differ '
             "between machines for reasons nobody can fix; these ratios are each machine measured "
             "against itself, so they compare across hardware. A difference here is not a "

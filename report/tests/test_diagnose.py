@@ -298,3 +298,28 @@ def test_with_a_baseline_each_cause_says_how_its_benchmark_compares():
     assert "GPU pinned transfer (dir h2d · mode sync · 64 MiB)" in pageable.text
     # A cause whose benchmark the baseline lacks says nothing about it.
     assert "t4-colab" not in next(f for f in findings if f.rule == "pipeline_idle").text
+
+
+def _family_file(family_rows, **probes):
+    """One family's file: its rows and the peak rows every family runs beside itself, with the
+    ceilings probed at the run's start and end."""
+    peak = runs("peak/read/cpu/mib:256/real_time/threads:1", [0.01] * 3,
+                bytes_per_second=[2e10] * 3, traffic_bytes_per_second=[2e10] * 3)
+    peak += runs("peak/sgemm/cpu/n:2048/real_time", [0.1] * 3, flops=[1.8e11] * 3)
+    return in_memory(peak + family_rows, **{k: str(v) for k, v in probes.items()})
+
+
+STEADY = {"stability.sgemm_gflops_start": 190, "stability.sgemm_gflops_end": 185,
+          "stability.read_gbps_start": 24, "stability.read_gbps_end": 23}
+
+
+def test_a_run_whose_ceilings_moved_says_the_machine_changed():
+    conv = _family_file(runs("conv/onednn/cpu/n:1/real_time", [1e-3] * 3),
+                        **{**STEADY, "stability.sgemm_gflops_end": 104})
+    preprocess = _family_file(sumsq("vectorized", "cpu", 0.02), **STEADY)
+    findings = {f.rule: f for f in diagnose([conv, preprocess])}
+    text = findings["machine_changed"].text
+    assert "conv: SGEMM 190 → 104 GFLOP/s (-45%)" in text and "preprocess" not in text
+    assert "machine_changed" not in {f.rule for f in diagnose([preprocess])}
+    # Files without probes (older files, runs without peak/) say nothing.
+    assert "machine_changed" not in rules_fired(sumsq("vectorized", "cpu", 0.02))

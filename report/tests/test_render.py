@@ -457,9 +457,16 @@ def test_summary_is_plain_markdown(real, tmp_path):
     render.render(real, [], tmp_path)
     summary = (tmp_path / "summary.md").read_text(encoding="utf-8")
     assert "<img" not in summary and "data:image" not in summary
-    tables = [line for line in summary.splitlines() if line.startswith("|")]
-    widths = {line.count("|") - line.count("\\|") for line in tables}
-    assert widths <= {7}  # every row of every table has the same six columns
+    # Every row of a table has as many columns as its header (tables are runs of "|" lines).
+    tables, current = [], []
+    for line in summary.splitlines() + [""]:
+        if line.startswith("|"):
+            current.append(line.count("|") - line.count("\\|"))
+        elif current:
+            tables.append(current)
+            current = []
+    assert tables and all(len(set(widths)) == 1 for widths in tables), tables
+    assert {widths[0] for widths in tables} <= {6, 7}  # the ceilings' five, the families' six
     json.dumps(summary)  # text, nothing binary
 
 
@@ -505,3 +512,25 @@ def test_pipeline_ideal_is_drawn_per_number_of_producers():
                                                            "ideal, 2 producers"]
     assert panel.ideals[0].ys == pytest.approx([500, 250])
     assert panel.ideals[1].ys == pytest.approx([500, 500])
+
+
+def test_each_files_ceilings_are_shown_and_a_changed_run_is_marked(tmp_path):
+    from tests.synthetic import write
+    peak = runs("peak/read/cpu/mib:256/real_time/threads:1", [0.01] * 3,
+                bytes_per_second=[2e10] * 3, traffic_bytes_per_second=[2e10] * 3)
+    peak += runs("peak/sgemm/cpu/n:2048/real_time", [0.1] * 3, flops=[1.8e11] * 3)
+    sumsq = "preprocess/vectorized/cpu/op:sumsq/rows:1000000/cols:100/real_time"
+    steady = {"stability.sgemm_gflops_start": "190", "stability.sgemm_gflops_end": "185",
+              "stability.read_gbps_start": "24", "stability.read_gbps_end": "23"}
+    files = [write(tmp_path / "preprocess.json", peak + runs(sumsq, [0.02] * 3), **steady),
+             write(tmp_path / "conv.json", peak + runs("conv/onednn/cpu/n:1/real_time", [1e-3] * 3),
+                   **{**steady, "stability.sgemm_gflops_end": "104"})]
+    rows = render.ceilings_rows([load_results(f) for f in files])
+    assert rows[0] == ["preprocess", "180", "20", "SGEMM 190 → 185; read 24 → 23", "held"]
+    assert rows[1][0] == "conv" and rows[1][-1] == "changed during the run"
+    index = render.render([load_results(f) for f in files], [], tmp_path / "r")
+    page = index.read_text(encoding="utf-8")
+    assert "Each file&#x27;s ceilings" in page or "Each file's ceilings" in page
+    assert "changed during the run" in page
+    assert "| conv | 180 | 20 | SGEMM 190 → 104; read 24 → 23 | changed during the run |" in (
+        tmp_path / "r" / "summary.md").read_text(encoding="utf-8")
