@@ -7,6 +7,7 @@ measured peak, the pinned/pageable ratio. portable_metrics() names each such fig
 
 from __future__ import annotations
 
+import statistics
 from collections.abc import Iterable
 
 from gapbench_report.results import Benchmark, Results
@@ -184,11 +185,22 @@ def ceiling_drifts(results: Results) -> list[str]:
             if abs(end / start - 1) > STABILITY_DRIFT]
 
 
-def file_peaks(results: Results) -> dict[str, float | None]:
+def file_peaks(results: Results) -> dict[str, tuple[float, float] | None]:
     """This file's own ceilings as its peak/ entries measured them (what its "% of peak" ratios
-    are judged against): SGEMM at its largest n, the one-thread read at its largest buffer."""
+    are judged against), each as (median, spread): SGEMM GFLOP/s at its largest n, the
+    one-thread read's GB/s at its largest buffer; the spread is (max - min) / median over the
+    repetitions."""
     benchmarks = list(results.benchmarks().values())
     sgemm = largest(find(benchmarks, "peak", "sgemm", "cpu"), "n")
-    return {"SGEMM GFLOP/s": sgemm.counter("flops") / 1e9 if sgemm and sgemm.counter("flops")
-            else None,
-            "read GB/s": (single_thread_peak(benchmarks, "read") or 0) / 1e9 or None}
+    reads = [b for b in find(benchmarks, "peak", "read", "cpu") if b.parsed.threads in (None, 1)]
+    read = largest(reads, "mib")
+
+    def rate(b: Benchmark | None, keys: tuple[str, ...]) -> tuple[float, float] | None:
+        for key in keys:
+            values = b.counters.get(key) if b else None
+            if values:
+                middle = statistics.median(values)
+                return middle / 1e9, (max(values) - min(values)) / middle if middle else 0.0
+        return None
+    return {"SGEMM GFLOP/s": rate(sgemm, ("flops",)),
+            "read GB/s": rate(read, ("traffic_bytes_per_second", "bytes_per_second"))}

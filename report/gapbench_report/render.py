@@ -408,7 +408,7 @@ def ceilings_rows(runs: Sequence[Results]) -> list[list[str]]:
         verdict = ("changed during the run" if drifts
                    else "held" if held else "not measured")
         rows.append([metrics.file_family(r)]
-                    + [f"{v:.3g}" if v else "—" for v in peaks.values()]
+                    + [f"{v[0]:.3g} (±{v[1] / 2:.0%})" if v else "—" for v in peaks.values()]
                     + [probes or "—", verdict])
     return rows
 

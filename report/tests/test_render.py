@@ -526,11 +526,12 @@ def test_each_files_ceilings_are_shown_and_a_changed_run_is_marked(tmp_path):
              write(tmp_path / "conv.json", peak + runs("conv/onednn/cpu/n:1/real_time", [1e-3] * 3),
                    **{**steady, "stability.sgemm_gflops_end": "104"})]
     rows = render.ceilings_rows([load_results(f) for f in files])
-    assert rows[0] == ["preprocess", "180", "20", "SGEMM 190 → 185; read 24 → 23", "held"]
+    assert rows[0] == ["preprocess", "180 (±0%)", "20 (±0%)", "SGEMM 190 → 185; read 24 → 23",
+                       "held"]
     assert rows[1][0] == "conv" and rows[1][-1] == "changed during the run"
     index = render.render([load_results(f) for f in files], [], tmp_path / "r")
     page = index.read_text(encoding="utf-8")
     assert "Each file&#x27;s ceilings" in page or "Each file's ceilings" in page
     assert "changed during the run" in page
-    assert "| conv | 180 | 20 | SGEMM 190 → 104; read 24 → 23 | changed during the run |" in (
+    assert "| conv | 180 (±0%) | 20 (±0%) | SGEMM 190 → 104; read 24 → 23 | changed during" in (
         tmp_path / "r" / "summary.md").read_text(encoding="utf-8")
