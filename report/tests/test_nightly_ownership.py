@@ -87,7 +87,7 @@ def run_nightly(root: Path, tmp_path: Path, monkeypatch) -> int:
     monkeypatch.setattr(nightly, "REPO_ROOT", root)
     monkeypatch.setattr(nightly, "build_gapbench", fake_build)
     return nightly.main(["--out", str(tmp_path / "out"), "--state-dir", str(tmp_path / "state"),
-                         "--build-root", str(tmp_path / "build"), "--rounds", "1",
+                         "--build-root", str(tmp_path / "build"), "--rounds", "3",
                          "--repetitions", "3"])
 
 

@@ -45,7 +45,7 @@ def night(root: Path, tmp_path: Path, monkeypatch, *extra: str) -> tuple[int, st
     monkeypatch.setattr(nightly, "build_gapbench", fake_build)
     out = tmp_path / "out"
     status = nightly.main(["--out", str(out), "--state-dir", str(tmp_path / "state"),
-                           "--build-root", str(tmp_path / "build"), "--rounds", "1",
+                           "--build-root", str(tmp_path / "build"), "--rounds", "3",
                            "--repetitions", "3", *extra])
     return (status, (out / "summary.md").read_text(),
             json.loads((out / "comparison.json").read_text()))
