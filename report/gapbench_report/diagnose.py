@@ -453,7 +453,8 @@ def rule_pipeline_stage_drift(run: Run) -> list[Finding]:
                       for _, stage, nominal, measured, b in drifted[:3])
     return [Finding(
         "pipeline_stage_drift", "info", "Pipeline stage costs moved from their calibration",
-        f"{len(drifted)} stage costs were more than {pct(STAGE_DRIFT)} off their nominal value "
+        f"{len(drifted)} stage cost{'s were' if len(drifted) > 1 else ' was'} more than "
+        f"{pct(STAGE_DRIFT)} off {'their' if len(drifted) > 1 else 'its'} nominal value "
         f"during the run ({worst}). The machine's speed changed between calibration and run, or "
         "the stages slowed each other: judge those variants against their ideal, not by name.")]
 

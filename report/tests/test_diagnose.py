@@ -198,7 +198,7 @@ def test_pipeline_advice_follows_the_measured_rates():
 def test_pipeline_stage_drift_fires_past_ten_percent_and_is_silent_within():
     drifted = _pipeline(189, produce_ms_measured=[6.1] * 3, consume_ms_measured=[1.0] * 3)
     text = rules_fired(drifted)["pipeline_stage_drift"]
-    assert "produce 4 ms measured 6.1 ms beside none (CPU)" in text and "1 stage costs" in text
+    assert "produce 4 ms measured 6.1 ms beside none (CPU)" in text and "1 stage cost was" in text
     steady = _pipeline(189, produce_ms_measured=[4.3] * 3, consume_ms_measured=[0.95] * 3)
     assert "pipeline_stage_drift" not in rules_fired(steady)
 
