@@ -1,8 +1,8 @@
 #include "bench/doctor.h"
 
-#include <cmath>
 #include <cstdio>
 #include <iostream>
+#include <regex>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -128,16 +128,10 @@ bool numeric_fact(const std::string& key) {
   return key == "gpu.count";
 }
 
-// Whether `value` can be written as a JSON number (a finite decimal).
+// Whether `value` is a number as JSON spells one (std::stod also takes "0x10", "+5", ".5").
 bool json_number(const std::string& value) {
-  if (value.empty()) return false;
-  std::size_t used = 0;
-  try {
-    const double v = std::stod(value, &used);
-    return used == value.size() && std::isfinite(v);
-  } catch (...) {
-    return false;
-  }
+  static const std::regex kJsonNumber("-?(0|[1-9][0-9]*)(\\.[0-9]+)?([eE][+-]?[0-9]+)?");
+  return std::regex_match(value, kJsonNumber);
 }
 
 std::string text_report(const std::vector<Fact>& facts, const std::vector<Finding>& findings) {
@@ -169,7 +163,7 @@ std::string text_report(const std::vector<Fact>& facts, const std::vector<Findin
                 {"Status", gpu_status == "ok" ? "usable" : gpu_status},
                 {"CUDA_VISIBLE_DEVICES", r.get("cuda.visible_devices")},
                 {"GPUs visible", r.get("gpu.count")},
-                {"Name (device 0, the one benchmarked)", r.get("gpu.name")},
+                {"Name (device 0, benchmarked)", r.get("gpu.name")},
                 {"UUID", r.get("gpu.uuid")},
                 {"Compute capability", r.get("gpu.compute_capability")},
                 {"Streaming multiprocessors (SMs)", r.get("gpu.sm_count")},

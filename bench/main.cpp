@@ -274,11 +274,17 @@ int run(int argc, char** argv) {
   for (const auto& f : gapbench::machine_facts()) benchmark::AddCustomContext(f.key, f.value);
   // A run that includes peak/ (every family's bench run does) measures the ceilings at its start
   // and its end, so the report can tell a machine that changed speed during the run.
-  const bool probe = results && !options.listing && includes_peak(options.filter);
-  if (probe)
-    add_ceilings("start", [](const std::string& k, const std::string& v) {
-      benchmark::AddCustomContext(k, v);
-    });
+  bool probe = results && !options.listing && includes_peak(options.filter);
+  if (probe) {
+    try {
+      add_ceilings("start", [](const std::string& k, const std::string& v) {
+        benchmark::AddCustomContext(k, v);
+      });
+    } catch (const std::exception& e) {  // never the reason a run does not happen
+      std::fprintf(stderr, "gapbench: warning: the ceilings were not probed: %s\n", e.what());
+      probe = false;
+    }
+  }
   benchmark::AddCustomContext("gapbench.profile", options.profile.name());
   benchmark::AddCustomContext("gapbench.seed", std::to_string(options.seed));
   // The version of gapbench's additions to Google Benchmark's JSON; the report checks it.
@@ -302,12 +308,12 @@ int run(int argc, char** argv) {
     return 2;
   }
   if (probe) {
-    std::vector<std::pair<std::string, std::string>> end;
-    add_ceilings("end",
-                 [&](const std::string& k, const std::string& v) { end.emplace_back(k, v); });
-    try {
+    try {  // the run's results matter more than the probe: a failure here only warns
+      std::vector<std::pair<std::string, std::string>> end;
+      add_ceilings("end",
+                   [&](const std::string& k, const std::string& v) { end.emplace_back(k, v); });
       gapbench::add_to_context(results->partial_path(), end);
-    } catch (const std::exception& e) {  // the run's results matter more than the probe
+    } catch (const std::exception& e) {
       std::fprintf(stderr,
                    "gapbench: warning: the ceilings at the run's end were not recorded: %s\n",
                    e.what());

@@ -110,19 +110,27 @@ void bench_sgemm_cpu(State& state, std::size_t n) {
 Ceilings probe_ceilings() {
   constexpr std::size_t kN = 1024;
   constexpr std::size_t kReadFloats = 256 * kMiB / sizeof(float);
-  constexpr int kRuns = 7;
+  constexpr int kRuns = 10;
   const SgemmData d(kN);
   std::vector<float> c(kN * kN);
   const std::vector<float> x = uniform_floats(kReadFloats, run_seed(), 600, 0.0f, 1.0f);
-  const auto seconds = [](const std::function<void()>& fn) {
-    fn();  // warm-up: caches, OpenBLAS's threads, page faults
-    return median_seconds(kRuns, fn);
+  // A ceiling is the best the machine gives: the fastest of the runs, after a warm-up (caches,
+  // OpenBLAS's threads, page faults). A median moved by 40% when a neighbour took a core for a
+  // moment on the 2-core CI VM; the fastest of ten follows the machine's speed instead.
+  const auto fastest = [](const std::function<void()>& fn) {
+    fn();
+    double best = 0.0;
+    for (int i = 0; i < kRuns; ++i) {
+      const double s = median_seconds(1, fn);
+      best = i == 0 ? s : std::min(best, s);
+    }
+    return best;
   };
   Ceilings out;
   const double gemm =
-      seconds([&] { gemm::sgemm_cpu(d.a.data(), d.b.data(), c.data(), kN, kN, kN); });
+      fastest([&] { gemm::sgemm_cpu(d.a.data(), d.b.data(), c.data(), kN, kN, kN); });
   const double read =
-      seconds([&] { benchmark::DoNotOptimize(membw::read_sum(x.data(), kReadFloats)); });
+      fastest([&] { benchmark::DoNotOptimize(membw::read_sum(x.data(), kReadFloats)); });
   out.sgemm_gflops = 2.0 * kN * kN * kN / gemm * 1e-9;
   out.read_gbps = kReadFloats * sizeof(float) / read * 1e-9;
   return out;

@@ -12,10 +12,11 @@
 // batch's step is done. idle_fraction is the share of that wall time the compute stream was not
 // computing (event-timed), whatever kept it waiting: the producer or the copy.
 //
-// Every wait of the consumer sleeps (events made with cudaEventBlockingSync, no stream
+// Every wait the consumer makes sleeps (events made with cudaEventBlockingSync, no stream
 // synchronize): by default a waiting host thread spins, and on a machine with few cores (Colab
 // has two) a spinning consumer takes the core the producers need, so prefetch and parallel
-// would measure that contention instead of overlap.
+// would measure that contention instead of overlap. (`none`'s pageable copy waits inside the
+// driver as the driver chooses: that is the naive loop's cost, as a framework pays it.)
 #include <cuda_runtime_api.h>
 
 #include <algorithm>

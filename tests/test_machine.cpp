@@ -313,15 +313,28 @@ TEST(MachineFindings, BusyGpuMemoryIsReported) {
 
 TEST(MachineFindings, CarryStableIdsAndSeveritiesProblemsFirst) {
   std::vector<Fact> facts = healthy_facts();
+  set(facts, "gpu.status", "CUDA driver too old (cudaErrorInsufficientDriver)");
   set(facts, "cuda.driver_version", "12.4");
   set(facts, "gbench.library_build_type", "debug");
   set(facts, "cpu.governor", "powersave");
   const auto findings = machine_findings(facts);
-  EXPECT_EQ(ids(findings), (std::vector<std::string>{"driver_older_than_runtime:problem",
-                                                     "cpu_frequency_scaling:warning",
-                                                     "gbench_debug_library:info"}));
+  EXPECT_EQ(ids(findings), (std::vector<std::string>{
+                               "no_gpu:problem", "driver_older_than_runtime:problem",
+                               "cpu_frequency_scaling:warning", "gbench_debug_library:info"}));
   EXPECT_TRUE(findings[0].invalidates_gpu_results);
-  EXPECT_FALSE(findings[1].invalidates_gpu_results);
+  EXPECT_TRUE(findings[1].invalidates_gpu_results);
+  EXPECT_FALSE(findings[2].invalidates_gpu_results);
+}
+
+// A GPU that runs through CUDA's minor-version compatibility: the old driver is worth an update,
+// not a reason to distrust its results (the report's rule says the same).
+TEST(MachineFindings, AnOldDriverThatStillRunsIsAWarning) {
+  std::vector<Fact> facts = healthy_facts();
+  set(facts, "cuda.driver_version", "12.4");
+  const auto findings = machine_findings(facts);
+  EXPECT_EQ(ids(findings), (std::vector<std::string>{"driver_older_than_runtime:warning"}));
+  EXPECT_FALSE(findings[0].invalidates_gpu_results);
+  EXPECT_NE(findings[0].text.find("minor-version compatibility"), std::string::npos);
 }
 
 TEST(MachineFindings, NoGpuIsAProblemOnlyWhereADriverIsInstalled) {
@@ -343,6 +356,13 @@ TEST(MachineFindings, NoGpuIsAProblemOnlyWhereADriverIsInstalled) {
   EXPECT_TRUE(findings[0].invalidates_gpu_results);
   EXPECT_TRUE(cpu_only_machine("built without CUDA"));
   EXPECT_FALSE(cpu_only_machine("no CUDA device (cudaErrorNoDevice)"));
+
+  // Every GPU hidden on purpose is a choice, not a fault.
+  broken.push_back({"cuda.visible_devices", ""});
+  findings = machine_findings(broken);
+  ASSERT_FALSE(findings.empty());
+  EXPECT_EQ(findings[0].severity, "info");
+  EXPECT_FALSE(findings[0].invalidates_gpu_results);
 }
 
 // The report's rule and doctor's agree: application clocks an administrator set are no slowdown.

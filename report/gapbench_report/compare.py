@@ -258,7 +258,8 @@ def _error_note(base: Benchmark, cont: Benchmark) -> str:
 
 def _insufficient_note(base: Benchmark, cont: Benchmark, alpha: float) -> str | None:
     """Why the test cannot decide, or None when it can."""
-    needed = f"needs >= {repetitions_needed(alpha)} repetitions per side for p < {alpha:g}"
+    needed = (f"needs >= {repetitions_needed(alpha)} repetitions per side for p < {alpha:g} "
+              f"(and {repetitions_needed(alpha)} runs per side for a verdict)")
     empty = [side for side, b in (("baseline", base), ("contender", cont)) if not b.samples]
     if empty:
         return f"only aggregates in {' and '.join(empty)}, no repetitions; {needed}"
@@ -329,13 +330,16 @@ def _context_warnings(baseline: Results, contender: Results) -> list[str]:
 
 
 def compare(baseline: Results, contender: Results, *, threshold: float = DEFAULT_THRESHOLD,
-            alpha: float = DEFAULT_ALPHA, cross_machine: bool = False) -> Comparison:
-    """Compares every benchmark of the two runs; see the module docstring for the statuses."""
+            alpha: float = DEFAULT_ALPHA, cross_machine: bool = False,
+            same_host: bool = False) -> Comparison:
+    """Compares every benchmark of the two runs; see the module docstring for the statuses.
+    `same_host`: both sides ran on this host by construction (the nightly), so their machine
+    ids may differ only because the two builds compute them differently."""
     if not threshold >= 0 or not math.isfinite(threshold):
         raise ValueError(f"threshold must be a number >= 0, not {threshold!r}")
     if not 0 < alpha < 1:
         raise ValueError(f"alpha must be between 0 and 1, not {alpha!r}")
-    differ = baseline.machine != contender.machine
+    differ = baseline.machine != contender.machine and not same_host
     refused = None
     if differ and not cross_machine:
         refused = (f"baseline and contender come from different machines "
@@ -403,7 +407,9 @@ def _row_cells(row: Row) -> list[str]:
                                          else f"{row.p_value:.1e}")
     return [row.name, row.status, format_time(row.baseline_median, unit),
             format_time(row.contender_median, unit), change, p,
-            f"{row.baseline_n}/{row.contender_n}", row.note]
+            f"{row.baseline_n}/{row.contender_n}"
+            + (f" ({row.baseline_processes}/{row.contender_processes} runs)"
+               if max(row.baseline_processes, row.contender_processes) > 1 else ""), row.note]
 
 
 _HEADER = ["Benchmark", "Status", "Baseline", "Contender", "Change", "p", "n", "Note"]
@@ -444,8 +450,8 @@ def _render_hint(c: Comparison) -> str:
 def _preamble(c: Comparison) -> list[str]:
     lines = [f"baseline {c.baseline_path} (machine {c.baseline_machine}) vs contender "
              f"{c.contender_path} (machine {c.contender_machine})",
-             f"threshold {c.threshold:.1%}, alpha {c.alpha:g}, one-sided Mann-Whitney U on "
-             "the repetitions"]
+             f"threshold {c.threshold:.1%}, alpha {c.alpha:g}, one-sided Mann-Whitney U on the "
+             "runs' medians (on the repetitions where too few runs: PROVISIONAL)"]
     if c.refused_reason:
         lines.append(f"{c.refused_reason}; pass --cross-machine to test anyway; "
                      f"{_render_hint(c)}")

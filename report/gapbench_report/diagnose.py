@@ -113,8 +113,11 @@ def rule_driver_and_libraries(run: Run) -> list[Finding]:
     runtime_text = ctx.get("cuda.runtime_version") or ctx.get("cuda.runtime_compiled")
     driver, runtime = _version(ctx.get("cuda.driver_version")), _version(runtime_text)
     if driver and runtime and driver < runtime:
+        # A GPU that runs anyway does so through CUDA's minor-version compatibility: a warning,
+        # as `gapbench doctor` says; without one it is why nothing ran.
         found.append(Finding(
-            "driver_older_than_runtime", "problem", "NVIDIA driver older than the CUDA runtime",
+            "driver_older_than_runtime", "warning" if ctx.get("gpu.status") == "ok" else "problem",
+            "NVIDIA driver older than the CUDA runtime",
             f"The driver supports CUDA {ctx['cuda.driver_version']}, the runtime is "
             f"{runtime_text}. Update the driver (Colab's is usually current)."))
     for lib in ("cublas", "cudnn"):
@@ -226,9 +229,7 @@ def rule_pcie_link(run: Run) -> list[Finding]:
             "pcie_link_downgraded", "warning", "PCIe link below its maximum",
             f"The link runs at gen {gen:g} x{width:g}, its maximum is gen {gen_max:g} "
             f"x{width_max:g}. An idle GPU may downshift: if it stays so under load, check the "
-            "slot and BIOS settings.",
-            impact=2 ** (gen_max - gen) * width_max / width,
-            cause=f"a PCIe link at gen {gen:g} x{width:g}"))
+            "slot and BIOS settings."))  # no impact: read at start-up, when the GPU idles
     link = number(ctx.get("pcie.bandwidth_max_gbps"))
     for direction in ("h2d", "d2h"):
         best = largest(find(run.benchmarks, "transfer", "pinned", "gpu", dir=direction,
@@ -477,8 +478,9 @@ def rule_batch_too_small(run: Run) -> list[Finding]:
                 f"The GPU's {variant_label(variant)} dense step at batch "
                 f"{small.parsed.axes['batch']} processes {pct(ratio)} of the samples/s it "
                 f"reaches at batch {big.parsed.axes['batch']}.",
-                impact=1 / ratio, cause="batches too small to fill the GPU", subject=small.name))
-    return found[:1] if found else []
+                # True of every GPU at a small enough batch: a lesson, ranked by its size.
+                impact=1 / ratio, lesson=True))
+    return [max(found, key=lambda f: f.impact or 0.0)] if found else []
 
 
 # ---- LSTM steps against the launch floor ---------------------------------------------------

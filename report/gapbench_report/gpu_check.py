@@ -10,7 +10,8 @@ For a Linux machine with an NVIDIA GPU, its driver and the CUDA toolkit (the sys
   doctor         `gapbench doctor --json` into DIR/doctor.json; fails unless the GPU is usable
   gpu tests      the GPU unit tests (ctest -L gpu); a skipped GPU test is a failure here
   sanitizer X    compute-sanitizer's memcheck, racecheck, synccheck and initcheck over the GPU
-                 test binary; any report is a failure
+                 test binary; any report, or no test run, is a failure
+  list           the benchmarks --filter selects, by family
   bench F        each family's GPU and CPU variants (with peak/), --profile (default full), into
                  DIR/results/F.json, then checked; a failed or skipped GPU variant is a failure
   report         the report of those results, in DIR/report
@@ -149,6 +150,11 @@ def _duration(seconds: float) -> str:
 
 # ---- the steps ---------------------------------------------------------------------------------
 
+# The longest any one step may take: a sanitizer over every GPU test can be slow (racecheck
+# most), but a step that hangs must still end with a line in the summary.
+STEP_TIMEOUT_S = 3 * 3600
+
+
 def run_logged_to(command: Sequence[str], log: Path, what: str, cwd: Path | None = None,
                   env: dict[str, str] | None = None) -> int:
     """Runs `command` with its output in `log`; returns the exit status."""
@@ -159,9 +165,12 @@ def run_logged_to(command: Sequence[str], log: Path, what: str, cwd: Path | None
         try:
             return subprocess.run(list(command), stdout=out, stderr=subprocess.STDOUT, cwd=cwd,
                                   env=None if env is None else {**os.environ, **env},
-                                  check=False).returncode
+                                  timeout=STEP_TIMEOUT_S, check=False).returncode
         except OSError as e:
             raise StepFailed(f"{what}: cannot run {command[0]}: {e}") from None
+        except subprocess.TimeoutExpired:
+            raise StepFailed(f"{what}: still running after {STEP_TIMEOUT_S // 3600} h, "
+                             f"stopped (logs/{log.name})") from None
 
 
 def last_line(log: Path, containing: str = "") -> str:
@@ -176,6 +185,8 @@ class Check:
     build_dir: Path
     profile: str
     filter: str
+    written: list[Path] = field(default_factory=list)  # results files this run wrote
+    families_found: dict[str, list[str]] = field(default_factory=dict)
 
     @property
     def logs(self) -> Path:
@@ -225,6 +236,7 @@ class Check:
 
     def unit_tests(self) -> str:
         junit = self.logs / "gpu-tests.xml"
+        junit.unlink(missing_ok=True)  # an earlier run's counts must not stand in for this one's
         status = run_logged_to(["ctest", "--test-dir", str(self.build_dir), "-L", "gpu",
                                 "--output-on-failure", "--output-junit", str(junit.resolve())],
                                self.logs / "gpu-tests.log", "ctest")
@@ -244,11 +256,14 @@ class Check:
         command = [str(sanitizer), "--tool", tool, "--error-exitcode", "1"]
         if tool == "memcheck":
             command += ["--leak-check", "full"]
-        status = run_logged_to([*command, str(self.gpu_tests), "--gtest_brief=1"], log, tool)
+        status = run_logged_to([*command, str(self.gpu_tests)], log, tool)
         verdict = last_line(log, "ERROR SUMMARY") or f"exit status {status}"
         if status != 0:
             raise StepFailed(f"{verdict} (logs/{log.name})")
-        return verdict
+        ran = last_line(log, "[  PASSED  ]")
+        if not ran:  # exit 0 with no test run (a test binary that only printed its help) is no pass
+            raise StepFailed(f"no test ran under {tool} (logs/{log.name})")
+        return f"{verdict}; {ran}"
 
     def families(self) -> dict[str, list[str]]:
         """Each family's benchmarks that --filter selects, with peak's beside each (as
@@ -257,14 +272,22 @@ class Check:
                                f"--benchmark_filter={self.filter}", "--benchmark_list_tests=true"],
                               capture_output=True, text=True, check=False)
         if done.returncode != 0:
-            raise ToolError(f"{self.binary} could not list its benchmarks: {done.stderr.strip()}")
+            raise StepFailed(f"{self.binary} could not list its benchmarks: "
+                             f"{done.stderr.strip()}")
         by_family: dict[str, list[str]] = {}
         for name in done.stdout.split():
             by_family.setdefault(name.split("/", 1)[0], []).append(name)
         if not by_family:
-            raise ToolError(f"--filter {self.filter!r} selects no benchmark")
+            raise StepFailed(f"--filter {self.filter!r} selects no benchmark")
         peak = by_family.pop("peak", [])
-        return {f: peak + names for f, names in by_family.items()} or {"peak": peak}
+        self.families_found = ({f: peak + names for f, names in by_family.items()}
+                               or {"peak": peak})
+        return self.families_found
+
+    def list_benchmarks(self) -> str:
+        found = self.families()
+        return f"{sum(len(n) for n in found.values())} benchmarks in {len(found)} files: " \
+               f"{', '.join(found)}"
 
     def bench(self, family: str, names: list[str]) -> str:
         out = self.results / f"{family}.json"
@@ -278,6 +301,7 @@ class Check:
             raise StepFailed(f"gapbench exited with status {status} and wrote no results "
                              f"(logs/bench-{family}.log); any earlier {out.name} is kept")
         results = load_results(out)
+        self.written.append(out)
         failed = [b.name for b in results.benchmarks().values() if b.status == "failed"]
         gpu_skips = [b for b in results.benchmarks().values()
                      if b.status == "skipped" and b.parsed.device == "gpu"]
@@ -297,9 +321,11 @@ class Check:
         return self.out / "results"
 
     def report(self) -> str:
-        files = sorted(self.results.glob("*.json"))
+        # This run's files only: a file kept from an earlier run (another --filter, a family
+        # that failed this time) is not this run's result.
+        files = [f for f in self.written if f.exists()]
         if not files:
-            raise StepFailed("no results to render")
+            raise StepFailed("no results of this run to render")
         log = self.logs / "report.log"
         status = run_logged_to([sys.executable, "-m", "gapbench_report", "render",
                                 *map(str, files), "--out", str(self.out / "report")], log, "render")
@@ -370,7 +396,8 @@ def _run(argv: list[str]) -> int:
     summary.run("gpu tests", check.unit_tests)
     for tool in SANITIZER_TOOLS:
         summary.run(f"sanitizer {tool}", lambda tool=tool: check.sanitizer(tool))
-    for family, names in check.families().items():
+    summary.run("list benchmarks", check.list_benchmarks)
+    for family, names in check.families_found.items():
         summary.run(f"bench {family}", lambda f=family, n=names: check.bench(f, n))
     summary.run("report", check.report)
     print(f"{PROG}: {'passed' if summary.passed else 'FAILED'}: {summary.path}", file=sys.stderr)

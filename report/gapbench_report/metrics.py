@@ -152,19 +152,22 @@ def run_metrics(runs: list[Results]) -> dict[str, float]:
 # ---- each file's ceilings, and whether they held during its run ----------------------------
 
 # A ceiling measured at the end of a run this far from the one at its start (either way): the
-# machine changed speed during the run. gapbench's start and end probes of one quiet run on the
-# 2-core CI VM agreed within 7% (SGEMM) and 11% (read) over five runs; one run in which a
-# neighbour took the cores saw SGEMM fall 44%.
+# machine changed speed during the run. Each probe is the fastest of ten runs; on the 2-core CI
+# VM the start and end probes of six back-to-back runs agreed within 4% (SGEMM) and 7% (read).
 STABILITY_DRIFT = 0.20
 CEILINGS = {"SGEMM": ("stability.sgemm_gflops", "GFLOP/s"),
             "read": ("stability.read_gbps", "GB/s")}
 
 
-def file_family(results: Results) -> str:
-    """The family a results file was run for: its benchmarks' family other than peak."""
+def file_families(results: Results) -> list[str]:
+    """The families a results file was run for: its benchmarks' families other than peak (one
+    for a family's bench run, all of them for a whole run in one file)."""
     families = {b.parsed.family for b in results.benchmarks().values()}
-    others = sorted(families - {"peak"})
-    return others[0] if len(others) == 1 else ", ".join(others) or "peak"
+    return sorted(families - {"peak"}) or (["peak"] if families else [])
+
+
+def file_family(results: Results) -> str:
+    return ", ".join(file_families(results))
 
 
 def ceilings_held(results: Results) -> dict[str, tuple[float, float]]:

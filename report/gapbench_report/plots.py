@@ -233,10 +233,12 @@ def _panel(benchmarks: list[Benchmark], title_axes: Sequence[tuple[str, str]],
     # CPU first, then GPU; variants in the order the family registered them.
     series = sorted(dict.fromkeys((b.parsed.device, b.parsed.variant) for b in benchmarks),
                     key=lambda s: s[0])
-    cells = {(b.parsed.device, b.parsed.variant, _group_key(axes_of[b.name], group_keys)):
-             metric.spread(b) for b in benchmarks}
+    cells: dict[tuple, tuple[float, float, float] | None] = {}
+    for b in benchmarks:  # a skipped row never hides a timed one in the same cell
+        key = (b.parsed.device, b.parsed.variant, _group_key(axes_of[b.name], group_keys))
+        cells[key] = metric.spread(b) or cells.get(key)
     bound_text = {(b.parsed.device, b.parsed.variant): axes_label(axes_of[b.name], bound)
-                  for b in benchmarks}
+                  for b in sorted(benchmarks, key=lambda b: b.status == "ok")}  # ok rows last
     dots = [Dots(variant, device, [cells.get((device, variant, g)) for g in groups],
                  bound_text[(device, variant)] if bound else "")
             for device, variant in series]

@@ -280,7 +280,7 @@ def _family_markdown(family: str, benchmarks: list[Benchmark]) -> list[str]:
 def ratio_label(name: str, runs: Sequence[Results]) -> str:
     """A portable ratio's name, marked where this run's file for its family changed speed."""
     family = name.split()[0]
-    changed = any(metrics.file_family(r) == family and metrics.ceiling_drifts(r) for r in runs)
+    changed = any(family in metrics.file_families(r) and metrics.ceiling_drifts(r) for r in runs)
     return f"{name} (machine changed during this run)" if changed else name
 
 

@@ -320,35 +320,51 @@ def load_results(path: str | Path) -> Results:
 PROCESS_STRIDE = 1_000_000
 
 
-def results_files(paths: Iterable[str | Path]) -> list[Path]:
-    """The files named, a folder standing for the results files (*.json) in it."""
-    files: list[Path] = []
+def results_runs(paths: Iterable[str | Path]) -> list[list[Path]]:
+    """The runs named: a folder is one run (its results files, *.json, one per family), a file
+    is a run of its own; a path named twice counts once."""
+    runs: list[list[Path]] = []
+    seen: set[Path] = set()
     for p in map(Path, paths):
+        if p.resolve() in seen:
+            continue
+        seen.add(p.resolve())
         if p.is_dir():
             found = sorted(p.glob("*.json"))
             if not found:
                 raise ResultsError(f"{p}: a folder with no results files (*.json) in it")
-            files += found
+            runs.append(found)
         else:
-            files.append(p)
-    return files
+            runs.append([p])
+    return runs
 
 
 def load_side(paths: Iterable[str | Path]) -> Results:
-    """One side of a comparison: results files, or folders of them, from one machine. A run is
-    a set of files (one per family), and each file is one process of gapbench: its entries are
-    numbered by process, so that compare can judge by process rather than by repetition."""
-    files = results_files(paths)
-    if not files:
+    """One side of a comparison: runs of gapbench on one machine, each a results file or a
+    folder of them. Each run's entries are numbered as one process, so that compare judges by
+    run rather than by repetition. Within a folder, a benchmark every family's file repeats
+    (peak/) counts once, from its first file, as in one report of the run: six family files of
+    one session are not six independent runs."""
+    runs = results_runs(paths)
+    if not runs:
         raise ResultsError("no results files given")
-    loaded = [load_results(f) for f in files]
-    if len(loaded) == 1:
-        return loaded[0]
-    machines = {r.machine for r in loaded}
+    loaded = [[load_results(f) for f in files] for files in runs]
+    flat = [r for run in loaded for r in run]
+    if len(flat) == 1:
+        return flat[0]
+    machines = {r.machine for r in flat}
     if len(machines) > 1:
         raise ResultsError(f"the files of one side come from {len(machines)} machines "
                            f"(machine.id {', '.join(sorted(machines))}): a side is one machine")
-    entries = [Entry(e.name, {**e.raw, PROCESS_KEY: i * PROCESS_STRIDE
-                              + int(e.raw.get(PROCESS_KEY, 0))})
-               for i, r in enumerate(loaded) for e in r.entries]
-    return Results(Path(f"{files[0]} (+{len(files) - 1} more)"), loaded[0].context, entries)
+    entries = []
+    for i, run in enumerate(loaded):
+        owner: dict[str, int] = {}  # benchmark -> the file of this run that stands for it
+        for j, results in enumerate(run):
+            for e in results.entries:
+                if owner.setdefault(e.raw.get("run_name", e.raw["name"]), j) != j:
+                    continue
+                entries.append(Entry(e.name, {**e.raw, PROCESS_KEY: i * PROCESS_STRIDE
+                                              + int(e.raw.get(PROCESS_KEY, 0))}))
+    first = runs[0][0]
+    label = first.parent if len(runs) == 1 else Path(f"{first} (+{len(flat) - 1} more files)")
+    return Results(label, flat[0].context, entries)

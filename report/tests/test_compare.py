@@ -713,3 +713,34 @@ def test_a_bad_process_number_is_refused_in_one_line(make, capsys):
     path.write_text(json.dumps(data))
     assert cmp.main([str(path), str(path)]) == 2
     _one_error_line(capsys, "gapbench_process is 'first', not a process number")
+
+
+def test_one_run_of_many_family_files_is_one_run_even_for_peak(make, tmp_path, capsys):
+    """peak/ rows appear in every family's file of one run: six files of one session are one
+    run, not six, and give no verdict."""
+    peak = "peak/read/cpu/mib:256/real_time/threads:1"
+    for side, factor in (("a", 1.0), ("b", 1.3)):
+        (tmp_path / side).mkdir()
+        for family in ("conv", "lstm", "overhead", "pipeline", "preprocess", "transfer"):
+            make(f"{side}/{family}.json", {peak: one_process(scaled(BASE, factor))})
+    assert cmp.main([str(tmp_path / "a"), str(tmp_path / "b"), "--json"]) == 0
+    (r,) = json.loads(capsys.readouterr().out)["rows"]
+    assert r["status"] == "PROVISIONAL" and (r["baseline_runs"], r["contender_runs"]) == (1, 1)
+    assert r["baseline_n"] == 10  # the first file's repetitions only
+
+
+def test_a_path_named_twice_counts_once(make):
+    from gapbench_report.results import load_side
+    path = make("a.json", {NAME: one_process(BASE)})
+    side = load_side([path, path])
+    assert len(side.benchmarks()[NAME].process_medians()) == 1
+
+
+def test_same_host_compares_builds_whose_machine_ids_differ(make):
+    """The nightly builds the known-good commit beside this one on one host: an id that the two
+    builds compute differently is no other machine."""
+    base = load_results(make("a.json", {NAME: BASE}, machine="id-old-formula"))
+    cont = load_results(make("b.json", {NAME: scaled(BASE, 1.2)}, machine="id-new-formula"))
+    assert not cmp.compare(base, cont).verdict_given
+    c = cmp.compare(base, cont, same_host=True)
+    assert c.verdict_given and not c.machines_differ and row(c).status == cmp.SLOWER

@@ -285,8 +285,14 @@ def test_verdict_names_the_biggest_losses_here_and_never_a_lesson():
                                 + sumsq("elementwise", "cpu", 0.2))])
     assert verdict(quiet).startswith("No measured loss on this machine")
     broken = diagnose([in_memory([], **{"cuda.driver_version": "12.4",
-                                        "cuda.runtime_version": "13.0"})])
-    assert verdict(broken) == "Fix first: NVIDIA driver older than the CUDA runtime."
+                                        "cuda.runtime_version": "13.0",
+                                        "gpu.status": "CUDA driver too old"})])
+    assert verdict(broken).startswith("Fix first: NVIDIA driver older than the CUDA runtime")
+    # Where the GPU runs anyway (minor-version compatibility) an old driver is a warning, as in
+    # `gapbench doctor`.
+    works = diagnose([in_memory([], **{"cuda.driver_version": "12.4",
+                                       "cuda.runtime_version": "13.0"})])
+    assert [f.severity for f in works if f.rule == "driver_older_than_runtime"] == ["warning"]
 
 
 def test_with_a_baseline_each_cause_says_how_its_benchmark_compares():
@@ -323,3 +329,18 @@ def test_a_run_whose_ceilings_moved_says_the_machine_changed():
     assert "machine_changed" not in {f.rule for f in diagnose([preprocess])}
     # Files without probes (older files, runs without peak/) say nothing.
     assert "machine_changed" not in rules_fired(sumsq("vectorized", "cpu", 0.02))
+
+
+def test_an_idle_link_and_small_batches_never_make_the_verdict():
+    """The link is read at start-up, when an idle GPU may have lowered it; every GPU is slow at
+    a small enough batch: neither is a measured loss of this machine."""
+    entries = []
+    for batch, rate in ((32, 1e4), (2048, 1e6)):
+        entries += runs(f"overhead/cublas/gpu/op:dense/batch:{batch}/manual_time", [0.01] * 3,
+                        items_per_second=[rate] * 3)
+    findings = diagnose([in_memory(entries, **{"pcie.gen_current": "1", "pcie.gen_max": "4",
+                                               "pcie.width_current": "16",
+                                               "pcie.width_max": "16"})])
+    assert {f.rule for f in findings} >= {"pcie_link_downgraded", "batch_too_small"}
+    assert verdict(findings).startswith("No measured loss on this machine")
+    assert next(f for f in findings if f.rule == "batch_too_small").lesson

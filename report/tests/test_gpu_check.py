@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 from pathlib import Path
 
@@ -120,3 +121,28 @@ def test_a_crashed_run_keeps_the_earlier_results_file(tmp_path):
                        match="status 3 and wrote no results.*earlier conv.json is kept"):
         check.bench("conv", [GPU_NAME])
     assert earlier.read_text() == "earlier results"
+
+
+def test_a_sanitizer_that_ran_no_test_is_no_pass(tmp_path, monkeypatch):
+    """An old GoogleTest prints its help for a flag it does not know and exits 0: the sanitizer
+    then reports no error because nothing ran."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    script(bin_dir / "compute-sanitizer", "echo '========= ERROR SUMMARY: 0 errors'\n")
+    monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
+    check = Check(tmp_path / "out", tmp_path / "build", "quick", ".")
+    with pytest.raises(StepFailed, match="no test ran under memcheck"):
+        check.sanitizer("memcheck")
+    script(bin_dir / "compute-sanitizer",
+           "echo '[  PASSED  ] 49 tests.'; echo '========= ERROR SUMMARY: 0 errors'\n")
+    assert check.sanitizer("memcheck") == "========= ERROR SUMMARY: 0 errors; [  PASSED  ] 49 tests."
+
+
+def test_the_report_renders_only_this_runs_files(tmp_path):
+    check = _check_with(tmp_path, _binary_writing(tmp_path, runs(CPU_NAME, [2e-3] * 3)))
+    check.results.mkdir(parents=True)
+    (check.results / "stale.json").write_text(json.dumps(document(runs(GPU_NAME, [1e-3] * 3))))
+    with pytest.raises(StepFailed, match="no results of this run"):
+        check.report()
+    check.bench("conv", [CPU_NAME])
+    assert check.written == [check.results / "conv.json"]

@@ -286,3 +286,9 @@ def test_history_record_is_small_and_named_by_time_and_commit(tmp_path):
     assert record["machine"] == "fake-machine" and record["good_commit"] == "b" * 40
     assert path.stat().st_size < 4096
     assert re.fullmatch(r"[0-9T]+Z-[0-9a-f]{12}-dirty\.json", path.name)
+
+
+def test_a_rerun_too_short_to_judge_by_run_is_refused(tmp_path, capsys):
+    assert nightly.main(["--out", str(tmp_path / "o"), "--rerun-rounds", "2"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--rerun-rounds 2 gives 4 runs per side" in err[0]

@@ -535,3 +535,18 @@ def test_each_files_ceilings_are_shown_and_a_changed_run_is_marked(tmp_path):
     assert "changed during the run" in page
     assert "| conv | 180 (±0%) | 20 (±0%) | SGEMM 190 → 104; read 24 → 23 | changed during" in (
         tmp_path / "r" / "summary.md").read_text(encoding="utf-8")
+
+
+def test_a_skipped_row_never_hides_a_timed_dot():
+    """parallel ran with 2 workers on the CPU and was skipped with 4 on the GPU: the axis that
+    names the variant must not let the skip overwrite the CPU's dot."""
+    from tests.synthetic import skipped
+    name = "pipeline/parallel/{d}/produce_ms:4/consume_ms:1/depth:2/workers:{w}/{t}"
+    entries = (runs(name.format(d="cpu", w=2, t="real_time"), [0.01] * 3,
+                    items_per_second=[300] * 3)
+               + runs("pipeline/none/cpu/produce_ms:4/consume_ms:1/depth:0/workers:1/real_time",
+                      [0.01] * 3, items_per_second=[150] * 3)
+               + skipped(name.format(d="gpu", w=4, t="manual_time"), "no GPU"))
+    chart = plots.family_chart_data(list(in_memory(entries).benchmarks().values()), "pipeline")
+    dots = {d.label: d.values for p in chart.panels for d in p.dots}
+    assert dots["CPU parallel (depth 2 · workers 2)"][0][0] == 300
