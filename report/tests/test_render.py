@@ -523,7 +523,8 @@ def test_each_files_ceilings_are_shown_and_a_changed_run_is_marked(tmp_path):
     steady = {"stability.sgemm_gflops_start": "190", "stability.sgemm_gflops_end": "185",
               "stability.read_gbps_start": "24", "stability.read_gbps_end": "23"}
     files = [write(tmp_path / "preprocess.json", peak + runs(sumsq, [0.02] * 3), **steady),
-             write(tmp_path / "conv.json", peak + runs("conv/onednn/cpu/n:1/real_time", [1e-3] * 3),
+             write(tmp_path / "conv.json",
+                   peak + runs("conv/onednn/cpu/n:1/real_time", [1e-3] * 3),
                    **{**steady, "stability.sgemm_gflops_end": "104"})]
     rows = render.ceilings_rows([load_results(f) for f in files])
     assert rows[0] == ["preprocess", "180 (±0%)", "20 (±0%)", "SGEMM 190 → 185; read 24 → 23",
