@@ -237,7 +237,9 @@ def _panel(benchmarks: list[Benchmark], title_axes: Sequence[tuple[str, str]],
     for b in benchmarks:  # a skipped row never hides a timed one in the same cell
         key = (b.parsed.device, b.parsed.variant, _group_key(axes_of[b.name], group_keys))
         cells[key] = metric.spread(b) or cells.get(key)
-    bound_text = {(b.parsed.device, b.parsed.variant): axes_label(axes_of[b.name], bound)
+    # In the names' order (a set's order changes from one process to the next).
+    bound_text = {(b.parsed.device, b.parsed.variant):
+                  axes_label(axes_of[b.name], [k for k in axes_of[b.name] if k in bound])
                   for b in sorted(benchmarks, key=lambda b: b.status == "ok")}  # ok rows last
     dots = [Dots(variant, device, [cells.get((device, variant, g)) for g in groups],
                  bound_text[(device, variant)] if bound else "")
