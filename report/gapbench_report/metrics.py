@@ -152,9 +152,11 @@ def run_metrics(runs: list[Results]) -> dict[str, float]:
 # ---- each file's ceilings, and whether they held during its run ----------------------------
 
 # A ceiling measured at the end of a run this far from the one at its start (either way): the
-# machine changed speed during the run. Each probe is the fastest of ten runs; on the 2-core CI
-# VM the start and end probes of six back-to-back runs agreed within 4% (SGEMM) and 7% (read).
-STABILITY_DRIFT = 0.20
+# machine changed speed during the run. Each probe is the fastest run over half a second; on the
+# 2-core CI VM the start and end probes of eleven short runs agreed within 21% (most within 7%),
+# where a median of five had moved by 45% (one of two vCPUs taken for a moment) in one run of
+# three.
+STABILITY_DRIFT = 0.25
 CEILINGS = {"SGEMM": ("stability.sgemm_gflops", "GFLOP/s"),
             "read": ("stability.read_gbps", "GB/s")}
 
@@ -181,11 +183,19 @@ def ceilings_held(results: Results) -> dict[str, tuple[float, float]]:
     return out
 
 
+# The ceilings that judge whether the machine changed: SGEMM, which follows the cores and their
+# clocks. The read probe is shown but not judged: on the CI VM it read 20-30% faster at a run's
+# end than at its start in quiet runs (the buffer's pages, freshly allocated at the start, are
+# not yet in huge pages), which would call every run changed.
+JUDGED_CEILINGS = ("SGEMM",)
+
+
 def ceiling_drifts(results: Results) -> list[str]:
-    """The ceilings that moved more than STABILITY_DRIFT during this file's run, in words."""
+    """The judged ceilings that moved more than STABILITY_DRIFT during this file's run, in
+    words."""
     return [f"{label} {start:g} → {end:g} {CEILINGS[label][1]} ({end / start - 1:+.0%})"
             for label, (start, end) in ceilings_held(results).items()
-            if abs(end / start - 1) > STABILITY_DRIFT]
+            if label in JUDGED_CEILINGS and abs(end / start - 1) > STABILITY_DRIFT]
 
 
 def file_peaks(results: Results) -> dict[str, tuple[float, float] | None]:
