@@ -46,6 +46,12 @@ class Report {
 
   std::string get(const char* key) const { return fact(facts_, key); }
 
+  // "<value><unit>" ("63 C"), or "" when the fact is unknown.
+  std::string with_unit(const std::string& key, const std::string& unit) const {
+    const std::string value = fact(facts_, key);
+    return value.empty() ? value : value + unit;
+  }
+
   // "a / b" from two keys, with a unit; one side alone when the other is unknown.
   std::string now_max(const char* now_key, const char* max_key, const std::string& prefix = "",
                       const std::string& unit = "") const {
@@ -154,10 +160,7 @@ std::string text_report(const std::vector<Fact>& facts, const std::vector<Findin
     if (d.empty() && l.empty()) return std::string();
     return (d.empty() ? "?" : d) + " W of " + (l.empty() ? "?" : l) + " W limit";
   };
-  const auto percent = [&](const char* key) {
-    const std::string v = r.get(key);
-    return v.empty() ? v : v + "%";
-  };
+  const std::string busy = r.with_unit("gpu.utilization_gpu_pct", "%");
   r.section("GPU",
             {
                 {"Status", gpu_status == "ok" ? "usable" : gpu_status},
@@ -170,13 +173,10 @@ std::string text_report(const std::vector<Fact>& facts, const std::vector<Findin
                 {"Memory, total", r.gib("gpu.memory_total_bytes")},
                 {"Memory, free now", r.gib("gpu.memory_free_bytes")},
                 {"PCI bus id", r.get("gpu.pci_bus_id")},
-                {"Temperature",
-                 r.get("gpu.temperature_c").empty() ? "" : r.get("gpu.temperature_c") + " C"},
+                {"Temperature", r.with_unit("gpu.temperature_c", " C")},
                 {"Power", watts("gpu.power_draw_w", "gpu.power_limit_w")},
-                {"Utilisation, SMs / memory", percent("gpu.utilization_gpu_pct").empty()
-                                                  ? ""
-                                                  : percent("gpu.utilization_gpu_pct") + " / " +
-                                                        percent("gpu.utilization_memory_pct")},
+                {"Utilisation, SMs / memory",
+                 busy.empty() ? "" : busy + " / " + r.with_unit("gpu.utilization_memory_pct", "%")},
                 {"Processes computing on it", r.get("gpu.compute_processes")},
                 {"Compute mode", r.get("gpu.compute_mode")},
                 {"ECC", r.get("gpu.ecc")},
@@ -186,11 +186,12 @@ std::string text_report(const std::vector<Fact>& facts, const std::vector<Findin
     const std::string prefix = "gpu." + std::to_string(i) + ".";
     const std::string name = fact(facts, prefix + "name");
     if (name.empty()) break;
-    const auto get = [&](const char* key) { return fact(facts, prefix + key); };
-    std::string line = name + " (" + get("uuid") + ")";
-    if (!get("temperature_c").empty()) line += ", " + get("temperature_c") + " C";
-    if (!get("utilization_gpu_pct").empty()) line += ", " + get("utilization_gpu_pct") + "% busy";
-    if (!get("compute_processes").empty()) line += ", " + get("compute_processes") + " processes";
+    std::string line = name + " (" + fact(facts, prefix + "uuid") + ")";
+    for (const std::string& part : {r.with_unit(prefix + "temperature_c", " C"),
+                                    r.with_unit(prefix + "utilization_gpu_pct", "% busy"),
+                                    r.with_unit(prefix + "compute_processes", " processes")}) {
+      if (!part.empty()) line += ", " + part;
+    }
     r.section(("GPU " + std::to_string(i)).c_str(), {{"Device", line}});
   }
 

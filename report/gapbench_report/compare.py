@@ -217,13 +217,13 @@ def _timed_row(name: str, base: Benchmark, cont: Benchmark, status: str, note: s
     """A row for two benchmarks that both ran, before or without the test."""
     bm, cm = base.median, cont.median
     return Row(name, status, bm, cm, _change(bm, cm), None, len(base.samples),
-               len(cont.samples), note, baseline_processes=len(base.process_medians()),
-               contender_processes=len(cont.process_medians()))
+               len(cont.samples), note, baseline_processes=len(base.process_medians),
+               contender_processes=len(cont.process_medians))
 
 
 def by_process(base: Benchmark, cont: Benchmark, alpha: float) -> bool:
     """Whether both sides have enough processes for the test on their medians to reach alpha."""
-    n1, n2 = len(base.process_medians()), len(cont.process_medians())
+    n1, n2 = len(base.process_medians), len(cont.process_medians)
     return n1 > 1 and n2 > 1 and min_p_value(n1, n2) < alpha
 
 
@@ -301,7 +301,7 @@ def _verdict(name: str, base: Benchmark, cont: Benchmark, p_slower: float, p_fas
     # Report the one-sided p in the direction the median moved; at no movement, the smaller.
     p = p_slower if change > 0 else p_faster if change < 0 else min(p_slower, p_faster)
     big = abs(change) >= threshold - CHANGE_EPSILON and change != 0
-    n1, n2 = len(base.process_medians()), len(cont.process_medians())
+    n1, n2 = len(base.process_medians), len(cont.process_medians)
     if p < alpha and big and not processes:
         status = PROVISIONAL
         note = (f"{'slower' if change > 0 else 'faster'} in the repetitions of {n1} vs {n2} "
@@ -358,7 +358,7 @@ def compare(baseline: Results, contender: Results, *, threshold: float = DEFAULT
         rows.append(row)
     level = [by_process(b, c, alpha) for _, _, b, c in pending]
     pvalues = mann_whitney_batch([
-        (b.process_medians(), c.process_medians()) if processes else (b.samples, c.samples)
+        (b.process_medians, c.process_medians) if processes else (b.samples, c.samples)
         for (_, _, b, c), processes in zip(pending, level)])
     for (i, name, b, c), (p_slower, p_faster), processes in zip(pending, pvalues, level):
         rows[i] = _verdict(name, b, c, p_slower, p_faster, threshold, alpha, processes)

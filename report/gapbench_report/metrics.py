@@ -45,19 +45,30 @@ def largest(benchmarks: list[Benchmark], axis: str) -> Benchmark | None:
     return max(sized, key=lambda b: number(b.parsed.axes[axis])) if sized else None
 
 
+def single_thread_peak_benchmark(benchmarks: Iterable[Benchmark], kind: str
+                                 ) -> Benchmark | None:
+    """peak/<kind>/cpu with one thread, at its largest buffer."""
+    rows = [b for b in find(benchmarks, "peak", kind, "cpu") if b.parsed.threads in (None, 1)]
+    return largest(rows, "mib")
+
+
 def single_thread_peak(benchmarks: Iterable[Benchmark], kind: str) -> float | None:
     """Memory traffic (bytes/s) of peak/<kind>/cpu with one thread, at its largest buffer."""
-    rows = [b for b in find(benchmarks, "peak", kind, "cpu") if b.parsed.threads in (None, 1)]
-    best = largest(rows, "mib")
+    best = single_thread_peak_benchmark(benchmarks, kind)
     return traffic(best) if best else None
 
 
+def traffic_samples(b: Benchmark) -> tuple[float, ...]:
+    """Bytes read plus written per second, per repetition: traffic_bytes_per_second, or
+    bytes_per_second where a benchmark has no separate traffic counter (a kernel's bytes are its
+    traffic; files from before the counter counted traffic there)."""
+    return b.counters.get("traffic_bytes_per_second") or b.counters.get("bytes_per_second", ())
+
+
 def traffic(b: Benchmark) -> float | None:
-    """Bytes read plus written per second: traffic_bytes_per_second, or bytes_per_second where
-    a benchmark has no separate traffic counter (a kernel's bytes are its traffic; files from
-    before the counter counted traffic there)."""
-    value = b.counter("traffic_bytes_per_second")
-    return value if value is not None else b.counter("bytes_per_second")
+    """The median of traffic_samples()."""
+    values = traffic_samples(b)
+    return statistics.median(values) if values else None
 
 
 def crossover(xs: list[float], cpu: list[float], gpu: list[float]) -> float | None:
@@ -205,15 +216,12 @@ def file_peaks(results: Results) -> dict[str, tuple[float, float] | None]:
     repetitions."""
     benchmarks = list(results.benchmarks().values())
     sgemm = largest(find(benchmarks, "peak", "sgemm", "cpu"), "n")
-    reads = [b for b in find(benchmarks, "peak", "read", "cpu") if b.parsed.threads in (None, 1)]
-    read = largest(reads, "mib")
+    read = single_thread_peak_benchmark(benchmarks, "read")
 
-    def rate(b: Benchmark | None, keys: tuple[str, ...]) -> tuple[float, float] | None:
-        for key in keys:
-            values = b.counters.get(key) if b else None
-            if values:
-                middle = statistics.median(values)
-                return middle / 1e9, (max(values) - min(values)) / middle if middle else 0.0
-        return None
-    return {"SGEMM GFLOP/s": rate(sgemm, ("flops",)),
-            "read GB/s": rate(read, ("traffic_bytes_per_second", "bytes_per_second"))}
+    def rate(values: tuple[float, ...]) -> tuple[float, float] | None:
+        if not values:
+            return None
+        middle = statistics.median(values)
+        return middle / 1e9, (max(values) - min(values)) / middle if middle else 0.0
+    return {"SGEMM GFLOP/s": rate(sgemm.counters.get("flops", ()) if sgemm else ()),
+            "read GB/s": rate(traffic_samples(read) if read else ())}

@@ -277,20 +277,24 @@ def _family_markdown(family: str, benchmarks: list[Benchmark]) -> list[str]:
     return lines
 
 
-def ratio_label(name: str, runs: Sequence[Results]) -> str:
+def changed_families(runs: Sequence[Results]) -> set[str]:
+    """The families whose file in this run saw the machine change speed."""
+    return {f for r in runs if metrics.ceiling_drifts(r) for f in metrics.file_families(r)}
+
+
+def ratio_label(name: str, changed: set[str]) -> str:
     """A portable ratio's name, marked where this run's file for its family changed speed."""
-    family = name.split()[0]
-    changed = any(family in metrics.file_families(r) and metrics.ceiling_drifts(r) for r in runs)
-    return f"{name} (machine changed during this run)" if changed else name
+    return f"{name} (machine changed during this run)" if name.split()[0] in changed else name
 
 
 def _metrics_markdown(portable: list[tuple[str, dict[str, float]]],
                       runs: Sequence[Results] = ()) -> list[str]:
     names = list(dict.fromkeys(k for _, m in portable for k in m))
+    changed = changed_families(runs)
     lines = ["| ratio | " + " | ".join(md_cell(label) for label, _ in portable) + " |",
              "|---|" + "---:|" * len(portable)]
     for name in names:
-        lines.append(f"| {md_cell(ratio_label(name, runs))} | "
+        lines.append(f"| {md_cell(ratio_label(name, changed))} | "
                      + " | ".join(_ratio_text(m.get(name)) for _, m in portable) + " |")
     return lines + [""]
 
@@ -430,7 +434,8 @@ def _machines_html(report: Report, charts: list[ChartFile]) -> str:
     if not report.portable:
         return ""
     names = list(dict.fromkeys(k for _, m in report.portable for k in m))
-    rows = [[ratio_label(n, report.runs)] + [_ratio_text(m.get(n)) for _, m in report.portable]
+    changed = changed_families(report.runs)
+    rows = [[ratio_label(n, changed)] + [_ratio_text(m.get(n)) for _, m in report.portable]
             for n in names]
     return ('<h2 id="machines">Against other machines</h2><p class="blurb">Raw times differ '
             "between machines for reasons nobody can fix; these ratios are each machine measured "

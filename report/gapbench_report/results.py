@@ -132,14 +132,15 @@ class Benchmark:
     # The process each sample came from (PROCESS_KEY; all one process in a plain file).
     processes: tuple[int, ...] = ()
 
-    def process_medians(self) -> list[float]:
+    @functools.cached_property
+    def process_medians(self) -> tuple[float, ...]:
         """One sample per process: the median of its repetitions. Repetitions of one process
         share its state (memory layout, clocks, the library's choices) and vary less than
         processes do, so it is the process that is the independent sample."""
         by_process: dict[int, list[float]] = {}
         for p, s in zip(self.processes or (0,) * len(self.samples), self.samples):
             by_process.setdefault(p, []).append(s)
-        return [statistics.median(v) for v in by_process.values()]
+        return tuple(statistics.median(v) for v in by_process.values())
 
     @property
     def status(self) -> str:

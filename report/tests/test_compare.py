@@ -733,7 +733,7 @@ def test_a_path_named_twice_counts_once(make):
     from gapbench_report.results import load_side
     path = make("a.json", {NAME: one_process(BASE)})
     side = load_side([path, path])
-    assert len(side.benchmarks()[NAME].process_medians()) == 1
+    assert len(side.benchmarks()[NAME].process_medians) == 1
 
 
 def test_same_host_compares_builds_whose_machine_ids_differ(make):

@@ -78,7 +78,7 @@ def test_identical_builds_pass_and_run_a_b_b_a(tmp_path):
     assert {r.status for r in v.final.rows} == {cmp.SAME}
     sumsq = v.first.contender.benchmarks()[SUMSQ]
     assert len(sumsq.samples) == 18  # 3 rounds x 2 runs x 3 repetitions
-    assert len(sumsq.process_medians()) == 6  # compare judges by run
+    assert len(sumsq.process_medians) == 6  # compare judges by run
 
 
 def test_a_real_slowdown_is_confirmed_and_only_the_flagged_rerun(tmp_path):
