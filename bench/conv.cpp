@@ -21,25 +21,21 @@
 
 #include <limits>
 
-#include "fixtures/data.h"
+#include "kernels/base/data.h"
 #include "fixtures/setup_cache.h"
 #include "kernels/conv_onednn.h"
 
 namespace gapbench::conv {
 namespace {
 
-// Stream ids of the two tensors under the run's seed.
-constexpr std::uint64_t kInputStream = 31;
-constexpr std::uint64_t kFilterStream = 32;
-
 enum class CpuVariant { naive, im2col_blas, onednn };
 
 // Validates `run()` (which writes y) once, then times it.
 template <class Run>
-void time_cpu(State& state, const ConvData& data, std::vector<float>& y, Run&& run) {
+void time_cpu(State& state, const Problem& data, std::vector<float>& y, Run&& run) {
   validate_once([&] {
     run();
-    return data.check(y, Arithmetic::float32);
+    return data.check("conv", y);
   });
   for (auto _ : state) {
     run();
@@ -49,7 +45,7 @@ void time_cpu(State& state, const ConvData& data, std::vector<float>& y, Run&& r
 }
 
 void bench_cpu(State& state, const ConvShape& shape, CpuVariant variant) {
-  const ConvData& data = cached<ConvData>(shape.key(), shape);
+  const Problem& data = cached_problem(shape);
   // NaN until written: a variant that skips an element fails validation.
   std::vector<float> y(shape.output_size(), std::numeric_limits<float>::quiet_NaN());
   const float* x = data.x.data();
@@ -109,18 +105,12 @@ struct Layer {
 
 }  // namespace
 
-ConvData::ConvData(const ConvShape& s)
-    : shape((check_shape(s), s)),
-      x(uniform_floats(s.input_size(), run_seed(), kInputStream)),
-      w(uniform_floats(s.filter_size(), run_seed(), kFilterStream)),
-      ref(s.output_size()),
-      magnitude(magnitude_bound(s, x.data(), w.data())) {
-  reference(shape, x.data(), w.data(), ref.data());
+const Problem& cached_problem(const ConvShape& shape) {
+  return cached<Problem>(shape.key(), shape, run_seed());
 }
 
 void set_conv_counters(State& state, const ConvShape& shape) {
-  state.counters["flops"] =
-      benchmark::Counter(shape.flops(), benchmark::Counter::kIsIterationInvariantRate);
+  set_flops_counter(state, shape.flops());
   state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations()) *
                           static_cast<std::int64_t>(shape.n));
 }

@@ -7,24 +7,13 @@
 #include <vector>
 
 #include "fixtures/harness.h"
-#include "fixtures/validate.h"
+#include "kernels/base/validate.h"
 #include "kernels/conv.h"
 
 namespace gapbench::conv {
 
-struct ConvData {
-  // Rejects an impossible shape (std::invalid_argument) before allocating anything.
-  explicit ConvData(const ConvShape& s);
-
-  Validation check(const std::vector<float>& y, Arithmetic arithmetic) const {
-    return validate("conv", y, ref, tolerance(shape, magnitude, arithmetic));
-  }
-
-  ConvShape shape;
-  std::vector<float> x, w;  // uniform in [-1, 1)
-  std::vector<double> ref;  // float64 reference output
-  double magnitude;         // magnitude_bound(shape, x, w)
-};
+// A shape's Problem under the run's seed, built once per process.
+const Problem& cached_problem(const ConvShape& shape);
 
 // flops (2·N·K·C·R·S·P·Q per iteration, as a rate) and items_per_second (images).
 void set_conv_counters(State& state, const ConvShape& shape);

@@ -9,9 +9,9 @@
 #include <vector>
 
 #include "bench/conv.h"
-#include "fixtures/cuda_libraries.h"
+#include "kernels/base/cuda_libraries.h"
 #include "fixtures/device_probe.h"
-#include "fixtures/gpu_memory.h"
+#include "kernels/base/gpu_memory.h"
 #include "fixtures/gpu_timer.h"
 #include "fixtures/setup_cache.h"
 #include "kernels/conv_cudnn.h"
@@ -37,7 +37,7 @@ struct CudnnState {
 
 // Device copies of one shape's tensors, shared by its GPU variants.
 struct ConvDevice {
-  explicit ConvDevice(const ConvData& d)
+  explicit ConvDevice(const Problem& d)
       : x(reserve(d.shape)), w(d.shape.filter_size()), y(d.shape.output_size()) {
     upload_input(d);
     GAPBENCH_CHECK(
@@ -49,7 +49,7 @@ struct ConvDevice {
                                sizeof(float));
     return s.input_size();
   }
-  void upload_input(const ConvData& d) {
+  void upload_input(const Problem& d) {
     GAPBENCH_CHECK(
         cudaMemcpyAsync(x.data(), d.x.data(), x.bytes(), cudaMemcpyHostToDevice, stream.get()));
   }
@@ -79,7 +79,7 @@ void bench_gpu(State& state, const ConvShape& shape, GpuVariant variant) {
 #if !GAPBENCH_WITH_CUDNN
   if (uses_cudnn(variant)) throw Skip("built without cuDNN");
 #endif
-  const ConvData& data = cached<ConvData>(shape.key(), shape);
+  const Problem& data = cached_problem(shape);
   ConvDevice& dev = cached<ConvDevice>(shape.key(), data);
   std::function<void()> launch;
   Arithmetic arithmetic = Arithmetic::float32;
@@ -132,7 +132,7 @@ void bench_gpu(State& state, const ConvShape& shape, GpuVariant variant) {
       dev.download_output(out);
       dev.stream.synchronize();
     }
-    return data.check(out, arithmetic);
+    return data.check("conv", out, arithmetic);
   });
   if (end_to_end) {
     time_end_to_end(state, dev.stream, launch, step);

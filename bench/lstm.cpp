@@ -1,32 +1,15 @@
 // Family `lstm`: one LSTM step and a whole sequence, CPU vs GPU, hand-assembled (BLAS + pointwise
 // kernel) vs the libraries' fused LSTMs (oneDNN, cuDNN). The point: an LSTM's steps run one
 // after another, so at small batch each step is a few small kernels and a GPU is bound by launch
-// latency, not arithmetic.
+// latency, not arithmetic. The cublas_graph variant replays the same two launches per step as a
+// CUDA graph: the launch cost the graph removes is the difference.
 //
-// Names: lstm/<variant>/<cpu|gpu>/scope:<step|seq>/batch:<B>/input:<I>/hidden:<H>/steps:<T>
-//   variant  blas (CPU, OpenBLAS), onednn (CPU, oneDNN lstm_forward), cublas (GPU, cuBLAS +
-//            pointwise kernel), cublas_graph (the same, captured once as a CUDA graph and
-//            replayed), cudnn (GPU, cudnnRNNForward). Kernels in kernels/lstm*.
-//   scope    seq: the whole sequence of T steps from (h0, c0): every h_t and the final c.
-//            step: one time step, the latency a user's loop pays per step:
-//              blas, cublas, cublas_graph: one step inside the sequence, as the seq variant
-//                runs it: the recurrent SGEMM h_{t-1}·W_h for all four gates and the fused
-//                pointwise update (which adds the hoisted input projection of x_t, computed at
-//                set-up, and the bias). On the GPU: those two launches (cublas), or one replay
-//                of a graph holding them (cublas_graph).
-//              onednn, cudnn: the library's primitive run with steps = 1 (a library that only
-//                runs whole sequences costs this when called once per step): that includes
-//                x_t's projection, so its `flops` counts 2·B·(I+H)·4H where the others count
-//                2·B·H·4H.
-//   axes     batch, input (features of x_t), hidden (units), steps (sequence length; a step
-//            benchmark runs one step of a layer of that shape).
-// Timing: CPU wall time; GPU time between CUDA events on the fixture's stream around the
-// launches (for cublas, the launch gaps between its 1 + 2T kernels are in it: that is the cost
-// the graph removes).
-// Counters: flops (the GEMMs' floating-point operations per iteration, as a rate; the pointwise
-// work is not counted); items_per_second: seq: sequences per second (batch rows per iteration);
-// step: steps per second (one per iteration). Per-step time: step: the benchmark's time itself;
-// seq: its time / steps (the hoisted projection shared out over the steps).
+// scope:step is the latency a user's loop pays per step. For blas and cublas it is one step
+// inside the sequence (the recurrent SGEMM and the fused pointwise update; the input projection
+// is hoisted out, as the seq variant runs it). oneDNN and cuDNN only run whole sequences, so
+// their step is the primitive with steps = 1, projection included: what calling such a library
+// once per step costs. Their `flops` count that projection too. seq's per-step time is its time
+// divided by steps. `gapbench --benchmark_list_tests` and the README list the names and axes.
 //
 // Every variant is validated once before timing against the float64 reference of the same seeded
 // weights and inputs (kernels/lstm.h): seq: every h_t of the reference's rows and their final c;
@@ -43,8 +26,7 @@
 namespace gapbench::lstm {
 
 void set_counters(State& state, const Shape& shape, Scope scope, double flops_per_iteration) {
-  state.counters["flops"] =
-      benchmark::Counter(flops_per_iteration, benchmark::Counter::kIsIterationInvariantRate);
+  set_flops_counter(state, flops_per_iteration);
   const double items = scope == Scope::seq ? static_cast<double>(shape.batch) : 1.0;
   state.SetItemsProcessed(
       static_cast<std::int64_t>(static_cast<double>(state.iterations()) * items));

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "bench/lstm.h"
-#include "fixtures/cuda_graph.h"
+#include "kernels/base/cuda_graph.h"
 #include "fixtures/device_probe.h"
 #include "fixtures/gpu_timer.h"
 #include "fixtures/setup_cache.h"

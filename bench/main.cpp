@@ -22,7 +22,7 @@
 #include "bench/doctor.h"
 #include "bench/overhead.h"
 #include "bench/peak.h"
-#include "fixtures/data.h"
+#include "kernels/base/data.h"
 #include "fixtures/harness.h"
 #include "fixtures/machine.h"
 #include "fixtures/results_file.h"

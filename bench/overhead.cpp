@@ -1,68 +1,28 @@
 // Family `overhead`: why small work loses on a GPU. Launch, synchronize, transfer and start-up
 // costs are fixed per call; the work has to be big enough to pay for them.
 //
-// Names (GPU timings: kernel = CUDA events around the GPU work on the fixture's stream;
-// e2e = host wall time of everything a framework user pays, see fixtures/gpu_timer.h):
+// - matmul (square SGEMM, n 16 to 4096) and dense (one training step of the MNIST-style
+//   784 → 128 → 10 net, batch 32 to 2048): the CPU library against cuBLAS, as kernel time (the
+//   data already on the device) and end to end (`_e2e`: from pageable host arrays, results back,
+//   synchronized, as a framework's eager step pays). The report finds the size above which the
+//   GPU wins.
+// - launch: the price of one launch, one synchronize, and a CUDA graph's replay, on the host
+//   clock: what a per-step loop of small kernels pays however fast the GPU is.
+// - startup: what a process pays once (context, library handles, cuDNN's algorithm search, the
+//   first launch with lazy module loading), in a fresh child process where it has to be.
+// `gapbench --benchmark_list_tests` and the README list the names and axes.
 //
-//   overhead/openblas/cpu/op:matmul/n:<n>           square SGEMM, OpenBLAS (all its threads)
-//   overhead/cublas/gpu/op:matmul/n:<n>             cuBLAS SGEMM, kernel time
-//   overhead/cublas_e2e/gpu/op:matmul/n:<n>         copy A and B in from pageable host memory,
-//                                                   multiply, copy C out, synchronize
-//     n: 16 .. 4096 in powers of 2 (quick: 16, 128, 512, 1024). Counters: flops (rate); e2e also
-//     overhead_share. The report finds the size above which each GPU series beats the CPU.
-//
-//   overhead/openblas/cpu/op:dense/batch:<b>        one training step of the MNIST-style net
-//   overhead/cublas/gpu/op:dense/batch:<b>          (784 → 128 ReLU → 10, softmax cross-entropy,
-//   overhead/cublas_e2e/gpu/op:dense/batch:<b>      forward + backward + SGD); b: 32, 128, 512,
-//                                                   2048. items_per_second = samples/s.
-//     cublas: kernel time of the step with its batch already on the device (from the first GEMM
-//     to the update, including any gaps while the host enqueues the step's 12 calls);
-//     cublas_e2e: the batch (inputs and labels) copied in from pageable host memory, the step,
-//     and the loss copied back, then a synchronize: a training loop that feeds from host arrays
-//     and reads the loss every step. Counter overhead_share as for matmul.
-//
-//   overhead/launch/gpu/what:<w>                    microseconds; host wall time
-//     launch       back-to-back launches of an empty one-thread kernel, 1000 per timed batch
-//                  then one synchronize: time per launch (throughput; items_per_second =
-//                  launches/s)
-//     launch_sync  one launch, then cudaStreamSynchronize: the latency of a dependent step
-//     sync         cudaStreamSynchronize on an idle stream: the round trip alone
-//     graph        the `launch` pattern (1000 kernels) captured once into a CUDA graph, replayed
-//                  with one cudaGraphLaunch then a synchronize: time per kernel
-//     graph_sync   a one-kernel graph launched, then synchronized: graph launch latency
-//
-//   overhead/startup/gpu/what:<w>                   milliseconds
-//     context        CUDA context creation: cudaSetDevice(0) + cudaFree(0) as the first CUDA
-//                    call of a fresh process (driver load and initialisation included), one child
-//                    process (`gapbench startup-probe context`) per iteration
-//     cublas_handle  cublasCreate, in this process after its context exists and after a first
-//                    handle (the validation's) was made; each iteration creates one handle
-//                    (timed) and destroys it (not timed)
-//     cudnn_handle   cudnnCreate, the same way
-//     cudnn_find_conv  cudnnFindConvolutionForwardAlgorithm for ResNet's 3x3 64->64 56x56 layer
-//                    at batch 8 (kernels/conv_cudnn.h): what a framework's first step pays per
-//                    new layer shape with autotuning on; its pick is validated, and named in the
-//                    label
-//     first_launch   the first launch (+ synchronize) of a kernel in a fresh process whose
-//                    context already exists: with lazy module loading (CUDA_MODULE_LOADING=LAZY,
-//                    the default since CUDA 12.2) it loads the kernel's module. One child per
-//                    iteration, 3 per repetition: Google Benchmark names this one
-//                    overhead/startup/gpu/what:first_launch/iterations:3/manual_time. Under
-//                    CUDA_MODULE_LOADING=EAGER the module loads with the context instead.
-//
-// Validation before timing: matmul samples 256 elements of C against float64 dot products
-// (kernels/gemm.h); the dense step's loss and updated parameters against a float64 step
-// (kernels/dense.h, tolerance explained there); launches count themselves through the kernel's
-// counter argument; a new cuBLAS handle runs a small SGEMM and a new cuDNN handle fills a tensor,
-// both checked; a start-up child checks its context, and that its launch ran.
+// Validation before timing: matmul samples C against float64 dot products (kernels/gemm.h); the
+// dense step's loss and updated parameters against a float64 step (kernels/dense.h); launches
+// count themselves through the kernel's counter argument; a new cuBLAS or cuDNN handle does a
+// small checked piece of work; a start-up child checks its context and that its launch ran.
 #include "bench/overhead.h"
 
 #include <cstdio>
 #include <exception>
 
-#include "bench/peak.h"
 #include "fixtures/child_probe.h"
-#include "fixtures/data.h"
+#include "kernels/base/data.h"
 #include "fixtures/device_probe.h"
 #include "fixtures/setup_cache.h"
 #include "kernels/gemm.h"
@@ -72,33 +32,33 @@ namespace gapbench::overhead {
 namespace {
 
 void bench_matmul_cpu(State& state, std::size_t n) {
-  const SgemmData& d = cached<SgemmData>("sgemm:" + std::to_string(n), n);
+  const auto& d = cached<gemm::SquareProblem>(gemm::SquareProblem::key(n), n, run_seed());
   std::vector<float> c(n * n, 0.0f);
   validate_once([&] {
     gemm::sgemm_cpu(d.a.data(), d.b.data(), c.data(), n, n, n);
-    return gemm::validate_sampled("matmul", c.data(), d.a.data(), d.b.data(), n, n, n, 256);
+    return d.check("matmul", c.data());
   });
   for (auto _ : state) {
     gemm::sgemm_cpu(d.a.data(), d.b.data(), c.data(), n, n, n);
     benchmark::ClobberMemory();
   }
-  set_sgemm_counters(state, n);
+  set_flops_counter(state, d.flops());
 }
 
 void bench_dense_cpu(State& state, std::size_t batch) {
-  const DenseData& d = cached<DenseData>(dense_key(batch), batch);
+  const auto& d = cached<dense::Problem>(dense::Problem::key(batch), batch, run_seed());
   dense::CpuWorkspace ws(d.shape);
   std::vector<float> params = d.params;
   validate_once([&] {
     const float loss =
-        dense::step_cpu(d.shape, params.data(), d.x.data(), d.labels.data(), kLearningRate, ws);
+        dense::step_cpu(d.shape, params.data(), d.x.data(), d.labels.data(), dense::kLearningRate, ws);
     return dense::check_step(d.shape, d.ref, loss, params.data());
   });
   // Every iteration trains on the same batch from where the last left off: the arithmetic of a
   // step does not depend on the values.
   for (auto _ : state) {
     benchmark::DoNotOptimize(
-        dense::step_cpu(d.shape, params.data(), d.x.data(), d.labels.data(), kLearningRate, ws));
+        dense::step_cpu(d.shape, params.data(), d.x.data(), d.labels.data(), dense::kLearningRate, ws));
     benchmark::ClobberMemory();
   }
   state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * batch));
@@ -109,13 +69,6 @@ BenchName named(const std::string& variant, const char* op, const char* axis, st
 }
 
 }  // namespace
-
-DenseData::DenseData(std::size_t batch)
-    : shape(dense::mnist_shape(batch)),
-      x(dense::random_inputs(shape, run_seed())),
-      labels(dense::random_labels(shape, run_seed())),
-      params(dense::initial_params(shape, run_seed())),
-      ref(dense::step_reference(shape, params.data(), x.data(), labels.data(), kLearningRate)) {}
 
 const char* name_of(LaunchWhat what) {
   switch (what) {

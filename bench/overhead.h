@@ -11,21 +11,6 @@
 
 namespace gapbench::overhead {
 
-// The dense step's learning rate (plain SGD, as the classic Keras example would use).
-inline constexpr float kLearningRate = 0.1f;
-
-// One batch size of the dense step: seeded inputs, labels and initial parameters, and the float64
-// reference step from them, built once and shared by the CPU and GPU variants.
-struct DenseData {
-  explicit DenseData(std::size_t batch);
-  dense::DenseShape shape;
-  std::vector<float> x;
-  std::vector<std::int32_t> labels;
-  std::vector<float> params;  // before the step
-  dense::StepReference ref;
-};
-inline std::string dense_key(std::size_t batch) { return "dense:" + std::to_string(batch); }
-
 // The `what:` values of overhead/launch (see bench/overhead.cpp).
 enum class LaunchWhat { launch, launch_sync, sync, graph, graph_sync };
 const char* name_of(LaunchWhat what);

@@ -9,19 +9,17 @@
 #include <vector>
 
 #include "bench/overhead.h"
-#include "bench/peak.h"
-#include "bench/peak_gpu.h"
 #include "fixtures/child_probe.h"
-#include "fixtures/cuda_graph.h"
-#include "fixtures/cuda_libraries.h"
-#include "fixtures/data.h"
+#include "kernels/base/cuda_graph.h"
+#include "kernels/base/cuda_libraries.h"
+#include "kernels/base/data.h"
 #include "fixtures/device_probe.h"
 #include "fixtures/gpu_timer.h"
 #include "fixtures/setup_cache.h"
 #include "kernels/conv.h"
 #include "kernels/conv_cudnn.h"
-#include "kernels/dense.h"
-#include "kernels/gemm.h"
+#include "kernels/dense_gpu.h"
+#include "kernels/gemm_gpu.h"
 #include "kernels/launch.h"
 
 namespace gapbench::overhead {
@@ -30,160 +28,37 @@ namespace {
 
 constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
 
-// Host-to-device and back on the fixture's stream. From pageable memory (std::vector), as a
-// framework's host tensors are.
-template <class T>
-void upload(const DeviceBuffer<T>& dst, const T* src, cudaStream_t stream) {
-  GAPBENCH_CHECK(cudaMemcpyAsync(dst.data(), src, dst.bytes(), cudaMemcpyHostToDevice, stream));
-}
-template <class T>
-void download(T* dst, const DeviceBuffer<T>& src, cudaStream_t stream) {
-  GAPBENCH_CHECK(cudaMemcpyAsync(dst, src.data(), src.bytes(), cudaMemcpyDeviceToHost, stream));
-}
-
 // ---- matmul ----
 
 void bench_matmul(State& state, std::size_t n, GpuTiming timing) {
-  const SgemmData& data = cached<SgemmData>("sgemm:" + std::to_string(n), n);
-  SgemmDevice& dev = cached<SgemmDevice>("sgemm:" + std::to_string(n), data);
-  validate_once([&] { return dev.check(data, timing); });
+  const auto& data = cached<gemm::SquareProblem>(gemm::SquareProblem::key(n), n, run_seed());
+  auto& dev = cached<OnTimedStream<gemm::CublasSgemm>>(gemm::SquareProblem::key(n),
+                                                         gemm::CublasSgemm::device_bytes(n), data);
+  validate_once([&] { return dev.op.check(data, timing == GpuTiming::end_to_end); });
   if (timing == GpuTiming::kernel) {
-    time_kernel(state, dev.stream, [&] { dev.multiply(n); });
+    time_kernel(state, dev.stream, [&] { dev.op.multiply(); });
   } else {
     time_end_to_end(
-        state, dev.stream, [&] { dev.multiply(n); }, [&] { dev.end_to_end(data); });
+        state, dev.stream, [&] { dev.op.multiply(); }, [&] { dev.op.end_to_end(data); });
   }
-  set_sgemm_counters(state, n);
+  set_flops_counter(state, data.flops());
 }
 
 // ---- dense step ----
 
-// The step of kernels/dense.h on the device: cuBLAS for the GEMMs, the bias gradients (a GEMV
-// with a vector of ones) and the SGD update (one axpy over the packed parameters), and the small
-// kernels of kernels/dense.cu for the rest, all on the fixture's stream.
-struct DenseDevice {
-  explicit DenseDevice(const DenseData& d)
-      : shape(d.shape),
-        x(reserve(d.shape)),
-        labels(shape.batch),
-        params(shape.params()),
-        grad(shape.params()),
-        h(shape.batch * shape.hidden),
-        logits(shape.batch * shape.out),
-        dlogits(shape.batch * shape.out),
-        dh(shape.batch * shape.hidden),
-        row_loss(shape.batch),
-        loss(1),
-        ones(shape.batch),
-        blas(stream.get()) {
-    upload(x, d.x.data(), stream.get());
-    upload(labels, d.labels.data(), stream.get());
-    upload(params, d.params.data(), stream.get());
-    const std::vector<float> host_ones(shape.batch, 1.0f);
-    upload(ones, host_ones.data(), stream.get());
-    stream.synchronize();  // before host_ones goes
-  }
-  static std::size_t reserve(const dense::DenseShape& s) {
-    const std::size_t floats = s.batch * s.in + 2 * s.params() + 2 * s.batch * s.hidden +
-                               2 * s.batch * s.out + 2 * s.batch + 1;
-    require_free_device_memory(floats * sizeof(float) + s.batch * sizeof(std::int32_t));
-    return s.batch * s.in;
-  }
-
-  // Row-major matrices, column-major cuBLAS: a row-major M×N product C = op(A)·op(B) is the
-  // column-major Cᵀ = op(B)ᵀ·op(A)ᵀ, so every call passes B before A with the same ops, the
-  // dimensions as (N, M, K), and each matrix's row length as its leading dimension.
-  void step(float lr) {
-    const cudaStream_t s = stream.get();
-    const cublasHandle_t handle = blas.get();
-    const int B = static_cast<int>(shape.batch), I = static_cast<int>(shape.in),
-              H = static_cast<int>(shape.hidden), O = static_cast<int>(shape.out);
-    const float one = 1.0f, zero = 0.0f, minus_lr = -lr;
-    float* p = params.data();
-    float* g = grad.data();
-    const float* w1 = p + shape.w1();
-    const float* b1 = p + shape.b1();
-    const float* w2 = p + shape.w2();
-    const float* b2 = p + shape.b2();
-    const auto N = CUBLAS_OP_N, T = CUBLAS_OP_T;
-
-    // Forward. h = x·W1 [B×H], then ReLU(h + b1) in place; logits = h·W2 [B×O].
-    GAPBENCH_CHECK(
-        cublasSgemm(handle, N, N, H, B, I, &one, w1, H, x.data(), I, &zero, h.data(), H));
-    GAPBENCH_CHECK(dense::bias_relu_gpu(h.data(), b1, shape.batch, shape.hidden, s));
-    GAPBENCH_CHECK(
-        cublasSgemm(handle, N, N, O, B, H, &one, w2, O, h.data(), H, &zero, logits.data(), O));
-    // Loss (b2 added inside) and dlogits = (softmax - onehot) / B [B×O].
-    GAPBENCH_CHECK(dense::softmax_xent_gpu(logits.data(), b2, labels.data(), shape.batch, shape.out,
-                                           dlogits.data(), row_loss.data(), s));
-    GAPBENCH_CHECK(dense::mean_gpu(row_loss.data(), shape.batch, loss.data(), s));
-
-    // Backward. dW2 = hᵀ·dlogits [H×O]; db2 = column sums of dlogits (as column-major O×B
-    // times ones).
-    GAPBENCH_CHECK(cublasSgemm(handle, N, T, O, H, B, &one, dlogits.data(), O, h.data(), H, &zero,
-                               g + shape.w2(), O));
-    GAPBENCH_CHECK(cublasSgemv(handle, N, O, B, &one, dlogits.data(), O, ones.data(), 1, &zero,
-                               g + shape.b2(), 1));
-    // dh = dlogits·W2ᵀ [B×H] (W2 before its update), masked where ReLU was off.
-    GAPBENCH_CHECK(
-        cublasSgemm(handle, T, N, H, B, O, &one, w2, O, dlogits.data(), O, &zero, dh.data(), H));
-    GAPBENCH_CHECK(dense::relu_backward_gpu(dh.data(), h.data(), dh.size(), s));
-    // dW1 = xᵀ·dh [I×H]; db1 = column sums of dh.
-    GAPBENCH_CHECK(cublasSgemm(handle, N, T, H, I, B, &one, dh.data(), H, x.data(), I, &zero,
-                               g + shape.w1(), H));
-    GAPBENCH_CHECK(
-        cublasSgemv(handle, N, H, B, &one, dh.data(), H, ones.data(), 1, &zero, g + shape.b1(), 1));
-
-    // SGD: params -= lr · grad.
-    GAPBENCH_CHECK(cublasSaxpy(handle, static_cast<int>(shape.params()), &minus_lr, g, 1, p, 1));
-  }
-
-  // The batch in from host memory, the step, the loss back, synchronize.
-  void end_to_end(const DenseData& d, float* loss_out) {
-    upload(x, d.x.data(), stream.get());
-    upload(labels, d.labels.data(), stream.get());
-    step(kLearningRate);
-    download(loss_out, loss, stream.get());
-    stream.synchronize();
-  }
-
-  // One step from the initial parameters, the way `timing` runs it; loss and updated parameters
-  // checked against the float64 step.
-  Validation check(const DenseData& d, GpuTiming timing) {
-    upload(params, d.params.data(), stream.get());
-    GAPBENCH_CHECK(cudaMemsetAsync(loss.data(), 0xFF, loss.bytes(), stream.get()));
-    float got_loss = kNaN;
-    if (timing == GpuTiming::kernel) {
-      step(kLearningRate);
-      download(&got_loss, loss, stream.get());
-    } else {
-      end_to_end(d, &got_loss);
-    }
-    std::vector<float> got_params(params.size(), kNaN);
-    download(got_params.data(), params, stream.get());
-    stream.synchronize();
-    return dense::check_step(shape, d.ref, got_loss, got_params.data());
-  }
-
-  dense::DenseShape shape;
-  TimedStream stream;
-  DeviceBuffer<float> x;
-  DeviceBuffer<std::int32_t> labels;
-  DeviceBuffer<float> params, grad, h, logits, dlogits, dh, row_loss, loss, ones;
-  CublasHandle blas;
-};
-
 void bench_dense(State& state, std::size_t batch, GpuTiming timing) {
-  const DenseData& data = cached<DenseData>(dense_key(batch), batch);
-  DenseDevice& dev = cached<DenseDevice>(dense_key(batch), data);
-  validate_once([&] { return dev.check(data, timing); });
+  const auto& data = cached<dense::Problem>(dense::Problem::key(batch), batch, run_seed());
+  auto& dev = cached<OnTimedStream<dense::CublasDenseStep>>(
+      dense::Problem::key(batch), dense::CublasDenseStep::device_bytes(data.shape), data);
+  validate_once([&] { return dev.op.check(data, timing == GpuTiming::end_to_end); });
   // As on the CPU, iterations go on training on the same batch.
   if (timing == GpuTiming::kernel) {
-    time_kernel(state, dev.stream, [&] { dev.step(kLearningRate); });
+    time_kernel(state, dev.stream, [&] { dev.op.step(dense::kLearningRate); });
   } else {
     float loss = 0.0f;
     time_end_to_end(
-        state, dev.stream, [&] { dev.step(kLearningRate); }, [&] { dev.end_to_end(data, &loss); });
+        state, dev.stream, [&] { dev.op.step(dense::kLearningRate); },
+        [&] { dev.op.end_to_end(data, &loss); });
   }
   state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * batch));
 }
@@ -272,12 +147,13 @@ cudaError_t create_context() {
   return set == cudaSuccess ? cudaFree(nullptr) : set;
 }
 
-// A new handle works: a small product checked like the matmul benchmarks' (SgemmDevice makes
+// A new handle works: a small product checked like the matmul benchmarks' (CublasSgemm makes
 // its own handle).
 Validation check_new_cublas_handle() {
-  const SgemmData data(64);
-  SgemmDevice dev(data);
-  return dev.check(data, GpuTiming::kernel);
+  const gemm::SquareProblem data(64, run_seed());
+  const Stream stream;
+  gemm::CublasSgemm sgemm(data, stream.get());
+  return sgemm.check(data, false);
 }
 
 #if GAPBENCH_WITH_CUDNN
@@ -292,7 +168,7 @@ Validation check_new_cudnn_handle() {
   const float value = uniform_floats(1, run_seed(), 600, 0.5f, 1.0f)[0];
   GAPBENCH_CHECK(cudnnSetTensor(handle.get(), desc.get(), y.data(), &value));
   std::vector<float> got(y.size(), kNaN);
-  download(got.data(), y, stream.get());
+  copy_to_host(got.data(), y, stream.get());
   stream.synchronize();
   return validate("cudnnSetTensor", got, std::vector<float>(y.size(), value), Tolerance::exact());
 }
@@ -382,11 +258,11 @@ Validation check_found_convolution(const conv::CudnnConvolution& found, cudaStre
   const std::vector<float> w = uniform_floats(shape.filter_size(), run_seed(), 611);
   const DeviceBuffer<float> dx(x.size()), dw(w.size()), dy(shape.output_size());
   const DeviceBuffer<std::uint8_t> workspace(std::max<std::size_t>(1, found.workspace_bytes()));
-  upload(dx, x.data(), stream);
-  upload(dw, w.data(), stream);
+  copy_to_device(dx, x.data(), stream);
+  copy_to_device(dw, w.data(), stream);
   found.forward(dx.data(), dw.data(), dy.data(), workspace.data());
   std::vector<float> y(dy.size(), kNaN);
-  download(y.data(), dy, stream);
+  copy_to_host(y.data(), dy, stream);
   GAPBENCH_CHECK(cudaStreamSynchronize(stream));
   conv::ConvShape one = shape;
   one.n = 1;

@@ -22,7 +22,7 @@
 #include <vector>
 
 #include "bench/peak.h"
-#include "fixtures/data.h"
+#include "kernels/base/data.h"
 #include "fixtures/harness.h"
 #include "fixtures/setup_cache.h"
 #include "kernels/gemm.h"
@@ -92,17 +92,17 @@ void bench_read(State& state, std::size_t mib) {
 }
 
 void bench_sgemm_cpu(State& state, std::size_t n) {
-  const SgemmData& d = cached<SgemmData>("sgemm:" + std::to_string(n), n);
+  const auto& d = cached<gemm::SquareProblem>(gemm::SquareProblem::key(n), n, run_seed());
   std::vector<float> c(n * n, 0.0f);
   validate_once([&] {
     gemm::sgemm_cpu(d.a.data(), d.b.data(), c.data(), n, n, n);
-    return gemm::validate_sampled("sgemm", c.data(), d.a.data(), d.b.data(), n, n, n, 256);
+    return d.check("sgemm", c.data());
   });
   for (auto _ : state) {
     gemm::sgemm_cpu(d.a.data(), d.b.data(), c.data(), n, n, n);
     benchmark::ClobberMemory();
   }
-  set_sgemm_counters(state, n);
+  set_flops_counter(state, d.flops());
 }
 
 }  // namespace
@@ -112,7 +112,7 @@ Ceilings probe_ceilings() {
   constexpr std::size_t kReadFloats = 256 * kMiB / sizeof(float);
   constexpr int kRuns = 10;
   constexpr double kWindowSeconds = 0.5;
-  const SgemmData d(kN);
+  const gemm::SquareProblem d(kN, run_seed());
   std::vector<float> c(kN * kN);
   const std::vector<float> x = uniform_floats(kReadFloats, run_seed(), 600, 0.0f, 1.0f);
   // A ceiling is the best the machine gives: the fastest run, after a warm-up (caches, OpenBLAS's
@@ -138,15 +138,6 @@ Ceilings probe_ceilings() {
   out.sgemm_gflops = 2.0 * kN * kN * kN / gemm * 1e-9;
   out.read_gbps = kReadFloats * sizeof(float) / read * 1e-9;
   return out;
-}
-
-SgemmData::SgemmData(std::size_t n)
-    : n(n), a(uniform_floats(n * n, run_seed(), 500)), b(uniform_floats(n * n, run_seed(), 501)) {}
-
-void set_sgemm_counters(State& state, std::size_t n) {
-  const double flops = 2.0 * static_cast<double>(n) * n * n;
-  state.counters["flops"] =
-      benchmark::Counter(flops, benchmark::Counter::kIsIterationInvariantRate);
 }
 
 GAPBENCH_FAMILY(peak) {

@@ -31,7 +31,7 @@
 #include <cmath>
 #include <sstream>
 
-#include "fixtures/data.h"
+#include "kernels/base/data.h"
 #include "fixtures/setup_cache.h"
 #include "kernels/gemm.h"
 #include "kernels/preprocess.h"

@@ -11,7 +11,7 @@
 
 #include "fixtures/harness.h"
 #include "fixtures/pipeline.h"
-#include "fixtures/validate.h"
+#include "kernels/base/validate.h"
 #include "kernels/image_codec.h"
 
 namespace gapbench::pipeline {

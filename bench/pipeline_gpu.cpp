@@ -25,9 +25,9 @@
 #include <vector>
 
 #include "bench/pipeline.h"
-#include "fixtures/cuda_libraries.h"
+#include "kernels/base/cuda_libraries.h"
 #include "fixtures/device_probe.h"
-#include "fixtures/gpu_memory.h"
+#include "kernels/base/gpu_memory.h"
 #include "fixtures/gpu_timer.h"
 #include "fixtures/setup_cache.h"
 

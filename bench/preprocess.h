@@ -7,10 +7,10 @@
 #include <string>
 #include <vector>
 
-#include "fixtures/data.h"
+#include "kernels/base/data.h"
 #include "fixtures/device_probe.h"
 #include "fixtures/harness.h"
-#include "fixtures/validate.h"
+#include "kernels/base/validate.h"
 #include "kernels/preprocess.h"
 
 namespace gapbench::preprocess {

@@ -5,30 +5,24 @@
 
 #include "bench/preprocess.h"
 #include "fixtures/device_probe.h"
-#include "fixtures/gpu_memory.h"
+#include "kernels/base/gpu_memory.h"
 #include "fixtures/gpu_timer.h"
 #include "fixtures/setup_cache.h"
 
 namespace gapbench::preprocess {
 namespace {
 
-template <class T>
-void upload(const DeviceBuffer<T>& dst, const std::vector<T>& src, cudaStream_t stream) {
-  GAPBENCH_CHECK(
-      cudaMemcpyAsync(dst.data(), src.data(), dst.bytes(), cudaMemcpyHostToDevice, stream));
-}
-
 // Device copies of one shape's data, shared by the GPU variants of that shape.
 struct SumsqDevice {
   explicit SumsqDevice(const SumsqData& d) : x(reserve(d)), out(d.shape.rows) {
-    upload(x, d.x, stream.get());
+    copy_to_device(x, d.x.data(), stream.get());
     stream.synchronize();
   }
   static std::size_t reserve(const SumsqData& d) {
     require_free_device_memory((d.x.size() + d.shape.rows) * sizeof(float));
     return d.x.size();
   }
-  void upload_input(const SumsqData& d) { upload(x, d.x, stream.get()); }
+  void upload_input(const SumsqData& d) { copy_to_device(x, d.x.data(), stream.get()); }
   cudaError_t launch(const SumsqData& d, Style style) {
     const auto fn = style == Style::elementwise ? sumsq_elementwise_gpu : sumsq_vectorized_gpu;
     return fn(x.data(), d.shape.rows, d.shape.cols, out.data(), stream.get());
@@ -41,16 +35,16 @@ struct SumsqDevice {
 struct ImageDevice {
   explicit ImageDevice(const ImageData& d)
       : in(reserve(d.shape)), delta(d.shape.n), flip(d.shape.n), out(d.shape.pixels()) {
-    upload(in, d.in, stream.get());
-    upload(delta, d.aug.delta, stream.get());
-    upload(flip, d.aug.flip, stream.get());
+    copy_to_device(in, d.in.data(), stream.get());
+    copy_to_device(delta, d.aug.delta.data(), stream.get());
+    copy_to_device(flip, d.aug.flip.data(), stream.get());
     stream.synchronize();
   }
   static std::size_t reserve(const ImageShape& s) {
     require_free_device_memory(s.pixels() * (sizeof(std::uint8_t) + sizeof(float)));
     return s.pixels();
   }
-  void upload_input(const ImageData& d) { upload(in, d.in, stream.get()); }
+  void upload_input(const ImageData& d) { copy_to_device(in, d.in.data(), stream.get()); }
   cudaError_t launch(const ImageData& d, Style style) {
     const auto fn = style == Style::elementwise ? image_elementwise_gpu : image_vectorized_gpu;
     return fn(in.data(), d.shape, delta.data(), flip.data(), out.data(), stream.get());

@@ -21,7 +21,7 @@
 #include <new>
 #include <vector>
 
-#include "fixtures/data.h"
+#include "kernels/base/data.h"
 #include "kernels/membw.h"
 
 namespace gapbench::transfer {

@@ -5,9 +5,9 @@
 #include <vector>
 
 #include "bench/transfer.h"
-#include "fixtures/data.h"
+#include "kernels/base/data.h"
 #include "fixtures/device_probe.h"
-#include "fixtures/gpu_memory.h"
+#include "kernels/base/gpu_memory.h"
 #include "fixtures/gpu_timer.h"
 #include "fixtures/setup_cache.h"
 

@@ -10,6 +10,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "kernels/base/data.h"
 #include "kernels/gemm.h"
 
 namespace gapbench::conv {
@@ -154,7 +155,7 @@ double magnitude_bound(const ConvShape& sh, const float* x, const float* w) {
 }
 
 double input_roundoff(Arithmetic arithmetic) {
-  return arithmetic == Arithmetic::tf32 ? 0x1.0p-10 : 0.0;
+  return arithmetic == Arithmetic::tf32 ? kTf32InputError : 0.0;
 }
 
 // For the first GPU runs, before anyone loosens this bound: if a 3x3 cuDNN convolution fails it
@@ -163,12 +164,25 @@ double input_roundoff(Arithmetic arithmetic) {
 // out by rerunning with TF32 off; give Winograd its own documented allowance if so, never a
 // looser bound for every algorithm.
 Tolerance tolerance(const ConvShape& sh, double magnitude, Arithmetic arithmetic) {
-  const double u = 0x1.0p-24;
+  const double u = kFloat32Roundoff;
   const double terms = static_cast<double>(sh.reduction());
   const double gamma = terms * u / (1.0 - terms * u);
   const double e = input_roundoff(arithmetic);
   const double read = (1.0 + e) * (1.0 + e);
   return {((read - 1.0) + gamma * read) * magnitude, 0.0};
+}
+
+// Stream ids of the two tensors under the seed.
+constexpr std::uint64_t kInputStream = 31;
+constexpr std::uint64_t kFilterStream = 32;
+
+Problem::Problem(const ConvShape& s, std::uint64_t seed)
+    : shape((check_shape(s), s)),
+      x(uniform_floats(s.input_size(), seed, kInputStream)),
+      w(uniform_floats(s.filter_size(), seed, kFilterStream)),
+      ref(s.output_size()),
+      magnitude(magnitude_bound(s, x.data(), w.data())) {
+  reference(shape, x.data(), w.data(), ref.data());
 }
 
 // ---- CPU variants ----

@@ -14,9 +14,11 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
+#include <vector>
 
-#include "fixtures/validate.h"  // Tolerance (header-only)
+#include "kernels/base/validate.h"  // Tolerance (header-only)
 
 #if GAPBENCH_WITH_CUDA
 #include <cuda_runtime_api.h>
@@ -76,6 +78,24 @@ double input_roundoff(Arithmetic arithmetic);
 // It also covers the Winograd and FFT algorithms cuDNN may pick, whose float32 error on these
 // sizes is far below the TF32 term.
 Tolerance tolerance(const ConvShape& shape, double magnitude, Arithmetic arithmetic);
+
+// One shape's seeded input and filter (uniform in [-1, 1)), its float64 reference and magnitude
+// bound: what the benchmarks and the tests check every variant against. Rejects an impossible
+// shape (std::invalid_argument) before allocating anything.
+struct Problem {
+  Problem(const ConvShape& shape, std::uint64_t seed);
+
+  // `y` against the reference, with the tolerance of `arithmetic`.
+  Validation check(const std::string& what, const std::vector<float>& y,
+                   Arithmetic arithmetic = Arithmetic::float32) const {
+    return validate(what, y, ref, tolerance(shape, magnitude, arithmetic));
+  }
+
+  ConvShape shape;
+  std::vector<float> x, w;
+  std::vector<double> ref;
+  double magnitude = 0.0;
+};
 
 // ---- CPU variants (one thread for naive; OpenBLAS's threads for im2col_blas) ----
 

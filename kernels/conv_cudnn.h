@@ -16,7 +16,7 @@
 // GAPBENCH_CHECK, so a failure throws CudaError naming the status, the call, file and line.
 #pragma once
 
-#include "fixtures/cuda_libraries.h"  // header-only: GAPBENCH_CHECK for cuDNN, CudaOwner
+#include "kernels/base/cuda_libraries.h"  // header-only: GAPBENCH_CHECK for cuDNN, CudaOwner
 #include "kernels/conv.h"
 
 #if GAPBENCH_WITH_CUDNN
@@ -69,13 +69,9 @@ class CudnnConvolution {
   const ConvShape& shape() const { return shape_; }
   cudnnConvolutionFwdAlgo_t algorithm() const { return algo_; }
   std::string algorithm_name() const { return conv::algorithm_name(algo_); }
-  // The math mode the chosen algorithm runs in (cuDNN's report).
-  cudnnMathType_t algorithm_math() const { return algo_math_; }
   std::size_t workspace_bytes() const { return workspace_bytes_; }
   // Wall seconds of cudnnFindConvolutionForwardAlgorithm.
   double search_seconds() const { return search_seconds_; }
-  // cuDNN's own time for the chosen algorithm during the search, in seconds.
-  double search_best_seconds() const { return best_seconds_; }
   // "algo:IMPLICIT_PRECOMP_GEMM workspace_bytes:4718592 math:tensor_op", for a benchmark label.
   std::string description() const;
 
@@ -93,7 +89,6 @@ class CudnnConvolution {
   cudnnMathType_t algo_math_ = CUDNN_DEFAULT_MATH;
   std::size_t workspace_bytes_ = 0;
   double search_seconds_ = 0.0;
-  double best_seconds_ = 0.0;
 };
 
 }  // namespace gapbench::conv

@@ -113,7 +113,6 @@ CudnnConvolution::CudnnConvolution(cudnnHandle_t handle, const ConvShape& shape,
     algo_ = best.algo;
     algo_math_ = best.mathType;
     workspace_bytes_ = best.memory;
-    best_seconds_ = static_cast<double>(best.time) * 1e-3;
     // Run with the math mode the search measured this algorithm in.
     GAPBENCH_CHECK(cudnnSetConvolutionMathType(conv_desc_.get(), best.mathType));
     // The search reports the workspace it measured with; ask for the size forward() needs.

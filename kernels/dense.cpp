@@ -1,5 +1,5 @@
 // Op `dense`, CPU side: seeded inputs, the float64 reference and its tolerance, then the CPU step.
-// Random values come from gapbench::element_hash (header-only, fixtures/data.h), as in
+// Random values come from gapbench::element_hash (header-only, kernels/base/data.h), as in
 // kernels/preprocess.cpp, so the kernels library needs nothing else from fixtures/.
 #include "kernels/dense.h"
 
@@ -11,7 +11,7 @@
 #include <string>
 #include <tuple>
 
-#include "fixtures/data.h"  // element_hash only (inline, header-only)
+#include "kernels/base/data.h"  // element_hash only (inline, header-only)
 
 namespace gapbench::dense {
 
@@ -21,7 +21,6 @@ namespace {
 constexpr std::uint64_t kInputStream = 0x64656e736578696eull;
 constexpr std::uint64_t kLabelStream = 0x64656e73656c6162ull;
 constexpr std::uint64_t kParamStream = 0x64656e7365706172ull;
-constexpr double kRoundoff = 0x1.0p-24;  // float32 unit roundoff
 
 // fill_uniform's formula (24 random bits per value) over [lo, hi), for element i.
 float uniform_at(std::uint64_t seed, std::uint64_t stream, std::size_t i, float lo, float hi) {
@@ -119,7 +118,7 @@ double max_abs(const double* v, std::size_t n) {
 // |x_rp|·|g_rj| and db1[j] by |g_rj|, summed over such rows.
 void find_kinks(const DenseShape& s, const float* params, const float* x, const Pass& pass,
                 StepReference& ref) {
-  const double gamma = static_cast<double>(s.in + 1) * kRoundoff;
+  const double gamma = static_cast<double>(s.in + 1) * kFloat32Roundoff;
   std::vector<double> w1_abs(s.in * s.hidden);
   for (std::size_t i = 0; i < w1_abs.size(); ++i) w1_abs[i] = std::fabs(params[s.w1() + i]);
   std::vector<double> x_abs(s.batch * s.in);
@@ -238,7 +237,7 @@ StepReference step_reference(const DenseShape& s, const float* params, const flo
   for (std::size_t i = 0; i < start.size(); ++i) ref.params[i] = start[i] - rate * grad[i];
   find_kinks(s, params, x, pass, ref);
   const auto tolerance = [&](std::size_t offset, std::size_t n) {
-    const double rounding = 2.0 * kRoundoff * max_abs(ref.params.data() + offset, n);
+    const double rounding = 2.0 * kFloat32Roundoff * max_abs(ref.params.data() + offset, n);
     return Tolerance{rounding + rate * kGradRtol * max_abs(grad.data() + offset, n), 0.0};
   };
   ref.w1 = tolerance(s.w1(), s.in * s.hidden);
@@ -364,5 +363,12 @@ float step_cpu(const DenseShape& s, float* params, const float* x, const std::in
   cblas_saxpy(static_cast<blasint>(s.params()), -lr, grad, 1, params, 1);
   return static_cast<float>(loss / static_cast<double>(s.batch));
 }
+
+Problem::Problem(std::size_t batch, std::uint64_t seed)
+    : shape(mnist_shape(batch)),
+      x(random_inputs(shape, seed)),
+      labels(random_labels(shape, seed)),
+      params(initial_params(shape, seed)),
+      ref(step_reference(shape, params.data(), x.data(), labels.data(), kLearningRate)) {}
 
 }  // namespace gapbench::dense

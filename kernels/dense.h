@@ -9,15 +9,16 @@
 //
 // This file: the float64 reference (loss, gradient, one step, and the tolerance a float32 step is
 // held to), the CPU step (OpenBLAS GEMMs plus small loops), and the GPU pieces that are not
-// cuBLAS calls (kernels/dense.cu). The GPU step itself is a sequence of cuBLAS calls and these
-// kernels, in bench/overhead_gpu.cpp.
+// cuBLAS calls (kernels/dense.cu). The GPU step itself, cuBLAS calls and these kernels, is
+// kernels/dense_gpu.h.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <vector>
 
-#include "fixtures/validate.h"
+#include "kernels/base/validate.h"
 
 #if GAPBENCH_WITH_CUDA
 #include <cuda_runtime_api.h>
@@ -92,6 +93,22 @@ StepReference step_reference(const DenseShape& s, const float* params, const flo
 // fails, or a passing Validation over all of them.
 Validation check_step(const DenseShape& s, const StepReference& ref, float loss,
                       const float* params_after);
+
+// The step's learning rate (plain SGD, as the classic Keras example would use).
+inline constexpr float kLearningRate = 0.1f;
+
+// One batch of the MNIST-style net: seeded inputs, labels and initial parameters, and the float64
+// reference step (at kLearningRate) from them, shared by the CPU and GPU steps.
+struct Problem {
+  Problem(std::size_t batch, std::uint64_t seed);
+  static std::string key(std::size_t batch) { return "dense:" + std::to_string(batch); }
+
+  DenseShape shape;
+  std::vector<float> x;
+  std::vector<std::int32_t> labels;
+  std::vector<float> params;  // before the step
+  StepReference ref;
+};
 
 // ---- CPU step ----
 

@@ -6,7 +6,7 @@
 #include <cmath>
 #include <vector>
 
-#include "fixtures/data.h"
+#include "kernels/base/data.h"
 
 namespace gapbench::gemm {
 
@@ -49,5 +49,9 @@ Validation validate_sampled(const std::string& what, const float* c, const float
   }
   return validate(what, got.data(), ref.data(), samples, {bound, 0.0});
 }
+
+// Stream ids of A and B under the seed.
+SquareProblem::SquareProblem(std::size_t n, std::uint64_t seed)
+    : n(n), a(uniform_floats(n * n, seed, 500)), b(uniform_floats(n * n, seed, 501)) {}
 
 }  // namespace gapbench::gemm

@@ -6,15 +6,11 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
-#include "fixtures/validate.h"
+#include "kernels/base/validate.h"
 
 namespace gapbench::gemm {
-
-// Unit roundoff of the arithmetic a GEMM may use: float32, and TF32 (10-bit mantissa) for GPU
-// libraries allowed to use tensor cores on float32 data.
-inline constexpr double kFloat32Roundoff = 0x1.0p-24;
-inline constexpr double kTf32Roundoff = 0x1.0p-11;
 
 // C = A · B with float64 accumulation.
 void reference(const float* a, const float* b, std::size_t m, std::size_t n, std::size_t k,
@@ -31,5 +27,20 @@ void sgemm_cpu(const float* a, const float* b, float* c, std::size_t m, std::siz
 Validation validate_sampled(const std::string& what, const float* c, const float* a,
                             const float* b, std::size_t m, std::size_t n, std::size_t k,
                             std::size_t samples, double unit_roundoff = kFloat32Roundoff);
+
+// The square multiply every SGEMM benchmark times: two seeded n×n matrices A and B (row-major,
+// uniform in [-1, 1)).
+struct SquareProblem {
+  SquareProblem(std::size_t n, std::uint64_t seed);
+  static std::string key(std::size_t n) { return "sgemm:" + std::to_string(n); }
+  double flops() const { return 2.0 * static_cast<double>(n) * static_cast<double>(n * n); }
+  // C = A·B, 256 sampled elements checked.
+  Validation check(const std::string& what, const float* c) const {
+    return validate_sampled(what, c, a.data(), b.data(), n, n, n, 256);
+  }
+
+  std::size_t n;
+  std::vector<float> a, b;
+};
 
 }  // namespace gapbench::gemm

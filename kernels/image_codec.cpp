@@ -8,7 +8,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "fixtures/data.h"  // element_hash only (inline, header-only)
+#include "kernels/base/data.h"  // element_hash only (inline, header-only)
 
 namespace gapbench::codec {
 

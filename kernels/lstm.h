@@ -17,11 +17,14 @@
 // state [batch][hidden]; the hidden sequence h_seq [steps][batch][hidden] (h_seq[t] = h_t).
 #pragma once
 
+#include <cmath>
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
-#include "fixtures/validate.h"
+#include "kernels/base/data.h"
+#include "kernels/base/validate.h"
 
 namespace gapbench::lstm {
 
@@ -52,6 +55,24 @@ void check_shape(const Shape& shape);
 struct Weights {
   std::vector<float> w;  // [(input + hidden) x 4·hidden], see above
   std::vector<float> b;  // [4·hidden]
+};
+
+// One layer's weights and inputs, seeded: W and b uniform in ±1/√hidden (the usual LSTM
+// initialisation's scale, which keeps the gates off saturation), x, h0 and c0 uniform in ±1.
+// Never zero, so a variant that ignores h0, c0 or the bias cannot pass.
+struct Problem {
+  Problem(const Shape& s, std::uint64_t seed)
+      : shape(s),
+        weights{uniform_floats(s.weight_size(), seed, 41, -scale(s), scale(s)),
+                uniform_floats(s.gates(), seed, 42, -scale(s), scale(s))},
+        x(uniform_floats(s.x_size(), seed, 43)),
+        h0(uniform_floats(s.state_size(), seed, 44)),
+        c0(uniform_floats(s.state_size(), seed, 45)) {}
+  static float scale(const Shape& s) { return 1.0f / std::sqrt(static_cast<float>(s.hidden)); }
+
+  Shape shape;
+  Weights weights;
+  std::vector<float> x, h0, c0;
 };
 
 // Throws std::invalid_argument naming both sizes when the weights do not fit the shape:
@@ -92,7 +113,6 @@ Reference reference(const Shape& shape, const Weights& weights, const float* x, 
 // kSafety is λ, and covers the libraries' own gate functions. Measured here: correct float32
 // runs use under 1% of it; a swapped gate or a missing bias exceeds it 100-4000 times, one bias
 // element off by 0.01 still 2-20 times (tests/test_lstm.cpp).
-inline constexpr double kFloat32Roundoff = 0x1.0p-24;
 inline constexpr double kSafety = 4.0;
 inline constexpr double kGateUlps = 16.0;
 Tolerance h_tolerance(const Shape& shape, const Reference& ref,

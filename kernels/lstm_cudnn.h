@@ -24,8 +24,8 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "fixtures/cuda_libraries.h"
-#include "fixtures/gpu_memory.h"
+#include "kernels/base/cuda_libraries.h"
+#include "kernels/base/gpu_memory.h"
 #include "kernels/lstm.h"
 
 namespace gapbench::lstm {

@@ -7,15 +7,15 @@
 // layout: cuBLAS is column-major, so each row-major C = A·B runs as Cᵀ = Bᵀ·Aᵀ, no transposes.
 // cuBLAS's default math mode: plain float32 (no TF32), the arithmetic of peak/sgemm/gpu.
 //
-// The graph variant captures the same calls once (fixtures/cuda_graph.h) and replays them.
+// The graph variant captures the same calls once (kernels/base/cuda_graph.h) and replays them.
 #pragma once
 
 #include <cuda_runtime_api.h>
 
 #include <cstddef>
 
-#include "fixtures/cuda_libraries.h"
-#include "fixtures/gpu_memory.h"
+#include "kernels/base/cuda_libraries.h"
+#include "kernels/base/gpu_memory.h"
 #include "kernels/lstm.h"
 
 namespace gapbench::lstm {

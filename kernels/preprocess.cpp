@@ -8,13 +8,13 @@
 //
 // The inputs (random_augmentation) and the tolerance (sumsq_rtol) come first, in the header's
 // order. random_augmentation draws from gapbench::element_hash, the header-only hash of
-// fixtures/data.h, so the kernels library needs nothing else from fixtures/.
+// kernels/base/data.h, so the kernels library needs nothing else from fixtures/.
 #include "kernels/preprocess.h"
 
 #include <algorithm>
 #include <utility>
 
-#include "fixtures/data.h"  // element_hash only (inline, header-only)
+#include "kernels/base/data.h"  // element_hash only (inline, header-only)
 #include "kernels/inject.h"
 
 namespace gapbench::preprocess {

@@ -4,6 +4,8 @@
 #   ci_checks.sh shellcheck                  the bash scripts under ci/ and .ci/
 #   ci_checks.sh inject-hook GAPBENCH ON|OFF the slowdown hook is in a GAPBENCH_TEST_INJECT
 #                                            build and absent from every other
+#   ci_checks.sh layering [ROOT]             every include line points down the layers:
+#                                            bench → fixtures → kernels → kernels/base
 # A tool that is genuinely not installed is a skip (exit 77) that says so; ci/setup installs both.
 set -euo pipefail
 
@@ -33,8 +35,29 @@ case "${1:-}" in
     fi
     echo "$binary: the slowdown hook is $([[ $found == ON ]] && echo "compiled in (a test build)" || echo "compiled out")"
     ;;
+  layering)
+    root="${2:-.}" bad=0
+    shopt -s nullglob
+    # check DIR ALLOWED: each project include in DIR's own files names a folder in ALLOWED.
+    check() {
+      local file line
+      for file in "$root/$1"/*.h "$root/$1"/*.cuh "$root/$1"/*.cpp "$root/$1"/*.cu; do
+        while IFS= read -r line; do
+          echo "wrong-way include: ${file#"$root"/}: $line" >&2
+          bad=1
+        done < <(grep -E '^[[:space:]]*#[[:space:]]*include[[:space:]]+"' "$file" |
+                 grep -vE "#[[:space:]]*include[[:space:]]+\"($2)/" || true)
+      done
+    }
+    check kernels/base 'kernels/base'
+    check kernels 'kernels'
+    check fixtures 'kernels|fixtures'
+    check bench 'kernels|fixtures|bench'
+    [[ $bad == 0 ]] && echo "includes point down the layers: bench → fixtures → kernels → kernels/base"
+    exit "$bad"
+    ;;
   *)
-    echo "usage: $0 actionlint DIR | shellcheck | inject-hook GAPBENCH ON|OFF" >&2
+    echo "usage: $0 actionlint DIR | shellcheck | inject-hook GAPBENCH ON|OFF | layering [ROOT]" >&2
     exit 2
     ;;
 esac

@@ -1,11 +1,8 @@
-// Shapes and seeded cases shared by the conv unit tests (test_conv.cpp, test_conv_gpu.cpp).
+// Shapes and the seed shared by the conv unit tests (test_conv.cpp, test_conv_gpu.cpp).
 #pragma once
 
 #include <cstdint>
-#include <vector>
 
-#include "fixtures/data.h"
-#include "fixtures/validate.h"
 #include "kernels/conv.h"
 
 namespace gapbench::conv::cases {
@@ -20,25 +17,7 @@ inline const ConvShape kSmallShapes[] = {
     {3, 4, 4, 4, 2, 2, 2, 1, 1},   {1, 1, 2, 2, 1, 3, 3, 1, 1},   {2, 6, 10, 11, 3, 3, 2, 3, 1},
     {1, 17, 12, 10, 9, 3, 3, 1, 1}};
 
-// One shape's seeded input and filter, its float64 reference and magnitude bound.
-struct Case {
-  ConvShape shape;
-  std::vector<float> x, w;
-  std::vector<double> ref;
-  double magnitude = 0.0;
-
-  Validation check(const char* what, const std::vector<float>& got,
-                   Arithmetic arithmetic = Arithmetic::float32) const {
-    return validate(what, got, ref, tolerance(shape, magnitude, arithmetic));
-  }
-};
-
-inline Case make_case(const ConvShape& s, std::uint64_t seed = 5) {
-  Case c{s, uniform_floats(s.input_size(), seed, 1), uniform_floats(s.filter_size(), seed, 2),
-         std::vector<double>(s.output_size()), 0.0};
-  reference(s, c.x.data(), c.w.data(), c.ref.data());
-  c.magnitude = magnitude_bound(s, c.x.data(), c.w.data());
-  return c;
-}
+// The tests' seed for a shape's Problem (kernels/conv.h).
+inline constexpr std::uint64_t kSeed = 5;
 
 }  // namespace gapbench::conv::cases

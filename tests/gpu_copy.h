@@ -6,8 +6,8 @@
 #include <limits>
 #include <vector>
 
-#include "fixtures/cuda_check.h"
-#include "fixtures/gpu_memory.h"
+#include "kernels/base/cuda_check.h"
+#include "kernels/base/gpu_memory.h"
 
 namespace gapbench::testing_gpu {
 

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "fixtures/data.h"
-#include "fixtures/validate.h"
+#include "kernels/base/data.h"
+#include "kernels/base/validate.h"
 #include "kernels/conv_onednn.h"
 #include "tests/conv_cases.h"
 
@@ -19,9 +19,8 @@ namespace {
 
 constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
 
-using cases::Case;
 using cases::kSmallShapes;
-using cases::make_case;
+using cases::kSeed;
 
 // ---- shape ----
 
@@ -108,7 +107,7 @@ TEST(Conv, ReferenceSumsChannelsPerFilter) {
 
 TEST(Conv, MagnitudeBoundCoversEveryElement) {
   for (const ConvShape& s : kSmallShapes) {
-    const Case c = make_case(s);
+    const Problem c(s, kSeed);
     // sum |x·w| per element, computed as the reference of |x| and |w|.
     std::vector<float> ax(c.x), aw(c.w);
     for (float& v : ax) v = std::fabs(v);
@@ -138,7 +137,7 @@ TEST(Conv, ToleranceFollowsTheArithmetic) {
 TEST(Conv, ToleranceCatchesDroppedTapAndShift) {
   for (const ConvShape& s :
        {ConvShape{2, 3, 7, 9, 4, 3, 3, 1, 1}, ConvShape{1, 64, 10, 10, 4, 3, 3, 1, 1}}) {
-    const Case c = make_case(s);
+    const Problem c(s, kSeed);
     std::vector<float> got(s.output_size());
     // One filter tap zeroed: every output of that filter misses one product.
     std::vector<float> w = c.w;
@@ -157,7 +156,7 @@ TEST(Conv, ToleranceCatchesDroppedTapAndShift) {
 
 TEST(Conv, NaiveMatchesReference) {
   for (const ConvShape& s : kSmallShapes) {
-    const Case c = make_case(s);
+    const Problem c(s, kSeed);
     std::vector<float> got(s.output_size(), kNaN);
     naive(s, c.x.data(), c.w.data(), got.data());
     const Validation v = c.check("naive", got);
@@ -187,7 +186,7 @@ TEST(Conv, Im2colScratchOnlyWhenTheImageIsNotTheMatrix) {
 
 TEST(Conv, Im2colBlasMatchesReference) {
   for (const ConvShape& s : kSmallShapes) {
-    const Case c = make_case(s);
+    const Problem c(s, kSeed);
     std::vector<float> scratch(im2col_scratch_size(s), kNaN);
     std::vector<float> got(s.output_size(), kNaN);
     im2col_blas(s, c.x.data(), c.w.data(), got.data(), scratch.data());
@@ -198,7 +197,7 @@ TEST(Conv, Im2colBlasMatchesReference) {
 
 TEST(Conv, OnednnMatchesReference) {
   for (const ConvShape& s : kSmallShapes) {
-    const Case c = make_case(s);
+    const Problem c(s, kSeed);
     OnednnConvolution dnn(s, c.w.data());
     EXPECT_GE(dnn.setup_seconds(), 0.0);
     EXPECT_FALSE(dnn.description().empty());
@@ -207,7 +206,7 @@ TEST(Conv, OnednnMatchesReference) {
     const Validation v = c.check("onednn", got);
     EXPECT_TRUE(v.ok) << s.str() << " (" << dnn.description() << "): " << v.message();
     // A second call with other data: the primitive is reusable, the filter kept.
-    const Case other = make_case(s, 77);
+    const Problem other(s, 77);
     dnn.forward(other.x.data(), got.data());
     std::vector<double> ref(s.output_size());
     reference(s, other.x.data(), c.w.data(), ref.data());

@@ -4,8 +4,8 @@
 
 #include <string>
 
-#include "fixtures/cuda_check.h"
-#include "fixtures/cuda_libraries.h"
+#include "kernels/base/cuda_check.h"
+#include "kernels/base/cuda_libraries.h"
 
 namespace gapbench {
 namespace {

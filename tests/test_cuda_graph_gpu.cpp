@@ -1,10 +1,10 @@
-#include "fixtures/cuda_graph.h"
+#include "kernels/base/cuda_graph.h"
 
 #include <gtest/gtest.h>
 
 #include <stdexcept>
 
-#include "fixtures/gpu_memory.h"
+#include "kernels/base/gpu_memory.h"
 #include "kernels/launch.h"
 #include "tests/gpu_test.h"
 

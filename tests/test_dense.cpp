@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "fixtures/validate.h"
+#include "kernels/base/validate.h"
 
 namespace gapbench::dense {
 namespace {

@@ -6,18 +6,16 @@
 #include <string>
 #include <vector>
 
-#include "fixtures/cuda_check.h"
-#include "fixtures/data.h"
-#include "fixtures/gpu_memory.h"
-#include "fixtures/validate.h"
+#include "kernels/base/cuda_check.h"
+#include "kernels/base/data.h"
+#include "kernels/base/gpu_memory.h"
+#include "kernels/base/validate.h"
 #include "kernels/dense.h"
 #include "tests/gpu_copy.h"
 #include "tests/gpu_test.h"
 
 namespace gapbench::dense {
 namespace {
-
-constexpr double kRoundoff = 0x1.0p-24;
 
 using testing_gpu::nan_buffer;
 using testing_gpu::to_device;
@@ -35,7 +33,7 @@ void check_bias_relu(std::size_t rows, std::size_t cols) {
   const auto dbias = to_device(bias, stream);
   GAPBENCH_CHECK(bias_relu_gpu(dz.data(), dbias.data(), rows, cols, stream.get()));
   // One float32 add, then an exact max.
-  const Validation v = validate("bias_relu", to_host(dz, stream), ref, {0.0, kRoundoff});
+  const Validation v = validate("bias_relu", to_host(dz, stream), ref, {0.0, kFloat32Roundoff});
   EXPECT_TRUE(v.ok) << rows << "x" << cols << ": " << v.message();
 }
 
@@ -76,9 +74,9 @@ void check_softmax_xent(std::size_t rows, std::size_t classes) {
   // of that sum minus a difference of logits up to 5 in size.
   const std::string shape = std::to_string(rows) + "x" + std::to_string(classes);
   Validation v = validate("dlogits", to_host(ddl, stream), ref_dl,
-                          {64 * kRoundoff / static_cast<double>(rows), 64 * kRoundoff});
+                          {64 * kFloat32Roundoff / static_cast<double>(rows), 64 * kFloat32Roundoff});
   EXPECT_TRUE(v.ok) << shape << ": " << v.message();
-  v = validate("row_loss", to_host(dloss, stream), ref_loss, {64 * kRoundoff, 64 * kRoundoff});
+  v = validate("row_loss", to_host(dloss, stream), ref_loss, {64 * kFloat32Roundoff, 64 * kFloat32Roundoff});
   EXPECT_TRUE(v.ok) << shape << ": " << v.message();
 }
 
@@ -118,7 +116,7 @@ TEST(DenseGpu, MeanMatchesReference) {
     const float got = to_host(dout, stream)[0];
     // Non-negative terms: each thread's strided sum of n/256 terms, then 8 levels of the tree,
     // then the division.
-    const double rtol = (static_cast<double>(n) / 256 + 10) * kRoundoff;
+    const double rtol = (static_cast<double>(n) / 256 + 10) * kFloat32Roundoff;
     const Validation v = validate("mean", &got, &ref, 1, {0.0, rtol});
     EXPECT_TRUE(v.ok) << n << ": " << v.message();
   }

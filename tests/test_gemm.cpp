@@ -4,7 +4,7 @@
 
 #include <vector>
 
-#include "fixtures/data.h"
+#include "kernels/base/data.h"
 
 namespace gapbench {
 namespace {

@@ -4,10 +4,10 @@
 #include <utility>
 #include <vector>
 
-#include "fixtures/cuda_libraries.h"
-#include "fixtures/data.h"
-#include "fixtures/gpu_memory.h"
-#include "fixtures/validate.h"
+#include "kernels/base/cuda_libraries.h"
+#include "kernels/base/data.h"
+#include "kernels/base/gpu_memory.h"
+#include "kernels/base/validate.h"
 #include "tests/gpu_test.h"
 
 namespace gapbench {

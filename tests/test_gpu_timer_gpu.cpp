@@ -9,7 +9,7 @@
 #include <stdexcept>
 #include <thread>
 
-#include "fixtures/gpu_memory.h"
+#include "kernels/base/gpu_memory.h"
 #include "tests/gpu_test.h"
 
 namespace gapbench {

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "fixtures/data.h"
+#include "kernels/base/data.h"
 
 namespace gapbench::codec {
 namespace {

@@ -2,8 +2,8 @@
 
 #include <gtest/gtest.h>
 
-#include "fixtures/cuda_check.h"
-#include "fixtures/gpu_memory.h"
+#include "kernels/base/cuda_check.h"
+#include "kernels/base/gpu_memory.h"
 #include "tests/gpu_test.h"
 
 namespace gapbench::launch {

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "bench/lstm.h"  // Problem: the benchmarks' seeded data
+#include "kernels/lstm.h"
 #include "kernels/lstm_onednn.h"
 
 namespace gapbench::lstm {

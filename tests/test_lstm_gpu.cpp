@@ -12,10 +12,10 @@
 #include <string>
 #include <vector>
 
-#include "bench/lstm.h"  // Problem: the benchmarks' seeded data
-#include "fixtures/cuda_check.h"
-#include "fixtures/cuda_graph.h"
-#include "fixtures/gpu_memory.h"
+#include "kernels/lstm.h"
+#include "kernels/base/cuda_check.h"
+#include "kernels/base/cuda_graph.h"
+#include "kernels/base/gpu_memory.h"
 #include "kernels/lstm.h"
 #include "kernels/lstm_cudnn.h"
 #include "kernels/lstm_gpu.h"

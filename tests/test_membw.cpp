@@ -4,8 +4,8 @@
 
 #include <vector>
 
-#include "fixtures/data.h"
-#include "fixtures/validate.h"
+#include "kernels/base/data.h"
+#include "kernels/base/validate.h"
 
 namespace gapbench {
 namespace {

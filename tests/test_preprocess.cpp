@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "fixtures/data.h"
-#include "fixtures/validate.h"
+#include "kernels/base/data.h"
+#include "kernels/base/validate.h"
 
 namespace gapbench::preprocess {
 namespace {

@@ -5,10 +5,10 @@
 #include <string>
 #include <vector>
 
-#include "fixtures/cuda_check.h"
-#include "fixtures/data.h"
-#include "fixtures/gpu_memory.h"
-#include "fixtures/validate.h"
+#include "kernels/base/cuda_check.h"
+#include "kernels/base/data.h"
+#include "kernels/base/gpu_memory.h"
+#include "kernels/base/validate.h"
 #include "kernels/preprocess.h"
 #include "tests/gpu_copy.h"
 #include "tests/gpu_test.h"

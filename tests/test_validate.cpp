@@ -1,11 +1,11 @@
-#include "fixtures/validate.h"
+#include "kernels/base/validate.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <vector>
 
-#include "fixtures/data.h"
+#include "kernels/base/data.h"
 
 namespace gapbench {
 namespace {
