@@ -271,7 +271,12 @@ int run(int argc, char** argv) {
   if (benchmark::ReportUnrecognizedArguments(cargc, cargs.data())) return 2;
 
   const std::vector<std::string> families = gapbench::register_families(options.profile);
-  for (const auto& f : gapbench::machine_facts()) benchmark::AddCustomContext(f.key, f.value);
+  const std::vector<gapbench::Fact> facts = gapbench::machine_facts();
+  for (const auto& f : facts) benchmark::AddCustomContext(f.key, f.value);
+  // doctor's findings about this machine, as "finding.<id>": "<severity>: <text>". The report
+  // quotes them rather than judging the facts again.
+  for (const auto& f : gapbench::machine_findings(facts))
+    benchmark::AddCustomContext("finding." + f.id, f.severity + ": " + f.text);
   // A run that includes peak/ (every family's bench run does) measures the ceilings at its start
   // and its end, so the report can tell a machine that changed speed during the run.
   bool probe = results && !options.listing && includes_peak(options.filter);

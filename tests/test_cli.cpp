@@ -18,6 +18,7 @@
 
 #include "fixtures/child_probe.h"
 #include "fixtures/device_probe.h"
+#include "fixtures/machine.h"
 #include "tests/temp_dir.h"
 
 extern char** environ;
@@ -233,6 +234,25 @@ TEST_F(Cli, RunsWithPeakRecordTheCeilingsAtTheirStartAndEnd) {
   r = run({kTinyFilter, kOneRepetition, "--benchmark_out=" + out});
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(read_file(out).find("stability."), std::string::npos);
+}
+
+// The machine findings are judged once: a results file carries exactly doctor's, id and
+// severity, as "finding.<id>": "<severity>: <text>" (the report quotes them from there).
+TEST_F(Cli, ResultsCarryDoctorsFindings) {
+  const std::string out = dir_ + "/results.json";
+  const Result r = run({kTinyFilter, kOneRepetition, "--benchmark_out=" + out});
+  ASSERT_EQ(r.status, 0) << r.err;
+  const std::string json = read_file(out);
+  const auto findings = gapbench::machine_findings(gapbench::machine_facts());
+  for (const auto& f : findings) {
+    const std::string entry = "\"finding." + f.id + "\": \"" + f.severity + ": ";
+    EXPECT_NE(json.find(entry), std::string::npos) << entry;
+  }
+  std::size_t carried = 0;
+  for (std::size_t at = json.find("\"finding."); at != std::string::npos;
+       at = json.find("\"finding.", at + 1))
+    ++carried;
+  EXPECT_EQ(carried, findings.size());
 }
 
 TEST_F(Cli, GpuVariantsSkipWithAReasonAndDoNotFailTheRun) {

@@ -88,76 +88,45 @@ def pct(x: float) -> str:
 
 # ---- the GPU itself -----------------------------------------------------------------------
 
-def rule_no_gpu(run: Run) -> list[Finding]:
-    """No usable GPU: every GPU variant was skipped; say why (the probe's reason)."""
-    status = run.context.get("gpu.status", "ok")
-    if status == "ok":
-        return []
-    return [Finding("no_gpu", "info", "No usable GPU",
-                    f"GPU variants were skipped: {status}. CPU variants ran; on a GPU machine "
-                    "run `gapbench doctor` first.")]
+# The machine's own findings (no GPU, an old driver, a library mismatch, throttling, a lowered
+# PCIe link, CPU frequency scaling, build types, a shared GPU) are judged once, in C++, by
+# `gapbench doctor`'s rules (fixtures/machine.cpp); every results file carries them in its
+# context as "finding.<id>": "<severity>: <text>", and this quotes them. A file from before
+# they were carried has none, and says nothing about them.
+FINDING_PREFIX = "finding."
+MACHINE_TITLES = {
+    "built_without_cuda": "Built without CUDA",
+    "no_gpu": "No usable GPU",
+    "driver_older_than_runtime": "NVIDIA driver older than the CUDA runtime",
+    "cublas_mismatch": "cuBLAS loaded is not the one compiled against",
+    "cudnn_mismatch": "cuDNN loaded is not the one compiled against",
+    "gpu_memory_in_use": "GPU memory in use by other processes",
+    "nvml_unavailable": "GPU link and clocks unreadable",
+    "pcie_link_downgraded": "PCIe link below its maximum",
+    "gpu_throttled": "GPU clocks throttled",
+    "cpu_frequency_scaling": "CPU frequency scaling is on",
+    "gbench_debug_library": "Google Benchmark built as debug",
+    "gapbench_not_release": "gapbench not built as release",
+    "gpu_shared": "Other processes compute on the GPU",
+    "gpu_compute_prohibited": "GPU compute prohibited",
+}
 
 
-def _version(text: object) -> tuple[int, ...] | None:
-    parts = str(text).split(".")
-    return tuple(int(p) for p in parts) if all(p.isdigit() for p in parts) else None
-
-
-def rule_driver_and_libraries(run: Run) -> list[Finding]:
-    """Driver older than the CUDA runtime (problem: GPU code may not run at all, or only through
-    minor-version compatibility), and cuBLAS/cuDNN loaded != compiled against (warning: a
-    different library than the one the build was tuned and tested with)."""
-    ctx, found = run.context, []
-    # The runtime loaded, else the one compiled against (a runtime that could not load says
-    # nothing of its version), as `gapbench doctor` judges it.
-    runtime_text = ctx.get("cuda.runtime_version") or ctx.get("cuda.runtime_compiled")
-    driver, runtime = _version(ctx.get("cuda.driver_version")), _version(runtime_text)
-    if driver and runtime and driver < runtime:
-        # A GPU that runs anyway does so through CUDA's minor-version compatibility: a warning,
-        # as `gapbench doctor` says; without one it is why nothing ran.
-        found.append(Finding(
-            "driver_older_than_runtime", "warning" if ctx.get("gpu.status") == "ok" else "problem",
-            "NVIDIA driver older than the CUDA runtime",
-            f"The driver supports CUDA {ctx['cuda.driver_version']}, the runtime is "
-            f"{runtime_text}. Update the driver (Colab's is usually current)."))
-    for lib in ("cublas", "cudnn"):
-        loaded, compiled = ctx.get(f"{lib}.version_loaded"), ctx.get(f"{lib}.version_compiled")
-        if loaded and compiled and loaded != compiled:
-            found.append(Finding(
-                f"{lib}_mismatch", "warning", f"{lib} loaded is not the one compiled against",
-                f"{lib} {loaded} was loaded, gapbench was built against {compiled}: a framework "
-                f"wheel bundling its own {lib} next to a system one gives exactly this."))
+def machine_findings(context: dict) -> list[Finding]:
+    """The machine findings a results file's context carries, in its order."""
+    found = []
+    for key, value in context.items():
+        severity, _, text = str(value).partition(": ")
+        if key.startswith(FINDING_PREFIX) and severity in SEVERITIES and text:
+            rule = key[len(FINDING_PREFIX):]
+            found.append(Finding(rule, severity,
+                                 MACHINE_TITLES.get(rule, rule.replace("_", " ").capitalize()),
+                                 text))
     return found
 
 
-# A GPU reporting any throttle reason but these is running below its clocks.
-HARMLESS_THROTTLE = {"", "none", "GpuIdle", "ApplicationsClocksSetting"}
-
-
-def rule_gpu_throttled(run: Run) -> list[Finding]:
-    """GPU clocks held down by power or thermal limits (warning)."""
-    reasons = [r.strip() for r in str(run.context.get("gpu.throttle_reasons", "")).split(",")]
-    active = [r for r in reasons if r not in HARMLESS_THROTTLE]
-    if not active:
-        return []
-    sm, sm_max = run.context.get("gpu.clock_sm_mhz"), run.context.get("gpu.clock_sm_max_mhz")
-    clocks = f" (SM clock {sm} of {sm_max} MHz)" if sm and sm_max else ""
-    return [Finding("gpu_throttled", "warning", "GPU clocks throttled",
-                    f"The GPU reported {', '.join(active)}{clocks}: check cooling and power "
-                    "limits (nvidia-smi -q -d PERFORMANCE).")]
-
-
-def rule_cpu_frequency_scaling(run: Run) -> list[Finding]:
-    """CPU frequency scaling on, or a governor other than performance (warning: CPU timings
-    drift and the CPU side of every comparison is noisy)."""
-    scaling = run.context.get("cpu.frequency_scaling")
-    governor = str(run.context.get("cpu.governor", ""))
-    if scaling != "enabled" and (not governor or governor.startswith("unavailable")
-                                 or governor == "performance"):
-        return []
-    return [Finding("cpu_frequency_scaling", "warning", "CPU frequency scaling is on",
-                    f"Governor {governor or 'unknown'}: CPU timings vary with the clock. For "
-                    "steady numbers: cpupower frequency-set -g performance.")]
+def rule_machine(run: Run) -> list[Finding]:
+    return machine_findings(run.context)
 
 
 def rule_machine_changed(run: Run) -> list[Finding]:
@@ -219,18 +188,10 @@ def rule_pageable_vs_pinned(run: Run) -> list[Finding]:
 
 
 def rule_pcie_link(run: Run) -> list[Finding]:
-    """A link running below its maximum generation or width, and pinned copies far under the
-    link's theoretical bandwidth (the classic "slow PCIe connection")."""
-    ctx, found = run.context, []
-    gen, gen_max = number(ctx.get("pcie.gen_current")), number(ctx.get("pcie.gen_max"))
-    width, width_max = number(ctx.get("pcie.width_current")), number(ctx.get("pcie.width_max"))
-    if gen and gen_max and width and width_max and (gen < gen_max or width < width_max):
-        found.append(Finding(
-            "pcie_link_downgraded", "warning", "PCIe link below its maximum",
-            f"The link runs at gen {gen:g} x{width:g}, its maximum is gen {gen_max:g} "
-            f"x{width_max:g}. An idle GPU may downshift: if it stays so under load, check the "
-            "slot and BIOS settings."))  # no impact: read at start-up, when the GPU idles
-    link = number(ctx.get("pcie.bandwidth_max_gbps"))
+    """Pinned copies far under the link's theoretical bandwidth (the classic "slow PCIe
+    connection"; a link below its generation or width is a machine finding)."""
+    found = []
+    link = number(run.context.get("pcie.bandwidth_max_gbps"))
     for direction in ("h2d", "d2h"):
         best = largest(find(run.benchmarks, "transfer", "pinned", "gpu", dir=direction,
                             mode="async"), "bytes")
@@ -518,8 +479,7 @@ def rule_lstm_launch_bound(run: Run) -> list[Finding]:
 
 
 RULES: tuple[Callable[[Run], list[Finding]], ...] = (
-    rule_no_gpu, rule_driver_and_libraries, rule_memory_skips, rule_gpu_throttled,
-    rule_cpu_frequency_scaling, rule_machine_changed, rule_pcie_link, rule_pageable_vs_pinned,
+    rule_machine, rule_memory_skips, rule_machine_changed, rule_pcie_link, rule_pageable_vs_pinned,
     rule_gpu_loses, rule_elementwise, rule_naive_vs_library, rule_pipeline_idle,
     rule_pipeline_stage_drift, rule_batch_too_small, rule_lstm_launch_bound,
 )

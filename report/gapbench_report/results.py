@@ -92,13 +92,17 @@ class Entry:
     def run_name(self) -> str:
         return self.raw.get("run_name", self.raw["name"])
 
+    # A skip has two forms: Google Benchmark 1.8 and later write "skipped": true with
+    # "skip_message" (gapbench skips with SkipWithMessage there); 1.7 has only errors, so there a
+    # skip is an error whose message starts "skipped: ".
     @property
     def errored(self) -> bool:
-        return bool(self.raw.get("error_occurred"))
+        return bool(self.raw.get("error_occurred")) or self.raw.get("skipped") is True
 
     @property
     def skipped(self) -> bool:
-        return self.errored and self.message.startswith(SKIP_PREFIX)
+        return self.raw.get("skipped") is True or (
+            bool(self.raw.get("error_occurred")) and self.message.startswith(SKIP_PREFIX))
 
     @property
     def failed(self) -> bool:
@@ -106,7 +110,14 @@ class Entry:
 
     @property
     def message(self) -> str:
+        """The error or skip message, a skip's always as "skipped: <reason>"."""
+        if self.raw.get("skipped") is True:
+            return SKIP_PREFIX + str(self.raw.get("skip_message", ""))
         return str(self.raw.get("error_message", ""))
+
+    @property
+    def skip_reason(self) -> str | None:
+        return self.message[len(SKIP_PREFIX):] if self.skipped else None
 
     @property
     def is_aggregate(self) -> bool:
@@ -198,7 +209,7 @@ def group_benchmarks(entries: Iterable[Entry]) -> dict[str, Benchmark]:
         runs = [e for e in group if not e.is_aggregate]
         timed = [e for e in runs if not e.errored]
         failed = next((e.message for e in runs if e.failed), None)
-        skipped = next((e.message[len(SKIP_PREFIX):] for e in runs if e.skipped), None)
+        skipped = next((e.skip_reason for e in runs if e.skipped), None)
         aggregates = {}
         for e in group:
             if e.is_aggregate and not e.errored:
@@ -249,8 +260,9 @@ def _check_entry(path: Path, i: int, raw: object) -> Entry:
     if run_type not in ("iteration", "aggregate"):
         raise ResultsError(f"{path}: {label}: unknown run_type {run_type!r}")
     _check_names_agree(path, i, raw, run_type)
-    if raw.get("error_occurred"):
-        return Entry(name, raw)
+    entry = Entry(name, raw)
+    if entry.errored:
+        return entry
     unit = raw.get("time_unit", "ns")
     if not isinstance(unit, str) or unit not in SECONDS_PER_UNIT:
         raise ResultsError(f"{path}: {label}: unknown time_unit {unit!r}")

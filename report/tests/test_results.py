@@ -60,6 +60,32 @@ class LoadResults(unittest.TestCase):
                 self.assertNotIn("\n", str(caught.exception))
 
 
+    def test_both_forms_of_a_skip_read_alike(self):
+        """Google Benchmark 1.7 writes a skip as an error "skipped: <reason>"; 1.8 and later as
+        "skipped": true with "skip_message" (gapbench uses SkipWithMessage there)."""
+        data = json.loads((DATA / "render" / "gpu_skipped.json").read_text())
+        as_17 = [b for b in data["benchmarks"] if b.get("error_occurred")]
+        self.assertTrue(as_17)
+        with tempfile.TemporaryDirectory() as tmp:
+            old = Path(tmp) / "old.json"
+            old.write_text(json.dumps(data))
+            for b in as_17:
+                reason = b.pop("error_message")[len("skipped: "):]
+                del b["error_occurred"]
+                b.update(skipped=True, skip_message=reason)
+            new = Path(tmp) / "new.json"
+            new.write_text(json.dumps(data))
+            before, after = load_results(old).benchmarks(), load_results(new).benchmarks()
+            self.assertEqual({k: v.skip_reason for k, v in before.items()},
+                             {k: v.skip_reason for k, v in after.items()})
+            self.assertTrue(any(v.skip_reason for v in after.values()))
+            self.assertFalse(any(v.error for v in after.values()))
+            out, err = io.StringIO(), io.StringIO()
+            with redirect_stdout(out), redirect_stderr(err):
+                self.assertEqual(check.main([str(new), "--family", "transfer"]),
+                                 check.main([str(old), "--family", "transfer"]))
+
+
 class Check(unittest.TestCase):
     def test_good_file_passes(self):
         self.assertEqual(check.problems(load_results(DATA / "good.json"), "preprocess"), [])
