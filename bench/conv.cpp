@@ -21,8 +21,8 @@
 
 #include <limits>
 
-#include "kernels/base/data.h"
 #include "fixtures/setup_cache.h"
+#include "kernels/base/data.h"
 #include "kernels/conv_onednn.h"
 
 namespace gapbench::conv {

@@ -9,11 +9,11 @@
 #include <vector>
 
 #include "bench/conv.h"
-#include "kernels/base/cuda_libraries.h"
 #include "fixtures/device_probe.h"
-#include "kernels/base/gpu_memory.h"
 #include "fixtures/gpu_timer.h"
 #include "fixtures/setup_cache.h"
+#include "kernels/base/cuda_libraries.h"
+#include "kernels/base/gpu_memory.h"
 #include "kernels/conv_cudnn.h"
 
 namespace gapbench::conv {

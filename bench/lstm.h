@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "kernels/base/data.h"
 #include "fixtures/harness.h"
+#include "kernels/base/data.h"
 #include "kernels/lstm.h"
 
 namespace gapbench::lstm {

@@ -8,10 +8,10 @@
 #include <vector>
 
 #include "bench/lstm.h"
-#include "kernels/base/cuda_graph.h"
 #include "fixtures/device_probe.h"
 #include "fixtures/gpu_timer.h"
 #include "fixtures/setup_cache.h"
+#include "kernels/base/cuda_graph.h"
 #include "kernels/lstm_cudnn.h"
 #include "kernels/lstm_gpu.h"
 

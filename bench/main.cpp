@@ -22,11 +22,11 @@
 #include "bench/doctor.h"
 #include "bench/overhead.h"
 #include "bench/peak.h"
-#include "kernels/base/data.h"
 #include "fixtures/harness.h"
 #include "fixtures/machine.h"
 #include "fixtures/results_file.h"
 #include "fixtures/setup_cache.h"
+#include "kernels/base/data.h"
 
 namespace {
 

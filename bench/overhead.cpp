@@ -22,9 +22,9 @@
 #include <exception>
 
 #include "fixtures/child_probe.h"
-#include "kernels/base/data.h"
 #include "fixtures/device_probe.h"
 #include "fixtures/setup_cache.h"
+#include "kernels/base/data.h"
 #include "kernels/gemm.h"
 
 namespace gapbench::overhead {
@@ -50,15 +50,15 @@ void bench_dense_cpu(State& state, std::size_t batch) {
   dense::CpuWorkspace ws(d.shape);
   std::vector<float> params = d.params;
   validate_once([&] {
-    const float loss =
-        dense::step_cpu(d.shape, params.data(), d.x.data(), d.labels.data(), dense::kLearningRate, ws);
+    const float loss = dense::step_cpu(d.shape, params.data(), d.x.data(), d.labels.data(),
+                                       dense::kLearningRate, ws);
     return dense::check_step(d.shape, d.ref, loss, params.data());
   });
   // Every iteration trains on the same batch from where the last left off: the arithmetic of a
   // step does not depend on the values.
   for (auto _ : state) {
-    benchmark::DoNotOptimize(
-        dense::step_cpu(d.shape, params.data(), d.x.data(), d.labels.data(), dense::kLearningRate, ws));
+    benchmark::DoNotOptimize(dense::step_cpu(d.shape, params.data(), d.x.data(), d.labels.data(),
+                                             dense::kLearningRate, ws));
     benchmark::ClobberMemory();
   }
   state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * batch));

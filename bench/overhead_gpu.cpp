@@ -10,12 +10,12 @@
 
 #include "bench/overhead.h"
 #include "fixtures/child_probe.h"
-#include "kernels/base/cuda_graph.h"
-#include "kernels/base/cuda_libraries.h"
-#include "kernels/base/data.h"
 #include "fixtures/device_probe.h"
 #include "fixtures/gpu_timer.h"
 #include "fixtures/setup_cache.h"
+#include "kernels/base/cuda_graph.h"
+#include "kernels/base/cuda_libraries.h"
+#include "kernels/base/data.h"
 #include "kernels/conv.h"
 #include "kernels/conv_cudnn.h"
 #include "kernels/dense_gpu.h"
@@ -33,7 +33,7 @@ constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
 void bench_matmul(State& state, std::size_t n, GpuTiming timing) {
   const auto& data = cached<gemm::SquareProblem>(gemm::SquareProblem::key(n), n, run_seed());
   auto& dev = cached<OnTimedStream<gemm::CublasSgemm>>(gemm::SquareProblem::key(n),
-                                                         gemm::CublasSgemm::device_bytes(n), data);
+                                                       gemm::CublasSgemm::device_bytes(n), data);
   validate_once([&] { return dev.op.check(data, timing == GpuTiming::end_to_end); });
   if (timing == GpuTiming::kernel) {
     time_kernel(state, dev.stream, [&] { dev.op.multiply(); });

@@ -22,9 +22,9 @@
 #include <vector>
 
 #include "bench/peak.h"
-#include "kernels/base/data.h"
 #include "fixtures/harness.h"
 #include "fixtures/setup_cache.h"
+#include "kernels/base/data.h"
 #include "kernels/gemm.h"
 #include "kernels/membw.h"
 

@@ -11,7 +11,7 @@ namespace gapbench {
 void bench_sgemm_gpu(State& state, std::size_t n) {
   const auto& data = cached<gemm::SquareProblem>(gemm::SquareProblem::key(n), n, run_seed());
   auto& dev = cached<OnTimedStream<gemm::CublasSgemm>>(gemm::SquareProblem::key(n),
-                                                         gemm::CublasSgemm::device_bytes(n), data);
+                                                       gemm::CublasSgemm::device_bytes(n), data);
   validate_once([&] { return dev.op.check(data, false); });
   time_kernel(state, dev.stream, [&] { dev.op.multiply(); });
   set_flops_counter(state, data.flops());

@@ -31,8 +31,8 @@
 #include <cmath>
 #include <sstream>
 
-#include "kernels/base/data.h"
 #include "fixtures/setup_cache.h"
+#include "kernels/base/data.h"
 #include "kernels/gemm.h"
 #include "kernels/preprocess.h"
 

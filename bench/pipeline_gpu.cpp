@@ -25,11 +25,11 @@
 #include <vector>
 
 #include "bench/pipeline.h"
-#include "kernels/base/cuda_libraries.h"
 #include "fixtures/device_probe.h"
-#include "kernels/base/gpu_memory.h"
 #include "fixtures/gpu_timer.h"
 #include "fixtures/setup_cache.h"
+#include "kernels/base/cuda_libraries.h"
+#include "kernels/base/gpu_memory.h"
 
 namespace gapbench::pipeline {
 namespace {

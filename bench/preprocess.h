@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "kernels/base/data.h"
 #include "fixtures/device_probe.h"
 #include "fixtures/harness.h"
+#include "kernels/base/data.h"
 #include "kernels/base/validate.h"
 #include "kernels/preprocess.h"
 

@@ -5,9 +5,9 @@
 
 #include "bench/preprocess.h"
 #include "fixtures/device_probe.h"
-#include "kernels/base/gpu_memory.h"
 #include "fixtures/gpu_timer.h"
 #include "fixtures/setup_cache.h"
+#include "kernels/base/gpu_memory.h"
 
 namespace gapbench::preprocess {
 namespace {

@@ -5,11 +5,11 @@
 #include <vector>
 
 #include "bench/transfer.h"
-#include "kernels/base/data.h"
 #include "fixtures/device_probe.h"
-#include "kernels/base/gpu_memory.h"
 #include "fixtures/gpu_timer.h"
 #include "fixtures/setup_cache.h"
+#include "kernels/base/data.h"
+#include "kernels/base/gpu_memory.h"
 
 namespace gapbench::transfer {
 namespace {

@@ -26,9 +26,9 @@ void sgemm_cpu(const float* a, const float* b, float* c, std::size_t m, std::siz
   cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, M, N, K, 1.0f, a, K, b, N, 0.0f, c, N);
 }
 
-Validation validate_sampled(const std::string& what, const float* c, const float* a,
-                            const float* b, std::size_t m, std::size_t n, std::size_t k,
-                            std::size_t samples, double unit_roundoff) {
+Validation validate_sampled(const std::string& what, const float* c, const float* a, const float* b,
+                            std::size_t m, std::size_t n, std::size_t k, std::size_t samples,
+                            double unit_roundoff) {
   samples = std::min(samples, m * n);
   std::vector<float> got(samples);
   std::vector<double> ref(samples);

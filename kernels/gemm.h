@@ -24,9 +24,9 @@ void sgemm_cpu(const float* a, const float* b, float* c, std::size_t m, std::siz
 // a 4096² GEMM would take minutes). The tolerance is the standard worst-case rounding bound for a
 // dot product of length k, k·u·Σ|a_ip·b_pj|, taken at its largest over the sampled elements: any
 // summation order the library picks stays inside it, a wrong index or a skipped block does not.
-Validation validate_sampled(const std::string& what, const float* c, const float* a,
-                            const float* b, std::size_t m, std::size_t n, std::size_t k,
-                            std::size_t samples, double unit_roundoff = kFloat32Roundoff);
+Validation validate_sampled(const std::string& what, const float* c, const float* a, const float* b,
+                            std::size_t m, std::size_t n, std::size_t k, std::size_t samples,
+                            double unit_roundoff = kFloat32Roundoff);
 
 // The square multiply every SGEMM benchmark times: two seeded n×n matrices A and B (row-major,
 // uniform in [-1, 1)).

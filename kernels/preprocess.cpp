@@ -127,9 +127,10 @@ void sumsq_vectorized(const float* __restrict x, std::size_t rows, std::size_t c
   // kLanes independent partial sums: the float adds need no reassociation, so the lane loop
   // vectorizes (two 8-wide vectors with AVX2, one with AVX-512) without -ffast-math.
   constexpr std::size_t kLanes = 16;
-  // Rows of the classic example's shape are short (100 floats): each row's reduction tail stalls the stream
-  // long enough that the hardware prefetcher falls behind. Asking for the data 1 KiB ahead keeps
-  // the loads in flight (measured on a 2-core EPYC: 12.2 -> 14.8 GB/s, ~92% of a pure read).
+  // Rows of the classic example's shape are short (100 floats): each row's reduction tail stalls
+  // the stream long enough that the hardware prefetcher falls behind. Asking for the data 1 KiB
+  // ahead keeps the loads in flight (measured on a 2-core EPYC: 12.2 -> 14.8 GB/s, ~92% of a pure
+  // read).
   constexpr std::size_t kPrefetchBytes = 1024;
   constexpr std::size_t kLineBytes = 64;
   for (std::size_t r = 0; r < rows; ++r) {

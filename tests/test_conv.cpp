@@ -19,8 +19,8 @@ namespace {
 
 constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
 
-using cases::kSmallShapes;
 using cases::kSeed;
+using cases::kSmallShapes;
 
 // ---- shape ----
 

@@ -20,8 +20,8 @@
 namespace gapbench::conv {
 namespace {
 
-using cases::kSmallShapes;
 using cases::kSeed;
+using cases::kSmallShapes;
 using testing_gpu::nan_buffer;
 using testing_gpu::to_device;
 using testing_gpu::to_host;

@@ -73,10 +73,12 @@ void check_softmax_xent(std::size_t rows, std::size_t classes) {
   // units of float32 roundoff at most); dlogits is p - onehot scaled by 1/rows. The loss is a log
   // of that sum minus a difference of logits up to 5 in size.
   const std::string shape = std::to_string(rows) + "x" + std::to_string(classes);
-  Validation v = validate("dlogits", to_host(ddl, stream), ref_dl,
-                          {64 * kFloat32Roundoff / static_cast<double>(rows), 64 * kFloat32Roundoff});
+  Validation v =
+      validate("dlogits", to_host(ddl, stream), ref_dl,
+               {64 * kFloat32Roundoff / static_cast<double>(rows), 64 * kFloat32Roundoff});
   EXPECT_TRUE(v.ok) << shape << ": " << v.message();
-  v = validate("row_loss", to_host(dloss, stream), ref_loss, {64 * kFloat32Roundoff, 64 * kFloat32Roundoff});
+  v = validate("row_loss", to_host(dloss, stream), ref_loss,
+               {64 * kFloat32Roundoff, 64 * kFloat32Roundoff});
   EXPECT_TRUE(v.ok) << shape << ": " << v.message();
 }
 

@@ -12,7 +12,6 @@
 #include <string>
 #include <vector>
 
-#include "kernels/lstm.h"
 #include "kernels/base/cuda_check.h"
 #include "kernels/base/cuda_graph.h"
 #include "kernels/base/gpu_memory.h"
