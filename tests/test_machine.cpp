@@ -238,25 +238,19 @@ TEST(MachineFindings, NoGpuOnThisMachineIsExplained) {
   }
 }
 
-TEST(MachineFindings, DriverOlderThanRuntimeNamesBoth) {
-  std::vector<Fact> facts = healthy_facts();
-  set(facts, "cuda.driver_version", "12.4");
-  const auto findings = machine_findings(facts);
-  ASSERT_EQ(findings.size(), 1u);
-  EXPECT_NE(findings[0].text.find("12.4"), std::string::npos) << findings[0].text;
-  EXPECT_NE(findings[0].text.find("13.0"), std::string::npos) << findings[0].text;
-}
-
 // A runtime that could not load has no version: the one compiled against stands in. (The report
 // once judged without this fallback; the rule now lives here alone and the report quotes it.)
-TEST(MachineFindings, DriverRuleFallsBackToTheCompiledRuntime) {
-  std::vector<Fact> facts = healthy_facts();
-  set(facts, "cuda.driver_version", "12.4");
-  set(facts, "cuda.runtime_version", "");
-  const auto findings = machine_findings(facts);
-  ASSERT_EQ(findings.size(), 1u);
-  EXPECT_EQ(findings[0].id, "driver_older_than_runtime");
-  EXPECT_NE(findings[0].text.find("runtime 13.0"), std::string::npos) << findings[0].text;
+TEST(MachineFindings, DriverOlderThanRuntimeNamesBoth) {
+  for (const char* loaded : {"13.0", ""}) {
+    std::vector<Fact> facts = healthy_facts();
+    set(facts, "cuda.driver_version", "12.4");
+    set(facts, "cuda.runtime_version", loaded);
+    const auto findings = machine_findings(facts);
+    ASSERT_EQ(findings.size(), 1u) << "runtime loaded: " << loaded;
+    EXPECT_EQ(findings[0].id, "driver_older_than_runtime");
+    EXPECT_NE(findings[0].text.find("12.4"), std::string::npos) << findings[0].text;
+    EXPECT_NE(findings[0].text.find("runtime 13.0"), std::string::npos) << findings[0].text;
+  }
 }
 
 TEST(MachineFindings, LibraryMismatchNamesBothVersions) {
