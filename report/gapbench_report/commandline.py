@@ -8,11 +8,14 @@ import sys
 from collections.abc import Callable, Sequence
 
 from gapbench_report.results import ResultsError
-from gapbench_report.runner import ToolError
 
 
 class UsageError(Exception):
     """Bad arguments: the message, one line."""
+
+
+class ToolError(Exception):
+    """Something around the benchmarks failed (git, a build, a crash); str() is one line."""
 
 
 class Parser(argparse.ArgumentParser):

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from gapbench_report import check, commandline, diagnose
+from gapbench_report.commandline import ToolError
 from gapbench_report.results import ResultsError
-from gapbench_report.runner import ToolError
 
 DOC = """Summary line.
 

@@ -8,10 +8,10 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from tests.fakes import BENCHMARKS, COPY, SUMSQ, invocations, make_fake
 
-from gapbench_report import runner
+from gapbench_ci import runner
 from gapbench_report.results import load_results
+from tests.fakes import BENCHMARKS, COPY, SUMSQ, invocations, make_fake
 
 
 def test_exact_filter_matches_only_the_names():

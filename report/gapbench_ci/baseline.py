@@ -32,13 +32,22 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
+from gapbench_ci.runner import (
+    REPO_ROOT,
+    RunSpec,
+    TreeState,
+    doctor_facts,
+    read_document,
+    run_gapbench,
+    run_logged,
+    tree_state,
+    write_json_atomic,
+    write_text_atomic,
+)
 from gapbench_report import commandline
-from gapbench_report.commandline import UsageError
 from gapbench_report import compare as cmp
+from gapbench_report.commandline import ToolError, UsageError
 from gapbench_report.results import Benchmark, Results, load_results
-from gapbench_report.runner import (REPO_ROOT, RunSpec, ToolError, TreeState, doctor_facts,
-                                    read_document, run_gapbench, run_logged, tree_state,
-                                    write_json_atomic, write_text_atomic)
 
 PROG = "ci/baseline"
 # (Q3 - Q1) / median of a benchmark's repetitions. Measured on the 2-core CI VM (a shared cloud

@@ -38,13 +38,20 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from gapbench_ci import nightly
+from gapbench_ci.runner import (
+    REPO_ROOT,
+    RunSpec,
+    Side,
+    build_gapbench,
+    list_benchmarks,
+    tree_state,
+    write_json_atomic,
+    write_text_atomic,
+)
 from gapbench_report import commandline
-from gapbench_report.commandline import UsageError
 from gapbench_report import compare as cmp
-from gapbench_report import nightly
-from gapbench_report.runner import (REPO_ROOT, RunSpec, Side, build_gapbench,
-                                    list_benchmarks, tree_state, write_json_atomic,
-                                    write_text_atomic)
+from gapbench_report.commandline import UsageError
 
 PROG = "ci/gate-proof"
 # Small CPU benchmarks (full-profile sizes: 0.05-3 ms an iteration, data set up in a fraction of

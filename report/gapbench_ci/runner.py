@@ -17,16 +17,13 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from gapbench_report.commandline import ToolError
 from gapbench_report.results import PROCESS_KEY
 
-# report/gapbench_report/runner.py -> the repository root.
+# report/gapbench_ci/runner.py -> the repository root.
 REPO_ROOT = Path(__file__).resolve().parents[2]
 # Characters with a meaning in the POSIX extended regular expressions of --benchmark_filter.
 _ERE_SPECIAL = set(".[]{}()\\*+?^$|")
-
-
-class ToolError(Exception):
-    """Something around the benchmarks failed (git, a build, a crash); str() is one line."""
 
 
 # ---- git ------------------------------------------------------------------------------------

@@ -39,15 +39,29 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
 
+from gapbench_ci.runner import (
+    REPO_ROOT,
+    NotACommit,
+    RunSpec,
+    Side,
+    TreeState,
+    build_gapbench,
+    exact_filter,
+    export_commit,
+    git,
+    is_shallow,
+    pool,
+    read_document,
+    resolve_commit,
+    run_gapbench,
+    tree_state,
+    write_json_atomic,
+    write_text_atomic,
+)
 from gapbench_report import commandline
-from gapbench_report.commandline import UsageError
 from gapbench_report import compare as cmp
+from gapbench_report.commandline import ToolError, UsageError
 from gapbench_report.results import Results, load_results
-from gapbench_report.runner import (REPO_ROOT, NotACommit, RunSpec, Side, ToolError,
-                                    TreeState, build_gapbench, exact_filter, export_commit,
-                                    git, is_shallow, pool, read_document, resolve_commit,
-                                    run_gapbench, tree_state, write_json_atomic,
-                                    write_text_atomic)
 
 PROG = "ci/nightly"
 # Many short runs: on a shared machine the spread between processes (6-11% for the gate proof's
