@@ -24,6 +24,7 @@ from pathlib import Path
 
 from gapbench_report import commandline, plots, render
 from gapbench_report.commandline import UsageError
+from gapbench_report.labels import fmt_seconds
 from gapbench_report.results import ResultsError, parse_name
 
 PROG = "gapbench-report trend"
@@ -229,9 +230,9 @@ def trend_markdown(nights: Sequence[Night], rows: Sequence[TrendRow]) -> str:
              "min – max |", "|---|---|---:|---:|---:|---:|---:|"]
     for r in rows:
         lines.append(f"| `{render.md_cell(r.name)}` | {r.machine} | {r.nights} | "
-                     f"{plots.fmt_seconds(r.latest)} | "
-                     f"{plots.fmt_seconds(r.before) if r.before else '—'} | {_pct(r.change)} | "
-                     f"{plots.fmt_seconds(r.low)} – {plots.fmt_seconds(r.high)} |")
+                     f"{fmt_seconds(r.latest)} | "
+                     f"{fmt_seconds(r.before) if r.before else '—'} | {_pct(r.change)} | "
+                     f"{fmt_seconds(r.low)} – {fmt_seconds(r.high)} |")
     return "\n".join(lines) + "\n"
 
 
@@ -249,10 +250,10 @@ def trend_html(nights: Sequence[Night], rows: Sequence[TrendRow],
                                              "median before", "latest vs before", "min – max"))
     body = "".join(
         f"<tr><td>{render.esc(r.name)}</td><td>{render.esc(r.machine)}</td>"
-        f'<td class="num">{r.nights}</td><td class="num">{plots.fmt_seconds(r.latest)}</td>'
-        f'<td class="num">{plots.fmt_seconds(r.before) if r.before else "—"}</td>'
-        f'<td class="num">{_pct(r.change)}</td><td class="num">{plots.fmt_seconds(r.low)} – '
-        f"{plots.fmt_seconds(r.high)}</td></tr>" for r in rows)
+        f'<td class="num">{r.nights}</td><td class="num">{fmt_seconds(r.latest)}</td>'
+        f'<td class="num">{fmt_seconds(r.before) if r.before else "—"}</td>'
+        f'<td class="num">{_pct(r.change)}</td><td class="num">{fmt_seconds(r.low)} – '
+        f"{fmt_seconds(r.high)}</td></tr>" for r in rows)
     parts.append(f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>")
     return ('<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
             f"<title>gapbench nightly trend</title><style>{render.CSS}</style></head><body>\n"
