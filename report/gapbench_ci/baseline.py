@@ -41,12 +41,11 @@ from gapbench_ci.runner import (
     run_gapbench,
     run_logged,
     tree_state,
-    write_json_atomic,
-    write_text_atomic,
 )
 from gapbench_report import commandline
 from gapbench_report import compare as cmp
 from gapbench_report.commandline import ToolError, UsageError
+from gapbench_report.files import write_atomic, write_json_atomic
 from gapbench_report.results import Benchmark, Results, load_results
 
 PROG = "ci/baseline"
@@ -257,8 +256,8 @@ def capture(args, command: str) -> Path:
         run.unlink(missing_ok=True)
     readme = out_dir / "README.md"
     text = readme.read_text(encoding="utf-8") if readme.exists() else ""
-    write_text_atomic(readme, update_readme(text, args.name,
-                                            readme_row(args.name, data["provenance"])))
+    write_atomic(readme, update_readme(text, args.name,
+                                       readme_row(args.name, data["provenance"])))
     return target
 
 

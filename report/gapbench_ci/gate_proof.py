@@ -46,12 +46,11 @@ from gapbench_ci.runner import (
     build_gapbench,
     list_benchmarks,
     tree_state,
-    write_json_atomic,
-    write_text_atomic,
 )
 from gapbench_report import commandline
 from gapbench_report import compare as cmp
 from gapbench_report.commandline import UsageError
+from gapbench_report.files import write_atomic, write_json_atomic
 
 PROG = "ci/gate-proof"
 # Small CPU benchmarks (full-profile sizes: 0.05-3 ms an iteration, data set up in a fraction of
@@ -419,7 +418,7 @@ def _run(argv: list[str] | None) -> int:
                       (time.monotonic() - started) / 60)
     write_json_atomic(args.out / "gate-proof.json", result)
     text = markdown(result)
-    write_text_atomic(args.out / "gate-proof.md", text)
+    write_atomic(args.out / "gate-proof.md", text)
     print(text)
     return 0 if result["passed"] else 1
 

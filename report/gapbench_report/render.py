@@ -13,7 +13,6 @@ from __future__ import annotations
 import argparse
 import base64
 import html
-import os
 import re
 import sys
 from collections.abc import Iterable, Sequence
@@ -22,6 +21,7 @@ from itertools import repeat
 from pathlib import Path
 
 from gapbench_report import commandline, diagnose, metrics, plots
+from gapbench_report.files import write_atomic
 from gapbench_report.labels import (
     axes_label,
     fmt_bytes,
@@ -506,15 +506,6 @@ def html_page(report: Report, charts: dict[str, list[ChartFile]]) -> str:
 
 
 # ---- files -------------------------------------------------------------------------------------
-
-def write_atomic(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
-
 
 def render(runs: list[Results], baselines: list[Results], out_dir: Path) -> Path:
     """Writes the charts, summary.md and index.html (last) into out_dir; returns index.html."""

@@ -24,6 +24,7 @@ from pathlib import Path
 
 from gapbench_report import commandline, plots, render
 from gapbench_report.commandline import UsageError
+from gapbench_report.files import write_atomic
 from gapbench_report.labels import fmt_seconds
 from gapbench_report.results import ResultsError, parse_name
 
@@ -276,9 +277,9 @@ def write_trend(nights: Sequence[Night], out: Path, pattern: str | None = None,
         stem = out / render.safe_stem(chart.title.split(":")[0])
         figures.append((draw_chart(chart, stem), chart.title))
     rows = trend_rows(found)
-    render.write_atomic(out / "trend.md", trend_markdown(nights, rows))
+    write_atomic(out / "trend.md", trend_markdown(nights, rows))
     index = out / "index.html"
-    render.write_atomic(index, trend_html(nights, rows, figures))
+    write_atomic(index, trend_html(nights, rows, figures))
     return index
 
 

@@ -3,8 +3,8 @@ tick labels, Metric (what a chart plots), the fixed-margin Grid, and save (PNG a
 
 from __future__ import annotations
 
+import io
 import math
-import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,6 +17,7 @@ from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.ticker import FuncFormatter, LogLocator, NullLocator  # noqa: E402
 
 from gapbench_report import metrics  # noqa: E402
+from gapbench_report.files import write_atomic  # noqa: E402
 from gapbench_report.labels import fmt_bytes, fmt_seconds, fmt_si  # noqa: E402
 from gapbench_report.results import Benchmark  # noqa: E402
 
@@ -174,16 +175,11 @@ def legend_width(labels: Iterable[str]) -> float:
 # ---- files ------------------------------------------------------------------------------------
 
 def save(fig: Figure, stem: Path) -> Path:
-    """PNG and SVG next to each other, each written under a temporary name and then renamed, so
-    a failure never leaves half a chart."""
+    """PNG and SVG next to each other, each drawn into memory and then written whole
+    (files.write_atomic), so a failure never leaves half a chart."""
     stem = Path(stem)
-    stem.parent.mkdir(parents=True, exist_ok=True)
     for fmt in ("svg", "png"):
-        final = stem.with_name(f"{stem.name}.{fmt}")
-        tmp = stem.with_name(f".{stem.name}.{fmt}.{os.getpid()}.tmp")
-        try:
-            fig.savefig(tmp, format=fmt, dpi=DPI, bbox_inches="tight")  # wrapped labels fit
-            os.replace(tmp, final)
-        finally:
-            tmp.unlink(missing_ok=True)
+        image = io.BytesIO()
+        fig.savefig(image, format=fmt, dpi=DPI, bbox_inches="tight")  # wrapped labels fit
+        write_atomic(stem.with_name(f"{stem.name}.{fmt}"), image.getvalue())
     return stem.with_name(f"{stem.name}.png")
