@@ -261,7 +261,7 @@ def capture(args, command: str) -> Path:
     return target
 
 
-def _parser() -> argparse.ArgumentParser:
+def _parser() -> commandline.Parser:
     p = commandline.parser(PROG, __doc__)
     p.add_argument("name", help="the baseline's name, e.g. cpu-2core or colab-t4 "
                                 "(letters, digits, . _ -)")

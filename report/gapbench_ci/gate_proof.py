@@ -322,7 +322,7 @@ def markdown(r: dict) -> str:
 
 # ---- command line -------------------------------------------------------------------------------
 
-def _parser() -> argparse.ArgumentParser:
+def _parser() -> commandline.Parser:
     p = commandline.parser(PROG, __doc__)
     p.add_argument("--reduced", action="store_true",
                    help="20 A/A comparisons, 4 trials, 1 improvement trial")

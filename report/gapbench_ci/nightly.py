@@ -406,7 +406,7 @@ def _positive_int(text: str) -> int:
     return value
 
 
-def _parser() -> argparse.ArgumentParser:
+def _parser() -> commandline.Parser:
     p = commandline.parser(PROG, __doc__)
     p.add_argument("--good", help="the known-good commit (default: <state-dir>/known-good, "
                                   "else HEAD~1)")

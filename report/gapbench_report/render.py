@@ -10,7 +10,6 @@ a render that fails leaves the previous report as it was. The inputs are only re
 
 from __future__ import annotations
 
-import argparse
 import base64
 import html
 import re
@@ -525,8 +524,8 @@ def render(runs: list[Results], baselines: list[Results], out_dir: Path) -> Path
 
 # ---- command line -------------------------------------------------------------------------------
 
-def _parser() -> argparse.ArgumentParser:
-    p = commandline.Parser(prog=PROG, description="Charts, index.html and summary.md for one run.")
+def _parser() -> commandline.Parser:
+    p = commandline.parser(PROG, "Charts, index.html and summary.md for one run.", epilog="")
     p.add_argument("results", nargs="+", help="the run's results files (one per family)")
     p.add_argument("--baseline", action="extend", nargs="+", default=[], metavar="FILE",
                    help="a results file from another machine (repeatable)")

@@ -284,7 +284,7 @@ def write_trend(nights: Sequence[Night], out: Path, pattern: str | None = None,
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    p = commandline.Parser(prog=PROG, description=__doc__.splitlines()[0])
+    p = commandline.parser(PROG, __doc__, epilog="")
     p.add_argument("history", nargs="+", type=Path, help="history folders or files")
     p.add_argument("--out", required=True, type=Path)
     p.add_argument("--filter", help="only benchmarks whose name matches this regex")
