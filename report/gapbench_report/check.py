@@ -54,7 +54,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _run(argv: list[str]) -> int:
-    parser = commandline.Parser(prog=PROG, description=__doc__.splitlines()[0])
+    parser = commandline.parser(PROG, __doc__, epilog="")
     parser.add_argument("results", help="a gapbench results JSON file")
     parser.add_argument("--family", help="every benchmark must belong to this family (or peak)")
     args = parser.parse_args(argv)

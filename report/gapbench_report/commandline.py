@@ -8,11 +8,14 @@ import sys
 from collections.abc import Callable, Sequence
 
 from gapbench_report.results import ResultsError
-from gapbench_report.runner import ToolError
 
 
 class UsageError(Exception):
     """Bad arguments: the message, one line."""
+
+
+class ToolError(Exception):
+    """Something around the benchmarks failed (git, a build, a crash); str() is one line."""
 
 
 class Parser(argparse.ArgumentParser):
@@ -22,11 +25,17 @@ class Parser(argparse.ArgumentParser):
         raise UsageError(f"{message} (see --help)")
 
 
-def parser(prog: str, doc: str) -> Parser:
-    """A Parser for a command whose module docstring is laid out as the commands' are: a summary
-    line, a blank line, the usage block, a blank line, the rest. The summary becomes the
-    description and the rest the epilog."""
+def parser(prog: str, doc: str, epilog: str | None = None) -> Parser:
+    """The Parser of a command (every command builds its parser here). `doc` is the command's
+    module docstring, or one line; its first line is the description.
+
+    Without `epilog`, `doc` is laid out as the ci commands' docstrings are: a summary line, a
+    blank line, the usage block, a blank line, the rest; the rest becomes the epilog, printed as
+    written. With `epilog` ("" for none), that is the epilog, and --help fills it and the
+    description to the terminal's width."""
     lines = doc.splitlines()
+    if epilog is not None:
+        return Parser(prog=prog, description=lines[0], epilog=epilog or None)
     end = next((i for i in range(2, len(lines)) if not lines[i].strip()), len(lines))
     return Parser(prog=prog, description=lines[0],
                   formatter_class=argparse.RawDescriptionHelpFormatter,

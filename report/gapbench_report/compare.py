@@ -45,7 +45,6 @@ count.
 
 from __future__ import annotations
 
-import argparse
 import json
 import math
 import sys
@@ -531,8 +530,8 @@ def to_json(c: Comparison) -> dict:
 # Command line
 
 
-def _parser() -> argparse.ArgumentParser:
-    p = commandline.Parser(prog=PROG, description=__doc__.splitlines()[0],
+def _parser() -> commandline.Parser:
+    p = commandline.parser(PROG, __doc__,
                            epilog="exit status: 0 no regression; 1 a regression: a benchmark "
                                   "SLOWER, or failed in the contender but not in the baseline; "
                                   "2 bad input or a tool error")

@@ -10,10 +10,8 @@ a render that fails leaves the previous report as it was. The inputs are only re
 
 from __future__ import annotations
 
-import argparse
 import base64
 import html
-import os
 import re
 import sys
 from collections.abc import Iterable, Sequence
@@ -22,8 +20,22 @@ from itertools import repeat
 from pathlib import Path
 
 from gapbench_report import commandline, diagnose, metrics, plots
-from gapbench_report.results import (Benchmark, Results, ResultsError, load_results,
-                                      merged_benchmarks)
+from gapbench_report.files import write_atomic
+from gapbench_report.labels import (
+    axes_label,
+    fmt_bytes,
+    fmt_seconds,
+    fmt_throughput,
+    variant_label,
+    with_threads,
+)
+from gapbench_report.results import (
+    Benchmark,
+    Results,
+    ResultsError,
+    load_results,
+    merged_benchmarks,
+)
 
 PROG = "gapbench-report render"
 # Families in the order a reader meets the causes; unknown ones follow alphabetically.
@@ -142,14 +154,14 @@ class Row:
 def table_rows(benchmarks: Iterable[Benchmark]) -> list[Row]:
     rows = []
     for b in benchmarks:
-        axes = plots.axes_label(plots.with_threads(b.parsed))
+        axes = axes_label(with_threads(b.parsed))
         spread = plots.TIME.spread(b)
         rows.append(Row(
-            plots.variant_label(b.parsed.variant), b.parsed.device.upper(), axes, b.status,
-            plots.fmt_seconds(spread[0]) if spread else "",
-            f"{plots.fmt_seconds(spread[1])} – {plots.fmt_seconds(spread[2])}" if spread else "",
+            variant_label(b.parsed.variant), b.parsed.device.upper(), axes, b.status,
+            fmt_seconds(spread[0]) if spread else "",
+            f"{fmt_seconds(spread[1])} – {fmt_seconds(spread[2])}" if spread else "",
             str(len(b.samples)) if b.samples else "",
-            plots.fmt_throughput(b) if b.status == "ok" else "",
+            fmt_throughput(b) if b.status == "ok" else "",
             b.skip_reason or b.error or ""))
     return rows
 
@@ -159,7 +171,7 @@ def skipped_by_reason(benchmarks: Iterable[Benchmark]) -> list[tuple[str, list[s
     out: dict[str, list[str]] = {}
     for b in benchmarks:
         if b.status == "skipped":
-            label = f"{b.parsed.device.upper()} {plots.variant_label(b.parsed.variant)}"
+            label = f"{b.parsed.device.upper()} {variant_label(b.parsed.variant)}"
             variants = out.setdefault(b.skip_reason or "", [])
             if label not in variants:
                 variants.append(label)
@@ -385,7 +397,7 @@ def context_value(key: str, value: object) -> str:
         return "—"
     number = metrics.number(value)
     if key.endswith("_bytes") and number:
-        return f"{plots.fmt_bytes(number)} ({value})"
+        return f"{fmt_bytes(number)} ({value})"
     return str(value)
 
 
@@ -494,15 +506,6 @@ def html_page(report: Report, charts: dict[str, list[ChartFile]]) -> str:
 
 # ---- files -------------------------------------------------------------------------------------
 
-def write_atomic(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
-
-
 def render(runs: list[Results], baselines: list[Results], out_dir: Path) -> Path:
     """Writes the charts, summary.md and index.html (last) into out_dir; returns index.html."""
     if not runs:
@@ -521,8 +524,8 @@ def render(runs: list[Results], baselines: list[Results], out_dir: Path) -> Path
 
 # ---- command line -------------------------------------------------------------------------------
 
-def _parser() -> argparse.ArgumentParser:
-    p = commandline.Parser(prog=PROG, description="Charts, index.html and summary.md for one run.")
+def _parser() -> commandline.Parser:
+    p = commandline.parser(PROG, "Charts, index.html and summary.md for one run.", epilog="")
     p.add_argument("results", nargs="+", help="the run's results files (one per family)")
     p.add_argument("--baseline", action="extend", nargs="+", default=[], metavar="FILE",
                    help="a results file from another machine (repeatable)")

@@ -24,6 +24,8 @@ from pathlib import Path
 
 from gapbench_report import commandline, plots, render
 from gapbench_report.commandline import UsageError
+from gapbench_report.files import write_atomic
+from gapbench_report.labels import fmt_seconds
 from gapbench_report.results import ResultsError, parse_name
 
 PROG = "gapbench-report trend"
@@ -229,9 +231,9 @@ def trend_markdown(nights: Sequence[Night], rows: Sequence[TrendRow]) -> str:
              "min – max |", "|---|---|---:|---:|---:|---:|---:|"]
     for r in rows:
         lines.append(f"| `{render.md_cell(r.name)}` | {r.machine} | {r.nights} | "
-                     f"{plots.fmt_seconds(r.latest)} | "
-                     f"{plots.fmt_seconds(r.before) if r.before else '—'} | {_pct(r.change)} | "
-                     f"{plots.fmt_seconds(r.low)} – {plots.fmt_seconds(r.high)} |")
+                     f"{fmt_seconds(r.latest)} | "
+                     f"{fmt_seconds(r.before) if r.before else '—'} | {_pct(r.change)} | "
+                     f"{fmt_seconds(r.low)} – {fmt_seconds(r.high)} |")
     return "\n".join(lines) + "\n"
 
 
@@ -249,10 +251,10 @@ def trend_html(nights: Sequence[Night], rows: Sequence[TrendRow],
                                              "median before", "latest vs before", "min – max"))
     body = "".join(
         f"<tr><td>{render.esc(r.name)}</td><td>{render.esc(r.machine)}</td>"
-        f'<td class="num">{r.nights}</td><td class="num">{plots.fmt_seconds(r.latest)}</td>'
-        f'<td class="num">{plots.fmt_seconds(r.before) if r.before else "—"}</td>'
-        f'<td class="num">{_pct(r.change)}</td><td class="num">{plots.fmt_seconds(r.low)} – '
-        f"{plots.fmt_seconds(r.high)}</td></tr>" for r in rows)
+        f'<td class="num">{r.nights}</td><td class="num">{fmt_seconds(r.latest)}</td>'
+        f'<td class="num">{fmt_seconds(r.before) if r.before else "—"}</td>'
+        f'<td class="num">{_pct(r.change)}</td><td class="num">{fmt_seconds(r.low)} – '
+        f"{fmt_seconds(r.high)}</td></tr>" for r in rows)
     parts.append(f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>")
     return ('<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
             f"<title>gapbench nightly trend</title><style>{render.CSS}</style></head><body>\n"
@@ -275,14 +277,14 @@ def write_trend(nights: Sequence[Night], out: Path, pattern: str | None = None,
         stem = out / render.safe_stem(chart.title.split(":")[0])
         figures.append((draw_chart(chart, stem), chart.title))
     rows = trend_rows(found)
-    render.write_atomic(out / "trend.md", trend_markdown(nights, rows))
+    write_atomic(out / "trend.md", trend_markdown(nights, rows))
     index = out / "index.html"
-    render.write_atomic(index, trend_html(nights, rows, figures))
+    write_atomic(index, trend_html(nights, rows, figures))
     return index
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    p = commandline.Parser(prog=PROG, description=__doc__.splitlines()[0])
+    p = commandline.parser(PROG, __doc__, epilog="")
     p.add_argument("history", nargs="+", type=Path, help="history folders or files")
     p.add_argument("--out", required=True, type=Path)
     p.add_argument("--filter", help="only benchmarks whose name matches this regex")

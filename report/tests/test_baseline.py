@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from gapbench_report import baseline
+from gapbench_ci import baseline
 from gapbench_report.results import load_results
 from tests.fakes import BENCHMARKS, COPY, IMAGE, SUMSQ, invocations, make_fake
 from tests.synthetic import in_memory, runs, skipped

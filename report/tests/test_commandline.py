@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import argparse
+import importlib
+
 import pytest
 
 from gapbench_report import check, commandline, diagnose
+from gapbench_report.commandline import ToolError
 from gapbench_report.results import ResultsError
-from gapbench_report.runner import ToolError
 
 DOC = """Summary line.
 
@@ -24,6 +27,30 @@ def test_parser_takes_the_summary_and_what_follows_the_usage_block():
     assert p.epilog == "What follows the usage block.\nMore of it."
     with pytest.raises(commandline.UsageError, match=r"unrecognized arguments: --x \(see --help\)"):
         p.parse_args(["--x"])
+
+
+def test_parser_with_an_epilog_of_its_own_fills_it():
+    p = commandline.parser("prog", DOC, epilog="exit status: 0 fine")
+    assert (p.description, p.epilog) == ("Summary line.", "exit status: 0 fine")
+    assert p.formatter_class is argparse.HelpFormatter
+    bare = commandline.parser("prog", "One line.", epilog="")
+    assert (bare.description, bare.epilog) == ("One line.", None)
+
+
+# Every command of both packages: --help works, a bad flag is one line and exit status 2.
+COMMANDS = ["gapbench_report.check", "gapbench_report.compare", "gapbench_report.diagnose",
+            "gapbench_report.render", "gapbench_report.trend", "gapbench_ci.baseline",
+            "gapbench_ci.nightly", "gapbench_ci.gate_proof", "gapbench_ci.gpu_check"]
+
+
+@pytest.mark.parametrize("module", COMMANDS)
+def test_every_command_has_help_and_one_line_for_a_bad_flag(capsys, module):
+    main = importlib.import_module(module).main
+    assert main(["--help"]) == 0
+    assert capsys.readouterr().out.startswith("usage: ")
+    assert main(["x.json", "--no-such-flag"]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 1 and err[0].endswith("(see --help)"), err
 
 
 @pytest.mark.parametrize("error, line", [

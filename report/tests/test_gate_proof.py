@@ -7,8 +7,8 @@ import json
 
 import pytest
 
+from gapbench_ci import gate_proof, nightly
 from gapbench_report import compare as cmp
-from gapbench_report import gate_proof, nightly
 from tests.fakes import COPY, IMAGE, LOOP, SUMSQ, make_fake
 
 

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from gapbench_report import gpu_check
-from gapbench_report.gpu_check import Check, StepFailed, Summary, junit_counts
-from gapbench_report.runner import REPO_ROOT
+from gapbench_ci import gpu_check
+from gapbench_ci.gpu_check import Check, StepFailed, Summary, junit_counts
+from gapbench_ci.runner import REPO_ROOT
 from tests.synthetic import document, runs, skipped
 
 GPU_NAME = "conv/cudnn/gpu/n:1/manual_time"

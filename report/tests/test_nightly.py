@@ -10,9 +10,10 @@ from pathlib import Path
 
 import pytest
 
+from gapbench_ci import nightly
+from gapbench_ci.runner import RunSpec, Side, exact_filter
 from gapbench_report import compare as cmp
-from gapbench_report import nightly
-from gapbench_report.runner import RunSpec, Side, ToolError, exact_filter
+from gapbench_report.commandline import ToolError
 from tests.fakes import BENCHMARKS, COPY, IMAGE, LOOP, SUMSQ, invocations, make_fake
 
 SPEC = RunSpec(".", "quick", 3, 0.01)

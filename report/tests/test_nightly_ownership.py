@@ -13,8 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from gapbench_report import nightly, runner
-from gapbench_report.runner import DubiousOwnership, NotACommit, ToolError
+from gapbench_ci import nightly, runner
+from gapbench_ci.runner import DubiousOwnership, NotACommit
+from gapbench_report.commandline import ToolError
 from tests.fakes import make_fake
 
 WORKFLOW = Path(__file__).resolve().parents[2] / ".github" / "workflows" / "nightly.yml"

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from gapbench_report import nightly
+from gapbench_ci import nightly
 from tests.fakes import make_fake
 
 

@@ -1,4 +1,4 @@
-"""Tests of the charts (plots.py) and the report (render.py): every chart function writes an image,
+"""Tests of the charts (plots/) and the report (render.py): every chart function writes an image,
 the data behind the charts is right, the report is complete and self-contained, and headless
 Chromium opens it with every image loaded and no console error."""
 
@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from gapbench_report import plots, render
+from gapbench_report import labels, plots, render
 from gapbench_report.results import Benchmark, load_results, parse_name
 from tests.synthetic import in_memory, runs
 
@@ -227,15 +227,15 @@ def test_peak_memcpy_is_drawn_as_traffic_in_new_and_old_files():
 
 def test_pageable_async_copies_are_labelled_staged():
     spec = next(s for s in plots.SWEEPS if s.name == "transfer")
-    staged = plots._line_label(spec, ("pageable", "h2d", "async"))
+    staged = plots.sweeps._line_label(spec, ("pageable", "h2d", "async"))
     assert staged == "pageable · h2d · async (staged)"
-    assert plots._line_label(spec, ("pinned", "h2d", "async")) == "pinned · h2d · async"
+    assert plots.sweeps._line_label(spec, ("pinned", "h2d", "async")) == "pinned · h2d · async"
 
 
 def _tick_labels(monkeypatch, benchmarks, family) -> list[str]:
     """The x tick labels of the first panel of a family's chart, drawn but not saved."""
     figures = []
-    monkeypatch.setattr(plots, "save", lambda fig, stem: figures.append(fig) or stem)
+    monkeypatch.setattr(plots.family, "save", lambda fig, stem: figures.append(fig) or stem)
     plots.family_chart(benchmarks, family, Path("unused"))
     return [t.get_text() for t in figures[0].axes[0].get_xticklabels()]
 
@@ -247,7 +247,7 @@ def test_a_panel_of_thousands_of_sizes_labels_some(monkeypatch):
         name = f"preprocess/vectorized/cpu/op:sumsq/rows:{1000 + i}/real_time"
         rows.append(Benchmark(name, parse_name(name), (1e-6,) * 3, {}, {}))
     labels = _tick_labels(monkeypatch, rows, "preprocess")
-    assert len(labels) == plots.MAX_GROUP_LABELS
+    assert len(labels) == plots.family.MAX_GROUP_LABELS
     assert labels[:2] == ["rows 1000", "rows 1042"]  # every 42nd group
 
 
@@ -265,10 +265,10 @@ def test_nothing_timed_draws_no_chart(tmp_path):
 
 
 def test_readable_labels():
-    assert plots.variant_label("vectorized_e2e") == "vectorized end-to-end"
-    assert plots.fmt_seconds(3.2e-6) == "3.2 µs" and plots.fmt_seconds(1.5) == "1.5 s"
-    assert plots.fmt_bytes(65536) == "64 KiB"
-    assert plots.axes_label({"op": "sumsq", "rows": "1000000", "bytes": "4096"}) == \
+    assert labels.variant_label("vectorized_e2e") == "vectorized end-to-end"
+    assert labels.fmt_seconds(3.2e-6) == "3.2 µs" and labels.fmt_seconds(1.5) == "1.5 s"
+    assert labels.fmt_bytes(65536) == "64 KiB"
+    assert labels.axes_label({"op": "sumsq", "rows": "1000000", "bytes": "4096"}) == \
         "op sumsq · rows 1M · 4 KiB"
 
 
@@ -491,7 +491,7 @@ def test_a_narrow_sweep_is_drawn_on_a_linear_axis_from_zero(monkeypatch):
                           + runs(name.format(b=64), [8e-3] * 3)).benchmarks().values())
     spec = next(s for s in plots.SWEEPS if s.family == "lstm")
     figures = []
-    monkeypatch.setattr(plots, "save", lambda fig, stem: figures.append(fig) or stem)
+    monkeypatch.setattr(plots.sweeps, "save", lambda fig, stem: figures.append(fig) or stem)
     plots.sweep_chart(spec, rows, {}, Path("unused"))
     ax = figures[0].axes[0]
     assert ax.get_yscale() == "linear" and ax.get_ylim()[0] == 0

@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-import json
 import re
 import subprocess
 from pathlib import Path
 
 import pytest
-from tests.fakes import BENCHMARKS, COPY, SUMSQ, invocations, make_fake
 
-from gapbench_report import runner
+from gapbench_ci import runner
+from gapbench_report.files import write_json_atomic
 from gapbench_report.results import load_results
+from tests.fakes import BENCHMARKS, COPY, SUMSQ, invocations, make_fake
 
 
 def test_exact_filter_matches_only_the_names():
@@ -66,7 +66,7 @@ def test_pool_renumbers_and_drops_aggregates(tmp_path):
     assert {r["repetitions"] for r in sumsq} == {5}
     assert pooled["context"]["gapbench.pooled_runs"] == "2"
     path = tmp_path / "pooled.json"
-    runner.write_json_atomic(path, pooled)
+    write_json_atomic(path, pooled)
     loaded = load_results(path)  # the pooled file is a valid results file
     assert loaded.benchmarks()[SUMSQ].samples == pytest.approx((1e-9, 2e-9, 3e-9, 4e-9, 5e-9))
     assert loaded.benchmarks()[COPY].samples == pytest.approx((5e-9,))
@@ -144,13 +144,6 @@ def test_git_facts_and_export(repo, tmp_path, monkeypatch):
     assert runner.tree_state(plain) == runner.TreeState(None, False)
     monkeypatch.setenv(runner.SOURCE_COMMIT_VARIABLE, "abc123")
     assert runner.tree_state(plain).commit == "abc123"
-
-
-def test_write_atomic_leaves_no_temporary(tmp_path):
-    runner.write_json_atomic(tmp_path / "a" / "x.json", {"k": 1})
-    runner.write_text_atomic(tmp_path / "a" / "y.md", "text\n")
-    assert json.loads((tmp_path / "a" / "x.json").read_text()) == {"k": 1}
-    assert sorted(p.name for p in (tmp_path / "a").iterdir()) == ["x.json", "y.md"]
 
 
 def test_build_gapbench_reports_a_failed_configure(tmp_path):

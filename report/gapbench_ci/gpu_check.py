@@ -38,10 +38,11 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
+from gapbench_ci.runner import REPO_ROOT, exact_filter, tree_state
 from gapbench_report import commandline
+from gapbench_report.commandline import ToolError
+from gapbench_report.files import write_atomic, write_json_atomic
 from gapbench_report.results import ResultsError, load_results
-from gapbench_report.runner import (REPO_ROOT, ToolError, exact_filter, tree_state,
-                                    write_text_atomic)
 
 PROG = "ci/gpu-check"
 SANITIZER_TOOLS = ("memcheck", "racecheck", "synccheck", "initcheck")
@@ -127,7 +128,7 @@ class Summary:
         self.steps.append(step)
         print(f"{PROG}: {name}: {'passed' if passed else 'FAILED'} ({step.seconds:.0f} s) {detail}",
               file=sys.stderr, flush=True)
-        write_text_atomic(self.path, self.markdown())
+        write_atomic(self.path, self.markdown())
         return passed
 
     def markdown(self) -> str:
@@ -224,7 +225,7 @@ class Check:
         except (json.JSONDecodeError, KeyError, TypeError):
             raise StepFailed(
                 f"doctor --json gave no JSON (exit status {done.returncode})") from None
-        write_text_atomic(self.out / "doctor.json", json.dumps(data, indent=1) + "\n")
+        write_json_atomic(self.out / "doctor.json", data)
         status = facts.get("gpu.status", "missing")
         if done.returncode != 0 or status != "ok":
             raise StepFailed(f"gpu.status: {status}")

@@ -39,15 +39,28 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
 
+from gapbench_ci.runner import (
+    REPO_ROOT,
+    NotACommit,
+    RunSpec,
+    Side,
+    TreeState,
+    build_gapbench,
+    exact_filter,
+    export_commit,
+    git,
+    is_shallow,
+    pool,
+    read_document,
+    resolve_commit,
+    run_gapbench,
+    tree_state,
+)
 from gapbench_report import commandline
-from gapbench_report.commandline import UsageError
 from gapbench_report import compare as cmp
+from gapbench_report.commandline import ToolError, UsageError
+from gapbench_report.files import write_atomic, write_json_atomic
 from gapbench_report.results import Results, load_results
-from gapbench_report.runner import (REPO_ROOT, NotACommit, RunSpec, Side, ToolError,
-                                    TreeState, build_gapbench, exact_filter, export_commit,
-                                    git, is_shallow, pool, read_document, resolve_commit,
-                                    run_gapbench, tree_state, write_json_atomic,
-                                    write_text_atomic)
 
 PROG = "ci/nightly"
 # Many short runs: on a shared machine the spread between processes (6-11% for the gate proof's
@@ -393,7 +406,7 @@ def _positive_int(text: str) -> int:
     return value
 
 
-def _parser() -> argparse.ArgumentParser:
+def _parser() -> commandline.Parser:
     p = commandline.parser(PROG, __doc__)
     p.add_argument("--good", help="the known-good commit (default: <state-dir>/known-good, "
                                   "else HEAD~1)")
@@ -489,14 +502,14 @@ def _run(argv: list[str] | None) -> int:
         path = write_history(args.state_dir, record, when, tree)
         log(f"history: {path}")
         if verdict.exit_code == 0 and tree.commit and not tree.dirty and about["good_commit"]:
-            write_text_atomic(args.state_dir / KNOWN_GOOD_FILE, tree.commit + "\n")
+            write_atomic(args.state_dir / KNOWN_GOOD_FILE, tree.commit + "\n")
             log(f"known-good is now {tree.commit[:12]}")
     notes += _reports(args, verdict)
     notes.append(f"took {(time.monotonic() - started) / 60:.1f} min")
     write_json_atomic(args.out / "comparison.json",
                       comparison_json(verdict, about, spec, args.rounds))
-    write_text_atomic(args.out / "summary.md",
-                      summary_markdown(verdict, about, spec, args.rounds, notes))
+    write_atomic(args.out / "summary.md",
+                 summary_markdown(verdict, about, spec, args.rounds, notes))
     if warning:  # again at the end, where the log is read
         log(warning.replace("**", ""))
     print(f"{PROG}: {headline(verdict)} ({args.out / 'summary.md'})")

@@ -32,13 +32,21 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
+from gapbench_ci.runner import (
+    REPO_ROOT,
+    RunSpec,
+    TreeState,
+    doctor_facts,
+    read_document,
+    run_gapbench,
+    run_logged,
+    tree_state,
+)
 from gapbench_report import commandline
-from gapbench_report.commandline import UsageError
 from gapbench_report import compare as cmp
+from gapbench_report.commandline import ToolError, UsageError
+from gapbench_report.files import write_atomic, write_json_atomic
 from gapbench_report.results import Benchmark, Results, load_results
-from gapbench_report.runner import (REPO_ROOT, RunSpec, ToolError, TreeState, doctor_facts,
-                                    read_document, run_gapbench, run_logged, tree_state,
-                                    write_json_atomic, write_text_atomic)
 
 PROG = "ci/baseline"
 # (Q3 - Q1) / median of a benchmark's repetitions. Measured on the 2-core CI VM (a shared cloud
@@ -248,12 +256,12 @@ def capture(args, command: str) -> Path:
         run.unlink(missing_ok=True)
     readme = out_dir / "README.md"
     text = readme.read_text(encoding="utf-8") if readme.exists() else ""
-    write_text_atomic(readme, update_readme(text, args.name,
-                                            readme_row(args.name, data["provenance"])))
+    write_atomic(readme, update_readme(text, args.name,
+                                       readme_row(args.name, data["provenance"])))
     return target
 
 
-def _parser() -> argparse.ArgumentParser:
+def _parser() -> commandline.Parser:
     p = commandline.parser(PROG, __doc__)
     p.add_argument("name", help="the baseline's name, e.g. cpu-2core or colab-t4 "
                                 "(letters, digits, . _ -)")

@@ -38,13 +38,19 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from gapbench_ci import nightly
+from gapbench_ci.runner import (
+    REPO_ROOT,
+    RunSpec,
+    Side,
+    build_gapbench,
+    list_benchmarks,
+    tree_state,
+)
 from gapbench_report import commandline
-from gapbench_report.commandline import UsageError
 from gapbench_report import compare as cmp
-from gapbench_report import nightly
-from gapbench_report.runner import (REPO_ROOT, RunSpec, Side, build_gapbench,
-                                    list_benchmarks, tree_state, write_json_atomic,
-                                    write_text_atomic)
+from gapbench_report.commandline import UsageError
+from gapbench_report.files import write_atomic, write_json_atomic
 
 PROG = "ci/gate-proof"
 # Small CPU benchmarks (full-profile sizes: 0.05-3 ms an iteration, data set up in a fraction of
@@ -316,7 +322,7 @@ def markdown(r: dict) -> str:
 
 # ---- command line -------------------------------------------------------------------------------
 
-def _parser() -> argparse.ArgumentParser:
+def _parser() -> commandline.Parser:
     p = commandline.parser(PROG, __doc__)
     p.add_argument("--reduced", action="store_true",
                    help="20 A/A comparisons, 4 trials, 1 improvement trial")
@@ -412,7 +418,7 @@ def _run(argv: list[str] | None) -> int:
                       (time.monotonic() - started) / 60)
     write_json_atomic(args.out / "gate-proof.json", result)
     text = markdown(result)
-    write_text_atomic(args.out / "gate-proof.md", text)
+    write_atomic(args.out / "gate-proof.md", text)
     print(text)
     return 0 if result["passed"] else 1
 

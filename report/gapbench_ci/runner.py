@@ -17,16 +17,13 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from gapbench_report.commandline import ToolError
 from gapbench_report.results import PROCESS_KEY
 
-# report/gapbench_report/runner.py -> the repository root.
+# report/gapbench_ci/runner.py -> the repository root.
 REPO_ROOT = Path(__file__).resolve().parents[2]
 # Characters with a meaning in the POSIX extended regular expressions of --benchmark_filter.
 _ERE_SPECIAL = set(".[]{}()\\*+?^$|")
-
-
-class ToolError(Exception):
-    """Something around the benchmarks failed (git, a build, a crash); str() is one line."""
 
 
 # ---- git ------------------------------------------------------------------------------------
@@ -287,26 +284,6 @@ def pool(documents: Sequence[dict]) -> dict:
     for row in rows:
         row["repetitions"] = index[row.get("run_name", row.get("name"))]
     return {"context": context, "benchmarks": rows}
-
-
-def write_json_atomic(path: Path, data: object) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        tmp.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
-
-
-def write_text_atomic(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,63 @@
+"""Charts of gapbench results: pure data preparation first, then drawing (Agg, PNG and SVG).
+
+Three kinds of chart, each a `*_data()` function that returns plain dataclasses (testable without
+drawing) and a `draw_*()` function that writes `<stem>.png` and `<stem>.svg` and returns the PNG:
+
+- family_chart (family.py): every variant of a family side by side, per size, CPU and GPU in
+  different colours and markers, the median with the min-max spread over the repetitions;
+- sweep_chart (sweeps.py): one line per series against a swept axis, driven by SWEEPS (one row
+  per sweep, so a new family adds a row), with reference lines (the PCIe link), crossover marks
+  and the ideal;
+- metrics_chart (machines.py): the portable ratios of this machine beside each baseline's.
+
+common.py holds what they share (style, value axis, Grid, save); trend.py draws with it too.
+"""
+
+from gapbench_report.plots.common import (
+    DPI,
+    RC,
+    SERIES_COLOURS,
+    SERIES_LINES,
+    SERIES_MARKERS,
+    TIME,
+    Grid,
+    Metric,
+    legend_width,
+    save,
+    value_span,
+)
+from gapbench_report.plots.family import (
+    PEAK_FLOPS,
+    PEAK_TRAFFIC,
+    PIPELINE_RATE,
+    FamilyChart,
+    draw_family_chart,
+    family_chart,
+    family_chart_data,
+    family_metric,
+)
+from gapbench_report.plots.machines import (
+    MetricsChart,
+    draw_metrics_chart,
+    metrics_chart,
+    metrics_chart_data,
+)
+from gapbench_report.plots.sweeps import (
+    SWEEPS,
+    SweepChart,
+    SweepSpec,
+    crossover,
+    draw_sweep_chart,
+    pcie_lines,
+    sweep_chart,
+    sweep_chart_data,
+    swept_names,
+)
+
+__all__ = [
+    "DPI", "PEAK_FLOPS", "PEAK_TRAFFIC", "PIPELINE_RATE", "RC", "SERIES_COLOURS", "SERIES_LINES",
+    "SERIES_MARKERS", "SWEEPS", "TIME", "FamilyChart", "Grid", "Metric", "MetricsChart",
+    "SweepChart", "SweepSpec", "crossover", "draw_family_chart", "draw_metrics_chart",
+    "draw_sweep_chart", "family_chart", "family_chart_data", "family_metric", "legend_width",
+    "metrics_chart", "metrics_chart_data", "pcie_lines", "save", "sweep_chart", "sweep_chart_data",
+    "swept_names", "value_span"]

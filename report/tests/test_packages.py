@@ -1,0 +1,63 @@
+"""The packages' dependency direction: gapbench_ci (orchestration: builds, runs, git) may import
+gapbench_report (analysis and drawing: reads JSON); gapbench_report never imports gapbench_ci.
+The one exception is cli.py's sub-command table, which names gapbench_ci's modules so that
+`gapbench-report baseline|nightly` can import them on demand."""
+
+from __future__ import annotations
+
+import ast
+import importlib
+from pathlib import Path
+
+import pytest
+
+from gapbench_report import cli
+
+REPORT = Path(__file__).resolve().parents[1] / "gapbench_report"
+# The module and the names of gapbench_ci's modules it may spell: its lazy dispatch.
+ALLOWED = {"cli.py": {"gapbench_ci.baseline", "gapbench_ci.nightly"}}
+
+
+def is_ci(name: str | None) -> bool:
+    return name is not None and (name == "gapbench_ci" or name.startswith("gapbench_ci."))
+
+
+def references(tree: ast.AST) -> list[tuple[int, str, str]]:
+    """(line, kind, name) for every import of gapbench_ci and every string naming one of its
+    modules (importlib.import_module("gapbench_ci.x"), __import__ and the like)."""
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, "import", a.name) for a in node.names if is_ci(a.name)]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and is_ci(node.module):
+            found.append((node.lineno, "import", node.module))
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) \
+                and is_ci(node.value):
+            found.append((node.lineno, "string", node.value))
+    return found
+
+
+def test_the_analysis_package_never_imports_the_orchestration_one():
+    modules = sorted(REPORT.rglob("*.py"))
+    assert len(modules) > 10
+    wrong = []
+    for path in modules:
+        rel = path.relative_to(REPORT).as_posix()
+        for line, kind, name in references(ast.parse(path.read_text(encoding="utf-8"))):
+            if kind == "import" or name not in ALLOWED.get(rel, set()):
+                wrong.append(f"gapbench_report/{rel}:{line}: {kind} {name}")
+    assert not wrong, "gapbench_report must not import gapbench_ci:\n" + "\n".join(wrong)
+
+
+def test_the_check_finds_each_kind_of_reference():
+    source = ("import gapbench_ci\nfrom gapbench_ci.runner import git\n"
+              "import importlib\nimportlib.import_module('gapbench_ci.nightly')\n"
+              "from gapbench_report import results\nname = 'gapbench_cider'\n")
+    assert references(ast.parse(source)) == [
+        (1, "import", "gapbench_ci"), (2, "import", "gapbench_ci.runner"),
+        (4, "string", "gapbench_ci.nightly")]
+
+
+@pytest.mark.parametrize("command", sorted(cli.COMMANDS))
+def test_every_sub_command_names_a_module_with_main(command):
+    assert callable(importlib.import_module(cli.COMMANDS[command]).main)
