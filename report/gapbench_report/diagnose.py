@@ -544,8 +544,8 @@ def main(argv: list[str]) -> int:
     prog = "gapbench-report diagnose"
 
     def body(args: list[str]) -> int:
-        parser = commandline.Parser(prog=prog,
-                                    description="What the run's figures say is slow, and why.")
+        parser = commandline.parser(prog, "What the run's figures say is slow, and why.",
+                                    epilog="")
         parser.add_argument("results", nargs="+", help="the run's results files (one per family)")
         runs = [load_results(p) for p in parser.parse_args(args).results]
         findings = diagnose(runs)
