@@ -21,6 +21,7 @@
 
 #include <limits>
 
+#include "fixtures/device_probe.h"
 #include "fixtures/setup_cache.h"
 #include "kernels/base/data.h"
 #include "kernels/conv_onednn.h"
@@ -28,14 +29,21 @@
 namespace gapbench::conv {
 namespace {
 
-enum class CpuVariant { naive, im2col_blas, onednn };
+enum class CpuVariant { naive, im2col_blas, onednn, onednn_bf16 };
 
-// Validates `run()` (which writes y) once, then times it.
+// The input as a bf16 model holds it: converted once, outside the timing.
+struct Bf16Input {
+  explicit Bf16Input(const std::vector<float>& x) : bits(to_bf16(x)) {}
+  std::vector<std::uint16_t> bits;
+};
+
+// Validates `run()` (which writes y) once, with the tolerance of its arithmetic, then times it.
 template <class Run>
-void time_cpu(State& state, const Problem& data, std::vector<float>& y, Run&& run) {
+void time_cpu(State& state, const Problem& data, std::vector<float>& y, Run&& run,
+              Arithmetic arithmetic = Arithmetic::float32) {
   validate_once([&] {
     run();
-    return data.check("conv", y);
+    return data.check("conv", y, arithmetic);
   });
   for (auto _ : state) {
     run();
@@ -66,6 +74,21 @@ void bench_cpu(State& state, const ConvShape& shape, CpuVariant variant) {
       state.SetLabel(dnn.description());
       break;
     }
+    case CpuVariant::onednn_bf16: {
+      OnednnConvolution& dnn =
+          cached<OnednnConvolution>(shape.key() + ":bf16", shape, w, Arithmetic::bf16);
+      // Emulated bf16 is slower than float32: timing it under the bf16 name would mislead.
+      if (!dnn.native()) {
+        throw Skip("bf16 would run emulated on this CPU (oneDNN picked " + dnn.description() +
+                   "): it needs AVX-512 BF16 or AMX");
+      }
+      const std::uint16_t* x16 = cached<Bf16Input>(shape.key(), data.x).bits.data();
+      time_cpu(
+          state, data, y, [&] { dnn.forward(x16, y.data()); }, Arithmetic::bf16);
+      state.counters["setup_ms"] = dnn.setup_seconds() * 1e3;
+      state.SetLabel(dnn.description());
+      break;
+    }
   }
   set_conv_counters(state, shape);
 }
@@ -88,6 +111,8 @@ void register_shape(const ConvShape& shape, bool naive_on_cpu) {
     if (id == CpuVariant::naive && !naive_on_cpu) continue;
     add_cpu(name(variant), [shape, id = id](State& st) { bench_cpu(st, shape, id); });
   }
+  add_cpu(name("onednn").axis("math", math_name(Arithmetic::bf16)),
+          [shape](State& st) { bench_cpu(st, shape, CpuVariant::onednn_bf16); });
   const std::pair<std::string, GpuVariant> gpu[] = {
       {"naive", GpuVariant::naive},
       {"tiled", GpuVariant::tiled},

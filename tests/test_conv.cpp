@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <limits>
 #include <stdexcept>
 #include <string>
@@ -131,6 +133,60 @@ TEST(Conv, ToleranceFollowsTheArithmetic) {
   // Two inputs read to 2^-10 each, then the float32 sum.
   EXPECT_NEAR(tf32.atol, (2 * 0x1.0p-10 + 576 * u) * 100.0, 1e-2 * tf32.atol);
   EXPECT_GT(tf32.atol, 10 * f32.atol);
+  const Tolerance bf16 = tolerance(s, 100.0, Arithmetic::bf16);
+  // Two inputs rounded to 2^-8 each, then the float32 sum.
+  EXPECT_NEAR(bf16.atol, (2 * 0x1.0p-8 + 576 * u) * 100.0, 1e-2 * bf16.atol);
+  EXPECT_GT(bf16.atol, 3 * tf32.atol);
+  EXPECT_STREQ(math_name(Arithmetic::bf16), "bf16");
+  EXPECT_STREQ(math_name(Arithmetic::float32), "fp32");
+}
+
+// float32 to the nearest bfloat16 (ties to even), kept as a float.
+float round_bf16(float f) {
+  std::uint32_t bits = 0;
+  std::memcpy(&bits, &f, sizeof bits);
+  bits += 0x7FFFu + ((bits >> 16) & 1u);
+  bits &= 0xFFFF0000u;
+  std::memcpy(&f, &bits, sizeof f);
+  return f;
+}
+std::vector<float> rounded_bf16(const std::vector<float>& v) {
+  std::vector<float> out(v.size());
+  std::transform(v.begin(), v.end(), out.begin(), round_bf16);
+  return out;
+}
+
+// The bf16 tolerance admits what bf16 inputs with float32 sums give (which the float32 one
+// does not), and still catches a half-scaled output and a dropped half of the channels.
+TEST(Conv, Bf16ToleranceAdmitsRoundedInputsAndCatchesRealErrors) {
+  for (const ConvShape& s :
+       {ConvShape{2, 16, 9, 9, 4, 3, 3, 1, 1}, ConvShape{1, 64, 10, 10, 8, 3, 3, 1, 1}}) {
+    const Problem c(s, kSeed);
+    std::vector<float> got(s.output_size());
+    naive(s, rounded_bf16(c.x).data(), rounded_bf16(c.w).data(), got.data());
+    const Validation ok = c.check("bf16 inputs", got, Arithmetic::bf16);
+    EXPECT_TRUE(ok.ok) << s.str() << ": " << ok.message();
+    EXPECT_FALSE(c.check("bf16 inputs", got, Arithmetic::float32).ok) << s.str();
+
+    std::vector<float> half = got;
+    for (float& v : half) v *= 0.5f;
+    EXPECT_FALSE(c.check("half-scaled", half, Arithmetic::bf16).ok) << s.str();
+
+    ConvShape fewer = s;  // the first half of the channels only: a dropped K-slice of the sum
+    fewer.c = s.c / 2;
+    std::vector<float> x_half, w_half;
+    for (std::size_t n = 0; n < s.n; ++n) {
+      const auto image = c.x.begin() + static_cast<std::ptrdiff_t>(n * s.c * s.h * s.w);
+      x_half.insert(x_half.end(), image, image + static_cast<std::ptrdiff_t>(fewer.c * s.h * s.w));
+    }
+    for (std::size_t k = 0; k < s.k; ++k) {
+      const auto filter = c.w.begin() + static_cast<std::ptrdiff_t>(k * s.c * s.r * s.s);
+      w_half.insert(w_half.end(), filter,
+                    filter + static_cast<std::ptrdiff_t>(fewer.c * s.r * s.s));
+    }
+    naive(fewer, x_half.data(), w_half.data(), got.data());
+    EXPECT_FALSE(c.check("half the channels", got, Arithmetic::bf16).ok) << s.str();
+  }
 }
 
 // The float32 tolerance is tight enough to catch the smallest plausible bugs.
@@ -214,6 +270,40 @@ TEST(Conv, OnednnMatchesReference) {
         validate("onednn again", got, ref,
                  tolerance(s, magnitude_bound(s, other.x.data(), c.w.data()), Arithmetic::float32));
     EXPECT_TRUE(again.ok) << s.str() << ": " << again.message();
+  }
+}
+
+// Skips where this CPU has no bf16 instructions: oneDNN would emulate them.
+TEST(Conv, OnednnBf16MatchesReferenceWithTheBf16Tolerance) {
+  for (const ConvShape& s : kSmallShapes) {
+    const Problem c(s, kSeed);
+    OnednnConvolution dnn(s, c.w.data(), Arithmetic::bf16);
+    if (!dnn.native()) GTEST_SKIP() << "no AVX-512 BF16 or AMX here: " << dnn.description();
+    EXPECT_NE(dnn.description().find("math:bf16"), std::string::npos) << dnn.description();
+    std::vector<float> got(s.output_size(), kNaN);
+    dnn.forward(to_bf16(c.x).data(), got.data());
+    const Validation v = c.check("onednn bf16", got, Arithmetic::bf16);
+    EXPECT_TRUE(v.ok) << s.str() << " (" << dnn.description() << "): " << v.message();
+  }
+}
+
+TEST(Conv, OnednnTakesTheInputTypeOfItsArithmetic) {
+  const ConvShape s{1, 2, 6, 6, 2, 3, 3, 1, 1};
+  const Problem c(s, kSeed);
+  EXPECT_THROW(OnednnConvolution(s, c.w.data(), Arithmetic::tf32), std::invalid_argument);
+  std::vector<float> y(s.output_size());
+  OnednnConvolution f32(s, c.w.data());
+  EXPECT_THROW(f32.forward(to_bf16(c.x).data(), y.data()), std::invalid_argument);
+  OnednnConvolution bf16(s, c.w.data(), Arithmetic::bf16);
+  EXPECT_THROW(bf16.forward(c.x.data(), y.data()), std::invalid_argument);
+  // to_bf16 rounds to nearest even, as round_bf16 does.
+  const std::vector<float> x{1.0f, 1.00390625f, 1.01171875f, -3.14159f, 0.0f};
+  const std::vector<std::uint16_t> bits = to_bf16(x);
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    std::uint32_t wide = std::uint32_t{bits[i]} << 16;
+    float back = 0.0f;
+    std::memcpy(&back, &wide, sizeof back);
+    EXPECT_EQ(back, round_bf16(x[i])) << x[i];
   }
 }
 

@@ -551,3 +551,19 @@ def test_a_skipped_row_never_hides_a_timed_dot():
     chart = plots.family_chart_data(list(in_memory(entries).benchmarks().values()), "pipeline")
     dots = {d.label: d.values for p in chart.panels for d in p.dots}
     assert dots["CPU parallel (depth 2 · workers 2)"][0][0] == 300
+
+
+def test_math_modes_stand_side_by_side_in_one_panel():
+    """A variant's math axis (math:bf16; absent is fp32) makes a series of its own beside the
+    float32 one, in the same panel and x group, never a panel or a size of its own."""
+    entries = []
+    for hw in (28, 56):
+        size = f"n:2/c:64/hw:{hw}/k:64/r:3/stride:1/pad:1"
+        entries += runs(f"conv/onednn/cpu/{size}/real_time", [2e-3] * 3)
+        entries += runs(f"conv/onednn/cpu/{size}/math:bf16/real_time", [1e-3] * 3)
+    chart = plots.family_chart_data(list(in_memory(entries).benchmarks().values()), "conv")
+    assert len(chart.panels) == 1
+    panel = chart.panels[0]
+    assert [d.label for d in panel.dots] == ["CPU onednn", "CPU onednn bf16"]
+    assert len(panel.groups) == 2 and all("math" not in g for g in panel.groups)
+    assert all(all(v is not None for v in d.values) for d in panel.dots)

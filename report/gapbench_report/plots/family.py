@@ -114,8 +114,23 @@ def family_metric(name: Name) -> Metric:
     return TIME
 
 
+# The precision a variant computes in (math:bf16; absent is fp32) belongs to the series, not to
+# the sizes: each op's math modes stand side by side in one panel.
+MATH_AXIS = "math"
+
+
+def series_of(name: Name) -> tuple[str, str]:
+    """(device, variant), the variant with its math mode where it has one: "onednn bf16"."""
+    math = name.axes.get(MATH_AXIS)
+    return name.device, f"{name.variant} {math}" if math else name.variant
+
+
+def _sized_axes(name: Name) -> dict[str, str]:
+    return {k: v for k, v in with_threads(name).items() if k != MATH_AXIS}
+
+
 def _panel_key(name: Name, numeric: set[str]) -> tuple[tuple[str, str], ...]:
-    return tuple((k, v) for k, v in name.axes.items() if k not in numeric)
+    return tuple((k, v) for k, v in name.axes.items() if k not in numeric and k != MATH_AXIS)
 
 
 def _group_key(axes: Mapping[str, str], keys: Container[str]) -> tuple[tuple[str, tuple], ...]:
@@ -128,7 +143,7 @@ def _panel(benchmarks: list[Benchmark], title_axes: Sequence[tuple[str, str]],
            group_keys: set[str], metric: Metric) -> FamilyPanel:
     """One panel of `metric`: an x group per size, a dot per variant and device."""
     group_keys = group_keys | {"threads"}
-    axes_of = {b.name: with_threads(b.parsed) for b in benchmarks}
+    axes_of = {b.name: _sized_axes(b.parsed) for b in benchmarks}
     # Axes a variant always runs with one value of (pipeline's depth and workers) belong to the
     # variant, not to the x groups: grouping by them would give each variant groups of its own.
     bound = variant_bound_axes(benchmarks, axes_of, group_keys)
@@ -142,14 +157,14 @@ def _panel(benchmarks: list[Benchmark], title_axes: Sequence[tuple[str, str]],
     constant = {k: v for b in benchmarks for k, v in axes_of[b.name].items()
                 if k in group_keys and k not in varying}
     # CPU first, then GPU; variants in the order the family registered them.
-    series = sorted(dict.fromkeys((b.parsed.device, b.parsed.variant) for b in benchmarks),
+    series = sorted(dict.fromkeys(series_of(b.parsed) for b in benchmarks),
                     key=lambda s: s[0])
     cells: dict[tuple, tuple[float, float, float] | None] = {}
     for b in benchmarks:  # a skipped row never hides a timed one in the same cell
-        key = (b.parsed.device, b.parsed.variant, _group_key(axes_of[b.name], group_keys))
+        key = (*series_of(b.parsed), _group_key(axes_of[b.name], group_keys))
         cells[key] = metric.spread(b) or cells.get(key)
     # In the names' order (a set's order changes from one process to the next).
-    bound_text = {(b.parsed.device, b.parsed.variant):
+    bound_text = {series_of(b.parsed):
                   axes_label(axes_of[b.name], [k for k in axes_of[b.name] if k in bound])
                   for b in sorted(benchmarks, key=lambda b: b.status == "ok")}  # ok rows last
     dots = [Dots(variant, device, [cells.get((device, variant, g)) for g in groups],
@@ -181,7 +196,7 @@ def variant_bound_axes(benchmarks: Sequence[Benchmark], axes_of: Mapping[str, Ma
         for b in benchmarks:
             if b.status != "ok":
                 continue
-            per_series.setdefault((b.parsed.device, b.parsed.variant), set()).add(
+            per_series.setdefault(series_of(b.parsed), set()).add(
                 axes_of[b.name].get(k))
         values = set().union(*per_series.values()) if per_series else set()
         if None not in values and len(values) > 1 and all(len(v) == 1 for v in per_series.values()):
