@@ -169,6 +169,8 @@ std::string text_report(const std::vector<Fact>& facts, const std::vector<Findin
                 {"Name (device 0, benchmarked)", r.get("gpu.name")},
                 {"UUID", r.get("gpu.uuid")},
                 {"Compute capability", r.get("gpu.compute_capability")},
+                {"Tensor cores (precisions)", r.get("gpu.tensor_cores")},
+                {"TF32 in framework defaults", r.get("framework.tf32_default")},
                 {"Streaming multiprocessors (SMs)", r.get("gpu.sm_count")},
                 {"Memory, total", r.gib("gpu.memory_total_bytes")},
                 {"Memory, free now", r.gib("gpu.memory_free_bytes")},
@@ -238,6 +240,7 @@ std::string text_report(const std::vector<Fact>& facts, const std::vector<Findin
   r.section("CPU", {
                        {"Model", r.get("cpu.model")},
                        {"Instruction set extensions", r.get("cpu.isa")},
+                       {"bf16 instructions", r.get("cpu.bf16")},
                        {"Logical cores", r.get("cpu.cores")},
                        {"Memory, total", r.gib("cpu.memory_total_bytes")},
                        {"Frequency governor", r.get("cpu.governor")},

@@ -73,6 +73,8 @@ std::vector<Fact> healthy_facts() {
       {"gpu.clock_sm_mhz", "1980"},
       {"gpu.clock_sm_max_mhz", "1980"},
       {"gpu.throttle_reasons", "none"},
+      {"gpu.compute_capability", "9.0"},
+      {"gpu.tensor_cores", "fp16 bf16 tf32 fp8"},
   };
 }
 
@@ -251,6 +253,36 @@ TEST(MachineFindings, DriverOlderThanRuntimeNamesBoth) {
     EXPECT_NE(findings[0].text.find("12.4"), std::string::npos) << findings[0].text;
     EXPECT_NE(findings[0].text.find("runtime 13.0"), std::string::npos) << findings[0].text;
   }
+}
+
+TEST(MachinePrecisions, TensorCoresFollowTheComputeCapability) {
+  EXPECT_EQ(tensor_core_precisions(6, 1), "none");  // GTX 10xx
+  EXPECT_EQ(tensor_core_precisions(7, 0), "fp16");  // V100
+  EXPECT_EQ(tensor_core_precisions(7, 5), "fp16");  // T4
+  EXPECT_EQ(tensor_core_precisions(8, 6), "fp16 bf16 tf32");
+  EXPECT_EQ(tensor_core_precisions(8, 9), "fp16 bf16 tf32 fp8");
+  EXPECT_EQ(tensor_core_precisions(9, 0), "fp16 bf16 tf32 fp8");
+  EXPECT_NE(framework_tf32_default(7).find("no"), std::string::npos);
+  EXPECT_NE(framework_tf32_default(8).find("TensorFlow: yes"), std::string::npos);
+  EXPECT_EQ(cpu_bf16("avx2 fma avx512f avx512_bf16"), "avx512_bf16");
+  EXPECT_EQ(cpu_bf16("avx512f avx512_bf16 amx_tile amx_bf16"), "amx_bf16");
+  EXPECT_EQ(cpu_bf16("asimd bf16"), "bf16");
+  EXPECT_EQ(cpu_bf16("sse4_2 avx avx2 fma"), "none");
+}
+
+TEST(MachineFindings, AGpuWithoutTensorCoresIsToldWhatColabsHas) {
+  std::vector<Fact> facts = healthy_facts();
+  set(facts, "gpu.name", "NVIDIA GeForce GTX 1080");
+  set(facts, "gpu.compute_capability", "6.1");
+  set(facts, "gpu.tensor_cores", tensor_core_precisions(6, 1));
+  const auto findings = machine_findings(facts);
+  ASSERT_EQ(findings.size(), 1u);
+  EXPECT_EQ(findings[0].id, "no_tensor_cores");
+  EXPECT_NE(findings[0].text.find("6.1"), std::string::npos) << findings[0].text;
+  EXPECT_NE(findings[0].text.find("T4"), std::string::npos) << findings[0].text;
+  // Silent with tensor cores (healthy_facts' H100) and without a usable GPU.
+  set(facts, "gpu.status", "no NVIDIA driver (libcuda.so.1 not found)");
+  for (const auto& f : machine_findings(facts)) EXPECT_NE(f.id, "no_tensor_cores");
 }
 
 TEST(MachineFindings, LibraryMismatchNamesBothVersions) {

@@ -109,6 +109,7 @@ MACHINE_TITLES = {
     "gapbench_not_release": "gapbench not built as release",
     "gpu_shared": "Other processes compute on the GPU",
     "gpu_compute_prohibited": "GPU compute prohibited",
+    "no_tensor_cores": "This GPU has no tensor cores",
 }
 
 
