@@ -32,8 +32,8 @@ constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
 
 void bench_matmul(State& state, std::size_t n, GpuTiming timing) {
   const auto& data = cached<gemm::SquareProblem>(gemm::SquareProblem::key(n), n, run_seed());
-  auto& dev = cached<OnTimedStream<gemm::CublasSgemm>>(gemm::SquareProblem::key(n),
-                                                       gemm::CublasSgemm::device_bytes(n), data);
+  auto& dev = cached<OnTimedStream<gemm::CublasGemm>>(gemm::SquareProblem::key(n),
+                                                       gemm::CublasGemm::device_bytes(n), data);
   validate_once([&] { return dev.op.check(data, timing == GpuTiming::end_to_end); });
   if (timing == GpuTiming::kernel) {
     time_kernel(state, dev.stream, [&] { dev.op.multiply(); });
@@ -147,12 +147,12 @@ cudaError_t create_context() {
   return set == cudaSuccess ? cudaFree(nullptr) : set;
 }
 
-// A new handle works: a small product checked like the matmul benchmarks' (CublasSgemm makes
+// A new handle works: a small product checked like the matmul benchmarks' (CublasGemm makes
 // its own handle).
 Validation check_new_cublas_handle() {
   const gemm::SquareProblem data(64, run_seed());
   const Stream stream;
-  gemm::CublasSgemm sgemm(data, stream.get());
+  gemm::CublasGemm sgemm(data, stream.get());
   return sgemm.check(data, false);
 }
 
@@ -269,7 +269,7 @@ Validation check_found_convolution(const conv::CudnnConvolution& found, cudaStre
   std::vector<double> ref(one.output_size());
   conv::reference(one, x.data(), w.data(), ref.data());
   const auto tol = conv::tolerance(one, conv::magnitude_bound(one, x.data(), w.data()),
-                                   conv::Arithmetic::tf32);  // DEFAULT_MATH allows TF32
+                                   Arithmetic::tf32);  // DEFAULT_MATH allows TF32
   return validate("cudnn convolution (first image)", y.data(), ref.data(), ref.size(), tol);
 }
 #endif

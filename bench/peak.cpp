@@ -164,6 +164,17 @@ GAPBENCH_FAMILY(peak) {
     add_gpu(BenchName("peak", "sgemm").axis("n", static_cast<long long>(n)),
             GAPBENCH_GPU_BODY([=](State& st) { bench_sgemm_gpu(st, n); }));
   }
+  // What the precision a framework computes in is worth here: the same product on tensor cores
+  // in each math mode. Skipped with the reason on a GPU whose tensor cores lack the mode.
+  for (std::size_t n : profile.pick<std::size_t>({4096}, {2048, 4096, 8192})) {
+    for (Arithmetic math :
+         {Arithmetic::float32, Arithmetic::tf32, Arithmetic::fp16, Arithmetic::bf16}) {
+      add_gpu(BenchName("peak", "gemm")
+                  .axis("n", static_cast<long long>(n))
+                  .axis("math", math_name(math)),
+              GAPBENCH_GPU_BODY([=](State& st) { bench_gemm_gpu(st, n, math); }));
+    }
+  }
 }
 
 }  // namespace gapbench

@@ -5,10 +5,12 @@
 #include <vector>
 
 #include "fixtures/harness.h"
+#include "kernels/base/validate.h"
 
 namespace gapbench {
 
 void bench_sgemm_gpu(State& state, std::size_t n);  // bench/peak_gpu.cpp
+void bench_gemm_gpu(State& state, std::size_t n, Arithmetic arithmetic);
 
 // The two CPU ceilings other families are judged against, measured in a fraction of a second:
 // SGEMM (OpenBLAS, n = 1024, every thread) in GFLOP/s and a one-thread streaming read of 256 MiB in

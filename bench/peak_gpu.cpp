@@ -1,6 +1,9 @@
-// Family `peak`, GPU ceiling: cuBLAS SGEMM in its default math mode (plain float32, no TF32), so
-// it is the ceiling of the float32 work the other families do, timed with events on its stream.
+// Family `peak`, GPU ceilings: cuBLAS SGEMM in its default math mode (plain float32, no TF32), so
+// it is the ceiling of the float32 work the other families do; and cuBLAS GEMM in each math
+// mode (fp32, tf32, fp16, bf16), what mixed precision gains on this GPU. Timed with events on
+// the fixture's stream.
 #include "bench/peak.h"
+#include "fixtures/device_probe.h"
 #include "fixtures/gpu_timer.h"
 #include "fixtures/setup_cache.h"
 #include "kernels/base/data.h"
@@ -10,8 +13,19 @@ namespace gapbench {
 
 void bench_sgemm_gpu(State& state, std::size_t n) {
   const auto& data = cached<gemm::SquareProblem>(gemm::SquareProblem::key(n), n, run_seed());
-  auto& dev = cached<OnTimedStream<gemm::CublasSgemm>>(gemm::SquareProblem::key(n),
-                                                       gemm::CublasSgemm::device_bytes(n), data);
+  auto& dev = cached<OnTimedStream<gemm::CublasGemm>>(gemm::SquareProblem::key(n),
+                                                      gemm::CublasGemm::device_bytes(n), data);
+  validate_once([&] { return dev.op.check(data, false); });
+  time_kernel(state, dev.stream, [&] { dev.op.multiply(); });
+  set_flops_counter(state, data.flops());
+}
+
+void bench_gemm_gpu(State& state, std::size_t n, Arithmetic arithmetic) {
+  require_arithmetic(arithmetic);
+  const auto& data = cached<gemm::SquareProblem>(gemm::SquareProblem::key(n), n, run_seed());
+  auto& dev = cached<OnTimedStream<gemm::CublasGemm>>(
+      gemm::SquareProblem::key(n) + ":" + math_name(arithmetic),
+      gemm::CublasGemm::device_bytes(n, arithmetic), data, arithmetic);
   validate_once([&] { return dev.op.check(data, false); });
   time_kernel(state, dev.stream, [&] { dev.op.multiply(); });
   set_flops_counter(state, data.flops());

@@ -154,30 +154,6 @@ double magnitude_bound(const ConvShape& sh, const float* x, const float* w) {
   return x_max * w_sum_max;
 }
 
-const char* math_name(Arithmetic arithmetic) {
-  switch (arithmetic) {
-    case Arithmetic::tf32:
-      return "tf32";
-    case Arithmetic::bf16:
-      return "bf16";
-    case Arithmetic::float32:
-      break;
-  }
-  return "fp32";
-}
-
-double input_roundoff(Arithmetic arithmetic) {
-  switch (arithmetic) {
-    case Arithmetic::tf32:
-      return kTf32InputError;
-    case Arithmetic::bf16:
-      return kBf16Roundoff;
-    case Arithmetic::float32:
-      break;
-  }
-  return 0.0;
-}
-
 // For the first GPU runs, before anyone loosens this bound: if a 3x3 cuDNN convolution fails it
 // with algo:WINOGRAD* in its label, the likely cause is TF32 input rounding amplified by
 // Winograd's transforms (which this bound, written for direct summation, does not model). Find

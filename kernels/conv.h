@@ -64,18 +64,6 @@ void reference(const ConvShape& shape, const float* x, const float* w, double* y
 // largest filter's sum of |w|. Rounding errors are proportional to it.
 double magnitude_bound(const ConvShape& shape, const float* x, const float* w);
 
-// The arithmetic a variant uses: plain float32 products and sums; TF32 tensor cores (inputs
-// cut to a 10-bit mantissa, float32 sums), which cuDNN may use on Ampere and newer GPUs; or
-// bfloat16 inputs with float32 sums (oneDNN on a CPU with AVX-512 BF16 or AMX).
-enum class Arithmetic { float32, tf32, bf16 };
-// Its name as the benchmarks' `math` axis gives it: "fp32", "tf32", "bf16".
-const char* math_name(Arithmetic arithmetic);
-
-// Relative error of one input as the arithmetic reads it: 0 for float32 (read exactly); 2^-10
-// for TF32, whose tensor cores may truncate rather than round the 13 dropped mantissa bits;
-// 2^-8 for bfloat16 (rounded to nearest).
-double input_roundoff(Arithmetic arithmetic);
-
 // The worst-case rounding bound of any summation order: with inputs read to relative error e
 // and L = C·R·S float32 terms, |got - exact| <= ((1+e)^2 - 1 + γ_L (1+e)^2) · sum|x·w|, where
 // γ_L = L·u / (1 - L·u), u = 2^-24. Applied as an absolute tolerance at the magnitude bound.

@@ -28,7 +28,9 @@ void sgemm_cpu(const float* a, const float* b, float* c, std::size_t m, std::siz
 
 Validation validate_sampled(const std::string& what, const float* c, const float* a, const float* b,
                             std::size_t m, std::size_t n, std::size_t k, std::size_t samples,
-                            double unit_roundoff) {
+                            Arithmetic arithmetic) {
+  const double e = input_roundoff(arithmetic);
+  const double read = (1.0 + e) * (1.0 + e) - 1.0;  // two inputs, each read to relative error e
   samples = std::min(samples, m * n);
   std::vector<float> got(samples);
   std::vector<double> ref(samples);
@@ -45,7 +47,7 @@ Validation validate_sampled(const std::string& what, const float* c, const float
     }
     got[s] = c[idx];
     ref[s] = sum;
-    bound = std::max(bound, static_cast<double>(k) * unit_roundoff * magnitude);
+    bound = std::max(bound, (read + static_cast<double>(k) * kFloat32Roundoff) * magnitude);
   }
   return validate(what, got.data(), ref.data(), samples, {bound, 0.0});
 }

@@ -22,11 +22,13 @@ void sgemm_cpu(const float* a, const float* b, float* c, std::size_t m, std::siz
 
 // Checks `samples` seeded elements of c against the float64 reference (a full float64 product of
 // a 4096² GEMM would take minutes). The tolerance is the standard worst-case rounding bound for a
-// dot product of length k, k·u·Σ|a_ip·b_pj|, taken at its largest over the sampled elements: any
-// summation order the library picks stays inside it, a wrong index or a skipped block does not.
+// dot product of length k, k·u·Σ|a_ip·b_pj| with u the float32 unit roundoff, plus
+// ((1+e)²-1)·Σ|a_ip·b_pj| where the arithmetic reads its inputs to relative error e (TF32, fp16,
+// bf16; 0 for float32), taken at its largest over the sampled elements: any summation order the
+// library picks stays inside it, a wrong index or a skipped block does not.
 Validation validate_sampled(const std::string& what, const float* c, const float* a, const float* b,
                             std::size_t m, std::size_t n, std::size_t k, std::size_t samples,
-                            double unit_roundoff = kFloat32Roundoff);
+                            Arithmetic arithmetic = Arithmetic::float32);
 
 // The square multiply every SGEMM benchmark times: two seeded n×n matrices A and B (row-major,
 // uniform in [-1, 1)).
@@ -34,9 +36,10 @@ struct SquareProblem {
   SquareProblem(std::size_t n, std::uint64_t seed);
   static std::string key(std::size_t n) { return "sgemm:" + std::to_string(n); }
   double flops() const { return 2.0 * static_cast<double>(n) * static_cast<double>(n * n); }
-  // C = A·B, 256 sampled elements checked.
-  Validation check(const std::string& what, const float* c) const {
-    return validate_sampled(what, c, a.data(), b.data(), n, n, n, 256);
+  // C = A·B, 256 sampled elements checked with the tolerance of `arithmetic`.
+  Validation check(const std::string& what, const float* c,
+                   Arithmetic arithmetic = Arithmetic::float32) const {
+    return validate_sampled(what, c, a.data(), b.data(), n, n, n, 256, arithmetic);
   }
 
   std::size_t n;

@@ -1,15 +1,58 @@
 #include "kernels/gemm_gpu.h"
 
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
 #include <algorithm>
+#include <cstdint>
+#include <cstring>
 #include <limits>
+#include <stdexcept>
 
 namespace gapbench::gemm {
+namespace {
 
-CublasSgemm::CublasSgemm(const SquareProblem& problem, cudaStream_t stream)
+// Bytes of one input element as the arithmetic holds it.
+std::size_t input_bytes(Arithmetic arithmetic) {
+  return arithmetic == Arithmetic::fp16 || arithmetic == Arithmetic::bf16 ? 2 : sizeof(float);
+}
+
+cudaDataType_t input_type(Arithmetic arithmetic) {
+  switch (arithmetic) {
+    case Arithmetic::fp16:
+      return CUDA_R_16F;
+    case Arithmetic::bf16:
+      return CUDA_R_16BF;
+    case Arithmetic::float32:
+    case Arithmetic::tf32:
+      break;
+  }
+  return CUDA_R_32F;
+}
+
+// The 16-bit patterns of x in float16 or bfloat16, rounded to nearest even.
+std::vector<std::uint16_t> to_16bit(const std::vector<float>& x, Arithmetic arithmetic) {
+  std::vector<std::uint16_t> out(x.size());
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    if (arithmetic == Arithmetic::fp16) {
+      const __half h = __float2half_rn(x[i]);
+      std::memcpy(&out[i], &h, sizeof out[i]);
+    } else {
+      const __nv_bfloat16 h = __float2bfloat16_rn(x[i]);
+      std::memcpy(&out[i], &h, sizeof out[i]);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+CublasGemm::CublasGemm(const SquareProblem& problem, Arithmetic arithmetic, cudaStream_t stream)
     : n_(problem.n),
       stream_(stream),
-      a_(n_ * n_),
-      b_(n_ * n_),
+      arithmetic_(arithmetic),
+      a_(n_ * n_ * input_bytes(arithmetic)),
+      b_(n_ * n_ * input_bytes(arithmetic)),
       c_(n_ * n_),
       blas_(stream),
       host_c_(n_ * n_) {
@@ -17,37 +60,66 @@ CublasSgemm::CublasSgemm(const SquareProblem& problem, cudaStream_t stream)
   GAPBENCH_CHECK(cudaStreamSynchronize(stream_));
 }
 
-void CublasSgemm::upload(const SquareProblem& problem) {
-  copy_to_device(a_, problem.a.data(), stream_);
-  copy_to_device(b_, problem.b.data(), stream_);
+std::size_t CublasGemm::device_bytes(std::size_t n, Arithmetic arithmetic) {
+  return n * n * (2 * input_bytes(arithmetic) + sizeof(float));
 }
+
+void CublasGemm::upload(const SquareProblem& problem) {
+  if (input_bytes(arithmetic_) == sizeof(float)) {
+    GAPBENCH_CHECK(
+        cudaMemcpyAsync(a_.data(), problem.a.data(), a_.bytes(), cudaMemcpyHostToDevice, stream_));
+    GAPBENCH_CHECK(
+        cudaMemcpyAsync(b_.data(), problem.b.data(), b_.bytes(), cudaMemcpyHostToDevice, stream_));
+    return;
+  }
+  // Converted once at set-up, as a model's weights and activations already are in fp16/bf16.
+  // Synchronous: the converted host copies go when this returns.
+  const std::vector<std::uint16_t> a = to_16bit(problem.a, arithmetic_);
+  const std::vector<std::uint16_t> b = to_16bit(problem.b, arithmetic_);
+  GAPBENCH_CHECK(cudaMemcpy(a_.data(), a.data(), a_.bytes(), cudaMemcpyHostToDevice));
+  GAPBENCH_CHECK(cudaMemcpy(b_.data(), b.data(), b_.bytes(), cudaMemcpyHostToDevice));
+}
+
+void CublasGemm::download() { copy_to_host(host_c_.data(), c_, stream_); }
 
 // Row-major C = A·B is column-major Cᵀ = Bᵀ·Aᵀ: pass B first, no transposes.
-void CublasSgemm::multiply() {
+void CublasGemm::multiply() {
   const int n = static_cast<int>(n_);
   const float one = 1.0f, zero = 0.0f;
-  GAPBENCH_CHECK(cublasSgemm(blas_.get(), CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, b_.data(), n,
-                             a_.data(), n, &zero, c_.data(), n));
+  if (arithmetic_ == Arithmetic::float32) {
+    GAPBENCH_CHECK(cublasSgemm(blas_.get(), CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one,
+                               reinterpret_cast<const float*>(b_.data()), n,
+                               reinterpret_cast<const float*>(a_.data()), n, &zero, c_.data(), n));
+    return;
+  }
+  const cudaDataType_t in = input_type(arithmetic_);
+  const cublasComputeType_t compute =
+      arithmetic_ == Arithmetic::tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
+  GAPBENCH_CHECK(cublasGemmEx(blas_.get(), CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, b_.data(), in,
+                              n, a_.data(), in, n, &zero, c_.data(), CUDA_R_32F, n, compute,
+                              CUBLAS_GEMM_DEFAULT));
 }
 
-void CublasSgemm::end_to_end(const SquareProblem& problem) {
+void CublasGemm::end_to_end(const SquareProblem& problem) {
+  if (arithmetic_ != Arithmetic::float32)
+    throw std::invalid_argument("gemm: end to end is timed in float32 only");
   upload(problem);
   multiply();
-  copy_to_host(host_c_.data(), c_, stream_);
+  download();
   GAPBENCH_CHECK(cudaStreamSynchronize(stream_));
 }
 
-Validation CublasSgemm::check(const SquareProblem& problem, bool end_to_end_run) {
+Validation CublasGemm::check(const SquareProblem& problem, bool end_to_end_run) {
   GAPBENCH_CHECK(cudaMemsetAsync(c_.data(), 0xFF, c_.bytes(), stream_));
   std::fill(host_c_.begin(), host_c_.end(), std::numeric_limits<float>::quiet_NaN());
   if (end_to_end_run) {
     end_to_end(problem);
   } else {
     multiply();
-    copy_to_host(host_c_.data(), c_, stream_);
+    download();
     GAPBENCH_CHECK(cudaStreamSynchronize(stream_));
   }
-  return problem.check("sgemm", host_c_.data());
+  return problem.check(std::string("gemm ") + math_name(arithmetic_), host_c_.data(), arithmetic_);
 }
 
 }  // namespace gapbench::gemm

@@ -59,5 +59,21 @@ TEST(HostMemory, MoreThanAvailableIsASkipNamingBoth) {
   }
 }
 
+TEST(DeviceProbe, AnArithmeticTheTensorCoresLackIsRefusedWithTheReason) {
+  EXPECT_EQ(
+      arithmetic_unsupported_reason(Arithmetic::fp16, 6, 1),
+      std::optional<std::string>("fp16 tensor cores need compute capability 7.0, this GPU is 6.1"));
+  EXPECT_EQ(
+      arithmetic_unsupported_reason(Arithmetic::bf16, 7, 5),
+      std::optional<std::string>("bf16 tensor cores need compute capability 8.0, this GPU is 7.5"));
+  EXPECT_TRUE(arithmetic_unsupported_reason(Arithmetic::tf32, 7, 5).has_value());
+  EXPECT_FALSE(arithmetic_unsupported_reason(Arithmetic::fp16, 7, 5).has_value());  // T4
+  EXPECT_FALSE(arithmetic_unsupported_reason(Arithmetic::tf32, 8, 0).has_value());
+  EXPECT_FALSE(arithmetic_unsupported_reason(Arithmetic::float32, 3, 0).has_value());
+  if (gpu_unavailable_reason()) {
+    EXPECT_THROW(require_arithmetic(Arithmetic::fp16), Skip);
+  }
+}
+
 }  // namespace
 }  // namespace gapbench

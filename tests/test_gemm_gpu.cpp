@@ -1,0 +1,51 @@
+#include "kernels/gemm_gpu.h"
+
+#include <gtest/gtest.h>
+
+#include <cuda_runtime_api.h>
+
+#include <cstdio>
+#include <stdexcept>
+
+#include "kernels/base/data.h"
+#include "tests/gpu_test.h"
+
+namespace gapbench::gemm {
+namespace {
+
+// Every arithmetic of the math axis against the float64 reference with its own tolerance; an
+// arithmetic this GPU's tensor cores lack skips with the reason.
+TEST(GemmGpu, EachArithmeticMatchesTheReference) {
+  GAPBENCH_SKIP_WITHOUT_GPU();
+  int major = 0, minor = 0;
+  ASSERT_EQ(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0), cudaSuccess);
+  ASSERT_EQ(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, 0), cudaSuccess);
+  const Stream stream;
+  for (std::size_t n : {64, 257, 1024}) {
+    const SquareProblem problem(n, 9);
+    for (Arithmetic arithmetic :
+         {Arithmetic::float32, Arithmetic::tf32, Arithmetic::fp16, Arithmetic::bf16}) {
+      if (const auto reason = arithmetic_unsupported_reason(arithmetic, major, minor)) {
+        std::printf("skipped %s: %s\n", math_name(arithmetic), reason->c_str());
+        continue;
+      }
+      CublasGemm gemm(problem, arithmetic, stream.get());
+      const Validation v = gemm.check(problem, false);
+      EXPECT_TRUE(v.ok) << math_name(arithmetic) << " n=" << n << ": " << v.message();
+    }
+  }
+}
+
+TEST(GemmGpu, EndToEndIsFloat32Only) {
+  GAPBENCH_SKIP_WITHOUT_GPU();
+  const Stream stream;
+  const SquareProblem problem(64, 9);
+  CublasGemm float32(problem, stream.get());
+  const Validation v = float32.check(problem, true);
+  EXPECT_TRUE(v.ok) << v.message();
+  CublasGemm tf32(problem, Arithmetic::tf32, stream.get());
+  EXPECT_THROW(tf32.end_to_end(problem), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace gapbench::gemm
