@@ -18,7 +18,7 @@ import math
 from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass, replace
 
-from gapbench_report.labels import axes_label, describe, variant_label
+from gapbench_report.labels import axes_label, describe, fmt_seconds, variant_label
 from gapbench_report.metrics import (
     STABILITY_DRIFT,
     ceiling_drifts,
@@ -479,10 +479,52 @@ def rule_lstm_launch_bound(run: Run) -> list[Finding]:
         cause="LSTM steps bound by kernel launches", subject=b.name)]
 
 
+# ---- precision ------------------------------------------------------------------------------
+
+# A math mode (tf32, fp16, bf16) at least this many times faster than float32 on the same op and
+# size: mixed precision is worth turning on here.
+MIXED_PRECISION_GAIN = 1.5
+
+
+def rule_mixed_precision(run: Run) -> list[Finding]:
+    """Per device, the largest speed-up a math mode measured over float32 on the same op and
+    size (the same benchmark with math:fp32, or without the math axis)."""
+    by_op: dict[tuple, dict[str, Benchmark]] = {}
+    for b in run.benchmarks:
+        if b.median:
+            axes = frozenset((k, v) for k, v in b.parsed.axes.items() if k != "math")
+            key = (b.parsed.family, b.parsed.variant, b.parsed.device, axes)
+            by_op.setdefault(key, {})[b.parsed.axes.get("math", "fp32")] = b
+    best: dict[str, tuple[float, Benchmark, Benchmark]] = {}
+    for modes in by_op.values():
+        base = modes.get("fp32")
+        for math, fast in modes.items():
+            if base is None or math == "fp32":
+                continue
+            gain = base.median / fast.median
+            device = fast.parsed.device
+            if gain >= MIXED_PRECISION_GAIN and gain > best.get(device, (0.0,))[0]:
+                best[device] = (gain, fast, base)
+    found = []
+    for device, (gain, fast, base) in best.items():
+        math = fast.parsed.axes["math"]
+        found.append(Finding(
+            "mixed_precision", "warning",
+            f"{math} is {gain:.1f}x faster than float32 on the {device.upper()}",
+            f"The {describe(fast.parsed)} takes {fast.median / base.median:.2f} of the float32 "
+            f"time ({fmt_seconds(fast.median)} against {fmt_seconds(base.median)}). Where the "
+            "model's accuracy allows, compute in it: torch.autocast, Keras' mixed_float16 or "
+            "mixed_bfloat16 policy, or TF32 for float32 matmuls (torch.backends.cuda.matmul."
+            "allow_tf32).",
+            impact=gain, cause=f"float32 where {math} is {gain:.1f}x faster ({device})",
+            subject=base.name))
+    return found
+
+
 RULES: tuple[Callable[[Run], list[Finding]], ...] = (
     rule_machine, rule_memory_skips, rule_machine_changed, rule_pcie_link, rule_pageable_vs_pinned,
     rule_gpu_loses, rule_elementwise, rule_naive_vs_library, rule_pipeline_idle,
-    rule_pipeline_stage_drift, rule_batch_too_small, rule_lstm_launch_bound,
+    rule_pipeline_stage_drift, rule_batch_too_small, rule_lstm_launch_bound, rule_mixed_precision,
 )
 
 

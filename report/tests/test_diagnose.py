@@ -331,3 +331,28 @@ def test_an_idle_link_and_small_batches_never_make_the_verdict():
     assert {f.rule for f in findings} >= {"pcie_link_downgraded", "batch_too_small"}
     assert verdict(findings).startswith("No measured loss on this machine")
     assert next(f for f in findings if f.rule == "batch_too_small").lesson
+
+
+def test_mixed_precision_gain_fires_per_device_and_quotes_the_fastest_mode():
+    entries = []
+    for math, seconds in (("fp32", 4e-3), ("tf32", 1e-3), ("fp16", 5e-4), ("bf16", 6e-4)):
+        entries += runs(f"peak/gemm/gpu/n:4096/math:{math}/manual_time", [seconds] * 3)
+    size = "n:2/c:64/hw:56/k:64/r:3/stride:1/pad:1"
+    entries += runs(f"conv/onednn/cpu/{size}/real_time", [2.1e-3] * 3)
+    entries += runs(f"conv/onednn/cpu/{size}/math:bf16/real_time", [1.1e-3] * 3)
+    found = [f for f in diagnose([in_memory(entries)]) if f.rule == "mixed_precision"]
+    by_device = {f.title.split()[-1]: f for f in found}
+    assert set(by_device) == {"GPU", "CPU"}
+    assert by_device["GPU"].title.startswith("fp16 is 8.0x") and by_device["GPU"].impact == 8.0
+    assert by_device["CPU"].title.startswith("bf16 is 1.9x")
+    assert "torch.autocast" in by_device["CPU"].text
+
+
+def test_mixed_precision_is_silent_without_a_real_gain_or_a_float32_twin():
+    close = runs("peak/gemm/gpu/n:4096/math:fp32/manual_time", [1e-3] * 3) + runs(
+        "peak/gemm/gpu/n:4096/math:fp16/manual_time", [0.8e-3] * 3)
+    assert "mixed_precision" not in rules_fired(close)
+    alone = runs("peak/gemm/gpu/n:4096/math:fp16/manual_time", [1e-4] * 3) + runs(
+        "peak/gemm/gpu/n:2048/math:fp32/manual_time", [1e-3] * 3)  # another size: no twin
+    assert "mixed_precision" not in rules_fired(alone)
+
