@@ -126,9 +126,14 @@ GAPBENCH_FAMILY(overhead) {
       bench_matmul_cpu(st, n);
     })->Unit(benchmark::kMicrosecond);
     for (GpuTiming timing : {GpuTiming::kernel, GpuTiming::end_to_end}) {
-      add_gpu(named(gpu_variant("cublas", timing), "matmul", "n", n),
-              GAPBENCH_GPU_BODY(matmul_gpu(n, timing)))
-          ->Unit(benchmark::kMicrosecond);
+      // float32 as before (no math axis), then what each math mode changes about the crossover.
+      for (Arithmetic math :
+           {Arithmetic::float32, Arithmetic::tf32, Arithmetic::fp16, Arithmetic::bf16}) {
+        BenchName name = named(gpu_variant("cublas", timing), "matmul", "n", n);
+        if (math != Arithmetic::float32) name.axis("math", math_name(math));
+        add_gpu(name, GAPBENCH_GPU_BODY(matmul_gpu(n, timing, math)))
+            ->Unit(benchmark::kMicrosecond);
+      }
     }
   }
   // The classic example's batch sizes, in both profiles (the sweep is the point).

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "fixtures/harness.h"
+#include "kernels/base/validate.h"
 #include "kernels/dense.h"
 
 namespace gapbench::overhead {
@@ -27,7 +28,7 @@ inline constexpr int kFirstLaunchChildren = 3;
 inline constexpr double kProbeTimeoutSeconds = 120.0;
 
 // GPU bodies, defined in bench/overhead_gpu.cpp (CUDA builds only; see GAPBENCH_GPU_BODY).
-Body matmul_gpu(std::size_t n, GpuTiming timing);
+Body matmul_gpu(std::size_t n, GpuTiming timing, Arithmetic arithmetic);
 Body dense_gpu(std::size_t batch, GpuTiming timing);
 Body launch_gpu(LaunchWhat what);
 Body startup_child_gpu(const std::string& what);  // one child process per iteration

@@ -30,10 +30,12 @@ constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
 
 // ---- matmul ----
 
-void bench_matmul(State& state, std::size_t n, GpuTiming timing) {
+void bench_matmul(State& state, std::size_t n, GpuTiming timing, Arithmetic arithmetic) {
+  require_arithmetic(arithmetic);
   const auto& data = cached<gemm::SquareProblem>(gemm::SquareProblem::key(n), n, run_seed());
-  auto& dev = cached<OnTimedStream<gemm::CublasGemm>>(gemm::SquareProblem::key(n),
-                                                       gemm::CublasGemm::device_bytes(n), data);
+  auto& dev = cached<OnTimedStream<gemm::CublasGemm>>(
+      gemm::SquareProblem::key(n) + ":" + math_name(arithmetic),
+      gemm::CublasGemm::device_bytes(n, arithmetic), data, arithmetic);
   validate_once([&] { return dev.op.check(data, timing == GpuTiming::end_to_end); });
   if (timing == GpuTiming::kernel) {
     time_kernel(state, dev.stream, [&] { dev.op.multiply(); });
@@ -176,8 +178,8 @@ Validation check_new_cudnn_handle() {
 
 }  // namespace
 
-Body matmul_gpu(std::size_t n, GpuTiming timing) {
-  return [=](State& st) { bench_matmul(st, n, timing); };
+Body matmul_gpu(std::size_t n, GpuTiming timing, Arithmetic arithmetic) {
+  return [=](State& st) { bench_matmul(st, n, timing, arithmetic); };
 }
 
 Body dense_gpu(std::size_t batch, GpuTiming timing) {

@@ -12,6 +12,7 @@
 #include <cuda_runtime_api.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <vector>
 
 #include "kernels/base/cuda_libraries.h"
@@ -34,7 +35,8 @@ class CublasGemm {
   // C = A·B, asynchronous on the stream.
   void multiply();
   // What a framework user pays for one product of host matrices: A and B in from pageable host
-  // memory, the multiply, C back, synchronize. float32 only (std::invalid_argument otherwise).
+  // memory (held there in the arithmetic's input format, as a mixed-precision model's tensors
+  // are), the multiply, C back, synchronize.
   void end_to_end(const SquareProblem& problem);
   // One product, alone or end to end, into a poisoned C (all-ones bits are a NaN), checked with
   // the tolerance of the arithmetic.
@@ -49,6 +51,7 @@ class CublasGemm {
   std::size_t n_;
   cudaStream_t stream_;
   Arithmetic arithmetic_;
+  std::vector<std::uint16_t> host_a16_, host_b16_;  // fp16 / bf16 only: A and B converted
   DeviceBuffer<unsigned char> a_, b_;  // n×n elements in the arithmetic's input format
   DeviceBuffer<float> c_;
   CublasHandle blas_;

@@ -5,7 +5,6 @@
 #include <cuda_runtime_api.h>
 
 #include <cstdio>
-#include <stdexcept>
 
 #include "kernels/base/data.h"
 #include "tests/gpu_test.h"
@@ -36,15 +35,21 @@ TEST(GemmGpu, EachArithmeticMatchesTheReference) {
   }
 }
 
-TEST(GemmGpu, EndToEndIsFloat32Only) {
+// End to end (A and B in from host memory in the arithmetic's format, C back) in every mode.
+TEST(GemmGpu, EndToEndMatchesTheReferenceInEachArithmetic) {
   GAPBENCH_SKIP_WITHOUT_GPU();
+  int major = 0, minor = 0;
+  ASSERT_EQ(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0), cudaSuccess);
+  ASSERT_EQ(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, 0), cudaSuccess);
   const Stream stream;
-  const SquareProblem problem(64, 9);
-  CublasGemm float32(problem, stream.get());
-  const Validation v = float32.check(problem, true);
-  EXPECT_TRUE(v.ok) << v.message();
-  CublasGemm tf32(problem, Arithmetic::tf32, stream.get());
-  EXPECT_THROW(tf32.end_to_end(problem), std::invalid_argument);
+  const SquareProblem problem(96, 9);
+  for (Arithmetic arithmetic :
+       {Arithmetic::float32, Arithmetic::tf32, Arithmetic::fp16, Arithmetic::bf16}) {
+    if (arithmetic_unsupported_reason(arithmetic, major, minor)) continue;
+    CublasGemm gemm(problem, arithmetic, stream.get());
+    const Validation v = gemm.check(problem, true);
+    EXPECT_TRUE(v.ok) << math_name(arithmetic) << ": " << v.message();
+  }
 }
 
 }  // namespace

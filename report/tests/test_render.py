@@ -567,3 +567,19 @@ def test_math_modes_stand_side_by_side_in_one_panel():
     assert [d.label for d in panel.dots] == ["CPU onednn", "CPU onednn bf16"]
     assert len(panel.groups) == 2 and all("math" not in g for g in panel.groups)
     assert all(all(v is not None for v in d.values) for d in panel.dots)
+
+
+def test_matmul_sweep_draws_each_math_mode_as_a_line_of_its_own():
+    entries = []
+    for n in (512, 1024, 2048):
+        entries += runs(f"overhead/openblas/cpu/op:matmul/n:{n}/real_time", [n * 1e-6] * 3)
+        entries += runs(f"overhead/cublas/gpu/op:matmul/n:{n}/manual_time", [n * 1e-7] * 3)
+        entries += runs(f"overhead/cublas/gpu/op:matmul/n:{n}/math:fp16/manual_time",
+                        [n * 2e-8] * 3)
+    spec = next(s for s in plots.SWEEPS if s.name == "matmul")
+    chart = plots.sweep_chart_data(spec, list(in_memory(entries).benchmarks().values()), {})
+    (panel,) = chart.panels
+    assert sorted(line.label for line in panel.lines) == ["cublas · GPU", "cublas · GPU · math fp16",
+                                                         "openblas · CPU"]
+    assert all(len(line.xs) == 3 for line in panel.lines)
+
