@@ -121,6 +121,13 @@ void register_shape(const ConvShape& shape, bool naive_on_cpu) {
   for (const auto& [variant, id] : gpu) {
     add_gpu(name(variant), GAPBENCH_GPU_BODY(conv_gpu(shape, id)));
   }
+  // cuDNN in each math mode said outright, beside the default math above.
+  for (GpuTiming timing : {GpuTiming::kernel, GpuTiming::end_to_end}) {
+    for (Arithmetic math : {Arithmetic::float32, Arithmetic::tf32, Arithmetic::fp16}) {
+      add_gpu(name(gpu_variant("cudnn", timing)).axis("math", math_name(math)),
+              GAPBENCH_GPU_BODY(conv_cudnn_math_gpu(shape, math, timing)));
+    }
+  }
 }
 
 struct Layer {

@@ -22,5 +22,7 @@ enum class GpuVariant { naive, tiled, cudnn, cudnn_e2e };
 
 // GPU bodies, defined in bench/conv_gpu.cpp (CUDA builds only; see GAPBENCH_GPU_BODY).
 Body conv_gpu(ConvShape shape, GpuVariant variant);
+// cuDNN in one math mode said outright (fp32 with TF32 off, tf32, fp16 NHWC; conv_cudnn.h).
+Body conv_cudnn_math_gpu(ConvShape shape, Arithmetic arithmetic, GpuTiming timing);
 
 }  // namespace gapbench::conv

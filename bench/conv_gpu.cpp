@@ -4,6 +4,7 @@
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
+#include <cstring>
 #include <functional>
 #include <memory>
 #include <vector>
@@ -142,10 +143,139 @@ void bench_gpu(State& state, const ConvShape& shape, GpuVariant variant) {
   set_conv_counters(state, shape);
 }
 
+#if GAPBENCH_WITH_CUDNN
+// One math mode's cuDNN convolution of a shape, with its own tensors in that mode's format:
+// float32 NCHW, or float16 NHWC for fp16, held so on the host too (a mixed-precision model's
+// tensors already are), converted once here.
+class CudnnMath {
+ public:
+  CudnnMath(const Problem& d, Arithmetic arithmetic, cudaStream_t stream)
+      : arithmetic_(arithmetic),
+        shape_(d.shape),
+        stream_(stream),
+        handle_(stream),
+        conv_(handle_.get(), d.shape, arithmetic),
+        host_x_(host_bytes(d.x, d.shape.n, d.shape.c, d.shape.h, d.shape.w)),
+        host_y_(d.shape.output_size() * element_bytes()),
+        x_(host_x_.size()),
+        w_(d.shape.filter_size() * element_bytes()),
+        y_(host_y_.size()),
+        workspace_(reserve(conv_.workspace_bytes())) {
+    const std::vector<std::uint8_t> w = host_bytes(d.w, d.shape.k, d.shape.c, d.shape.r, d.shape.s);
+    GAPBENCH_CHECK(cudaMemcpy(w_.data(), w.data(), w_.bytes(), cudaMemcpyHostToDevice));
+    upload_input();
+    GAPBENCH_CHECK(cudaStreamSynchronize(stream_));
+  }
+  // Tensor memory for `shape` in `arithmetic` (the workspace is checked once it is known).
+  static std::size_t device_bytes(const ConvShape& s, Arithmetic arithmetic) {
+    return (s.input_size() + s.filter_size() + s.output_size()) * bytes_of(arithmetic);
+  }
+
+  void launch() { conv_.forward(x_.data(), w_.data(), y_.data(), workspace_.data()); }
+  void upload_input() {
+    GAPBENCH_CHECK(
+        cudaMemcpyAsync(x_.data(), host_x_.data(), x_.bytes(), cudaMemcpyHostToDevice, stream_));
+  }
+  void download_output() {
+    GAPBENCH_CHECK(
+        cudaMemcpyAsync(host_y_.data(), y_.data(), y_.bytes(), cudaMemcpyDeviceToHost, stream_));
+  }
+  void poison_output() { GAPBENCH_CHECK(cudaMemsetAsync(y_.data(), 0xFF, y_.bytes(), stream_)); }
+  // The last downloaded output as float32 NCHW, and its check: an fp16 output is stored in
+  // float16, which adds its rounding to the tolerance.
+  Validation check(const Problem& d) const {
+    const bool half = arithmetic_ == Arithmetic::fp16;
+    std::vector<float> y(shape_.output_size());
+    if (half) {
+      std::vector<std::uint16_t> bits(y.size());
+      std::memcpy(bits.data(), host_y_.data(), host_y_.size());
+      y = from_nhwc_half(bits, shape_.n, shape_.k, shape_.p(), shape_.q());
+    } else {
+      std::memcpy(y.data(), host_y_.data(), host_y_.size());
+    }
+    return d.check("conv", y, arithmetic_, half ? kFp16Roundoff : 0.0);
+  }
+  const CudnnConvolution& conv() const { return conv_; }
+
+ private:
+  static std::size_t bytes_of(Arithmetic a) { return a == Arithmetic::fp16 ? 2 : sizeof(float); }
+  std::size_t element_bytes() const { return bytes_of(arithmetic_); }
+  static std::size_t reserve(std::size_t workspace) {
+    require_free_device_memory(workspace);
+    return workspace;
+  }
+  std::vector<std::uint8_t> host_bytes(const std::vector<float>& nchw, std::size_t n, std::size_t c,
+                                       std::size_t h, std::size_t w) const {
+    std::vector<std::uint8_t> out(nchw.size() * element_bytes());
+    if (arithmetic_ == Arithmetic::fp16) {
+      const std::vector<std::uint16_t> half = to_nhwc_half(nchw, n, c, h, w);
+      std::memcpy(out.data(), half.data(), out.size());
+    } else {
+      std::memcpy(out.data(), nchw.data(), out.size());
+    }
+    return out;
+  }
+
+  Arithmetic arithmetic_;
+  ConvShape shape_;
+  cudaStream_t stream_;
+  CudnnHandle handle_;
+  CudnnConvolution conv_;
+  std::vector<std::uint8_t> host_x_, host_y_;
+  DeviceBuffer<std::uint8_t> x_, w_, y_, workspace_;
+};
+#endif
+
+void bench_cudnn_math(State& state, const ConvShape& shape, Arithmetic arithmetic,
+                      GpuTiming timing) {
+#if !GAPBENCH_WITH_CUDNN
+  (void)state, (void)shape, (void)arithmetic, (void)timing;
+  throw Skip("built without cuDNN");
+#else
+  require_arithmetic(arithmetic);
+  const Problem& data = cached_problem(shape);
+  auto& dev = cached<OnTimedStream<CudnnMath> >(shape.key() + ":" + math_name(arithmetic),
+                                                CudnnMath::device_bytes(shape, arithmetic), data,
+                                                arithmetic);
+  CudnnMath& op = dev.op;
+  auto step = [&] {
+    op.upload_input();
+    op.launch();
+    op.download_output();
+    dev.stream.synchronize();
+  };
+  const bool end_to_end = timing == GpuTiming::end_to_end;
+  validate_once([&] {
+    op.poison_output();
+    if (end_to_end) {
+      step();
+    } else {
+      op.launch();
+      op.download_output();
+      dev.stream.synchronize();
+    }
+    return op.check(data);
+  });
+  if (end_to_end) {
+    time_end_to_end(
+        state, dev.stream, [&] { op.launch(); }, step);
+  } else {
+    time_kernel(state, dev.stream, [&] { op.launch(); });
+  }
+  state.counters["setup_ms"] = op.conv().search_seconds() * 1e3;
+  state.SetLabel(op.conv().description());
+  set_conv_counters(state, shape);
+#endif
+}
+
 }  // namespace
 
 Body conv_gpu(ConvShape shape, GpuVariant variant) {
   return [=](State& st) { bench_gpu(st, shape, variant); };
+}
+
+Body conv_cudnn_math_gpu(ConvShape shape, Arithmetic arithmetic, GpuTiming timing) {
+  return [=](State& st) { bench_cudnn_math(st, shape, arithmetic, timing); };
 }
 
 }  // namespace gapbench::conv

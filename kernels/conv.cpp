@@ -159,13 +159,14 @@ double magnitude_bound(const ConvShape& sh, const float* x, const float* w) {
 // Winograd's transforms (which this bound, written for direct summation, does not model). Find
 // out by rerunning with TF32 off; give Winograd its own documented allowance if so, never a
 // looser bound for every algorithm.
-Tolerance tolerance(const ConvShape& sh, double magnitude, Arithmetic arithmetic) {
+Tolerance tolerance(const ConvShape& sh, double magnitude, Arithmetic arithmetic,
+                    double output_roundoff) {
   const double u = kFloat32Roundoff;
   const double terms = static_cast<double>(sh.reduction());
   const double gamma = terms * u / (1.0 - terms * u);
   const double e = input_roundoff(arithmetic);
   const double read = (1.0 + e) * (1.0 + e);
-  return {((read - 1.0) + gamma * read) * magnitude, 0.0};
+  return {((read - 1.0) + gamma * read + output_roundoff) * magnitude, 0.0};
 }
 
 // Stream ids of the two tensors under the seed.

@@ -69,7 +69,10 @@ double magnitude_bound(const ConvShape& shape, const float* x, const float* w);
 // γ_L = L·u / (1 - L·u), u = 2^-24. Applied as an absolute tolerance at the magnitude bound.
 // It also covers the Winograd and FFT algorithms cuDNN may pick, whose float32 error on these
 // sizes is far below the TF32 term.
-Tolerance tolerance(const ConvShape& shape, double magnitude, Arithmetic arithmetic);
+// An output stored in a narrower format (cuDNN's fp16 variant writes float16) adds its rounding,
+// output_roundoff · sum|x·w| at most.
+Tolerance tolerance(const ConvShape& shape, double magnitude, Arithmetic arithmetic,
+                    double output_roundoff = 0.0);
 
 // One shape's seeded input and filter (uniform in [-1, 1)), its float64 reference and magnitude
 // bound: what the benchmarks and the tests check every variant against. Rejects an impossible
@@ -77,10 +80,12 @@ Tolerance tolerance(const ConvShape& shape, double magnitude, Arithmetic arithme
 struct Problem {
   Problem(const ConvShape& shape, std::uint64_t seed);
 
-  // `y` against the reference, with the tolerance of `arithmetic`.
+  // `y` against the reference, with the tolerance of `arithmetic` (and of an output stored in
+  // a narrower format).
   Validation check(const std::string& what, const std::vector<float>& y,
-                   Arithmetic arithmetic = Arithmetic::float32) const {
-    return validate(what, y, ref, tolerance(shape, magnitude, arithmetic));
+                   Arithmetic arithmetic = Arithmetic::float32,
+                   double output_roundoff = 0.0) const {
+    return validate(what, y, ref, tolerance(shape, magnitude, arithmetic, output_roundoff));
   }
 
   ConvShape shape;

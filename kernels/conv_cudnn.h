@@ -11,6 +11,11 @@
 // Math: CUDNN_DEFAULT_MATH, as frameworks leave it for float32 convolutions (PyTorch's
 // allow_tf32 and TensorFlow's TF32 default): cuDNN may use TF32 tensor cores on Ampere and newer
 // GPUs, and may pick Winograd or FFT algorithms. Validate with Arithmetic::tf32 (conv.h).
+// Or one arithmetic of the math axis, said outright:
+//   float32  CUDNN_FMA_MATH: float32 NCHW, no tensor cores, no TF32.
+//   tf32     CUDNN_TENSOR_OP_MATH on float32 NCHW data: TF32 tensor cores (Ampere and newer).
+//   fp16     CUDNN_TENSOR_OP_MATH, x, w and y float16 in NHWC (w as KRSC), the layout tensor
+//            cores prefer, float32 accumulation (the convolution's compute type).
 //
 // Built only with CUDA and cuDNN (GAPBENCH_WITH_CUDNN); every cuDNN call goes through
 // GAPBENCH_CHECK, so a failure throws CudaError naming the status, the call, file and line.
@@ -23,7 +28,9 @@
 #include <cudnn.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
+#include <vector>
 
 namespace gapbench::conv {
 
@@ -49,8 +56,16 @@ using TensorDesc = CudaOwner<cudnnTensorDescriptor_t, detail::DestroyTensorDesc>
 using FilterDesc = CudaOwner<cudnnFilterDescriptor_t, detail::DestroyFilterDesc>;
 using ConvDesc = CudaOwner<cudnnConvolutionDescriptor_t, detail::DestroyConvDesc>;
 
-// A float32 NCHW tensor descriptor of n x c x h x w.
-TensorDesc make_tensor_desc(std::size_t n, std::size_t c, std::size_t h, std::size_t w);
+// A tensor descriptor of n x c x h x w, float32 NCHW unless said otherwise.
+TensorDesc make_tensor_desc(std::size_t n, std::size_t c, std::size_t h, std::size_t w,
+                            cudnnDataType_t type = CUDNN_DATA_FLOAT,
+                            cudnnTensorFormat_t format = CUDNN_TENSOR_NCHW);
+
+// A float32 N x C x H x W (NCHW) tensor as float16 bits in NHWC, rounded to nearest; and back.
+std::vector<std::uint16_t> to_nhwc_half(const std::vector<float>& nchw, std::size_t n,
+                                        std::size_t c, std::size_t h, std::size_t w);
+std::vector<float> from_nhwc_half(const std::vector<std::uint16_t>& nhwc, std::size_t n,
+                                  std::size_t c, std::size_t h, std::size_t w);
 
 // cuDNN's name for a forward algorithm without its prefix: "IMPLICIT_PRECOMP_GEMM", "WINOGRAD".
 std::string algorithm_name(cudnnConvolutionFwdAlgo_t algo);
@@ -65,6 +80,8 @@ class CudnnConvolution {
   // a cuDNN call fails, std::runtime_error when no algorithm works for the shape.
   CudnnConvolution(cudnnHandle_t handle, const ConvShape& shape,
                    cudnnMathType_t math = CUDNN_DEFAULT_MATH);
+  // One arithmetic of the math axis (see above); std::invalid_argument for bf16.
+  CudnnConvolution(cudnnHandle_t handle, const ConvShape& shape, Arithmetic arithmetic);
 
   const ConvShape& shape() const { return shape_; }
   cudnnConvolutionFwdAlgo_t algorithm() const { return algo_; }
@@ -72,15 +89,23 @@ class CudnnConvolution {
   std::size_t workspace_bytes() const { return workspace_bytes_; }
   // Wall seconds of cudnnFindConvolutionForwardAlgorithm.
   double search_seconds() const { return search_seconds_; }
-  // "algo:IMPLICIT_PRECOMP_GEMM workspace_bytes:4718592 math:tensor_op", for a benchmark label.
+  // "algo:IMPLICIT_PRECOMP_GEMM workspace_bytes:4718592 math:tensor_op", for a benchmark label;
+  // an fp16 one adds " data:fp16 layout:nhwc".
   std::string description() const;
+  // float16 NHWC tensors (the fp16 arithmetic) rather than float32 NCHW.
+  bool half_nhwc() const { return type_ == CUDNN_DATA_HALF; }
 
   // y = conv(x, w), asynchronous on the handle's stream. `workspace` holds workspace_bytes()
-  // (may be null when that is 0). Device pointers.
-  void forward(const float* x, const float* w, float* y, void* workspace) const;
+  // (may be null when that is 0). Device pointers to float32 NCHW tensors, or float16 NHWC ones
+  // where half_nhwc().
+  void forward(const void* x, const void* w, void* y, void* workspace) const;
 
  private:
+  CudnnConvolution(cudnnHandle_t handle, const ConvShape& shape, cudnnMathType_t math,
+                   cudnnDataType_t type, cudnnTensorFormat_t format);
+
   cudnnHandle_t handle_;
+  cudnnDataType_t type_ = CUDNN_DATA_FLOAT;
   ConvShape shape_;
   TensorDesc x_desc_, y_desc_;
   FilterDesc w_desc_;

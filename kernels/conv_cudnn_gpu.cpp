@@ -2,8 +2,11 @@
 
 #if GAPBENCH_WITH_CUDNN
 
+#include <cuda_fp16.h>
+
 #include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <stdexcept>
 #include <vector>
 
@@ -22,11 +25,37 @@ Desc create(Create create_fn) {
 
 }  // namespace
 
-TensorDesc make_tensor_desc(std::size_t n, std::size_t c, std::size_t h, std::size_t w) {
+TensorDesc make_tensor_desc(std::size_t n, std::size_t c, std::size_t h, std::size_t w,
+                            cudnnDataType_t type, cudnnTensorFormat_t format) {
   TensorDesc desc = create<TensorDesc>(cudnnCreateTensorDescriptor);
-  GAPBENCH_CHECK(cudnnSetTensor4dDescriptor(desc.get(), CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT,
-                                            as_int(n), as_int(c), as_int(h), as_int(w)));
+  GAPBENCH_CHECK(cudnnSetTensor4dDescriptor(desc.get(), format, type, as_int(n), as_int(c),
+                                            as_int(h), as_int(w)));
   return desc;
+}
+
+std::vector<std::uint16_t> to_nhwc_half(const std::vector<float>& nchw, std::size_t n,
+                                        std::size_t c, std::size_t h, std::size_t w) {
+  std::vector<std::uint16_t> out(n * c * h * w);
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t ch = 0; ch < c; ++ch)
+      for (std::size_t p = 0; p < h * w; ++p) {
+        const __half v = __float2half_rn(nchw[(i * c + ch) * h * w + p]);
+        std::memcpy(&out[(i * h * w + p) * c + ch], &v, sizeof(std::uint16_t));
+      }
+  return out;
+}
+
+std::vector<float> from_nhwc_half(const std::vector<std::uint16_t>& nhwc, std::size_t n,
+                                  std::size_t c, std::size_t h, std::size_t w) {
+  std::vector<float> out(n * c * h * w);
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t ch = 0; ch < c; ++ch)
+      for (std::size_t p = 0; p < h * w; ++p) {
+        __half_raw raw;
+        raw.x = nhwc[(i * h * w + p) * c + ch];
+        out[(i * c + ch) * h * w + p] = __half2float(__half(raw));
+      }
+  return out;
 }
 
 std::string algorithm_name(cudnnConvolutionFwdAlgo_t algo) {
@@ -67,17 +96,47 @@ std::string math_name(cudnnMathType_t math) {
   }
 }
 
+namespace {
+
+cudnnMathType_t math_of(Arithmetic arithmetic) {
+  switch (arithmetic) {
+    case Arithmetic::float32:
+      return CUDNN_FMA_MATH;
+    case Arithmetic::tf32:
+    case Arithmetic::fp16:
+      return CUDNN_TENSOR_OP_MATH;
+    case Arithmetic::bf16:
+      break;
+  }
+  throw std::invalid_argument(std::string("conv cudnn: no ") + gapbench::math_name(arithmetic) +
+                              " variant (fp32, tf32 or fp16)");
+}
+
+}  // namespace
+
 CudnnConvolution::CudnnConvolution(cudnnHandle_t handle, const ConvShape& shape,
                                    cudnnMathType_t math)
-    : handle_(handle), shape_((check_shape(shape), shape)) {
-  x_desc_ = make_tensor_desc(shape.n, shape.c, shape.h, shape.w);
-  y_desc_ = make_tensor_desc(shape.n, shape.k, shape.p(), shape.q());
+    : CudnnConvolution(handle, shape, math, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW) {}
+
+CudnnConvolution::CudnnConvolution(cudnnHandle_t handle, const ConvShape& shape,
+                                   Arithmetic arithmetic)
+    : CudnnConvolution(handle, shape, math_of(arithmetic),
+                       arithmetic == Arithmetic::fp16 ? CUDNN_DATA_HALF : CUDNN_DATA_FLOAT,
+                       arithmetic == Arithmetic::fp16 ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW) {}
+
+CudnnConvolution::CudnnConvolution(cudnnHandle_t handle, const ConvShape& shape,
+                                   cudnnMathType_t math, cudnnDataType_t type,
+                                   cudnnTensorFormat_t format)
+    : handle_(handle), type_(type), shape_((check_shape(shape), shape)) {
+  x_desc_ = make_tensor_desc(shape.n, shape.c, shape.h, shape.w, type, format);
+  y_desc_ = make_tensor_desc(shape.n, shape.k, shape.p(), shape.q(), type, format);
   w_desc_ = create<FilterDesc>(cudnnCreateFilterDescriptor);
-  GAPBENCH_CHECK(cudnnSetFilter4dDescriptor(w_desc_.get(), CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW,
-                                            as_int(shape.k), as_int(shape.c), as_int(shape.r),
-                                            as_int(shape.s)));
+  // NHWC for a filter is K x R x S x C.
+  GAPBENCH_CHECK(cudnnSetFilter4dDescriptor(w_desc_.get(), type, format, as_int(shape.k),
+                                            as_int(shape.c), as_int(shape.r), as_int(shape.s)));
   conv_desc_ = create<ConvDesc>(cudnnCreateConvolutionDescriptor);
-  // Cross-correlation: what every framework's conv2d computes (and conv.h's reference).
+  // Cross-correlation: what every framework's conv2d computes (and conv.h's reference). Sums in
+  // float32 whatever the data type: mixed precision's accumulation.
   GAPBENCH_CHECK(cudnnSetConvolution2dDescriptor(
       conv_desc_.get(), as_int(shape.pad), as_int(shape.pad), as_int(shape.stride),
       as_int(shape.stride), 1, 1, CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
@@ -128,10 +187,10 @@ CudnnConvolution::CudnnConvolution(cudnnHandle_t handle, const ConvShape& shape,
 
 std::string CudnnConvolution::description() const {
   return "algo:" + algorithm_name() + " workspace_bytes:" + std::to_string(workspace_bytes_) +
-         " math:" + math_name(algo_math_);
+         " math:" + math_name(algo_math_) + (half_nhwc() ? " data:fp16 layout:nhwc" : "");
 }
 
-void CudnnConvolution::forward(const float* x, const float* w, float* y, void* workspace) const {
+void CudnnConvolution::forward(const void* x, const void* w, void* y, void* workspace) const {
   const float one = 1.0f, zero = 0.0f;
   GAPBENCH_CHECK(cudnnConvolutionForward(handle_, &one, x_desc_.get(), x, w_desc_.get(), w,
                                          conv_desc_.get(), algo_, workspace, workspace_bytes_,

@@ -273,6 +273,27 @@ TEST(Conv, OnednnMatchesReference) {
   }
 }
 
+// float16 inputs and a float16 output (cuDNN's fp16 NHWC variant) stay inside the fp16
+// tolerance with the output's rounding added; a half-scaled output does not.
+TEST(Conv, Fp16ToleranceCoversRoundedInputsAndOutput) {
+  const auto fp16 = [](float v) {  // 11 significant bits, to nearest (range aside)
+    int e = 0;
+    const double m = std::frexp(static_cast<double>(v), &e);
+    return static_cast<float>(std::ldexp(std::nearbyint(std::ldexp(m, 11)), e - 11));
+  };
+  const ConvShape s{2, 64, 10, 10, 8, 3, 3, 1, 1};
+  const Problem c(s, kSeed);
+  std::vector<float> x(c.x.size()), w(c.w.size()), got(s.output_size());
+  std::transform(c.x.begin(), c.x.end(), x.begin(), fp16);
+  std::transform(c.w.begin(), c.w.end(), w.begin(), fp16);
+  naive(s, x.data(), w.data(), got.data());
+  for (float& v : got) v = fp16(v);
+  const Validation ok = c.check("fp16", got, Arithmetic::fp16, kFp16Roundoff);
+  EXPECT_TRUE(ok.ok) << ok.message();
+  for (float& v : got) v *= 0.5f;
+  EXPECT_FALSE(c.check("fp16 half-scaled", got, Arithmetic::fp16, kFp16Roundoff).ok);
+}
+
 // Skips where this CPU has no bf16 instructions: oneDNN would emulate them.
 TEST(Conv, OnednnBf16MatchesReferenceWithTheBf16Tolerance) {
   for (const ConvShape& s : kSmallShapes) {

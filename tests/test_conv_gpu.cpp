@@ -99,6 +99,66 @@ TEST(ConvGpu, CudnnMatchesReference) {
   }
 }
 
+// Each math mode said outright: fp32 (FMA, no TF32) and tf32 on float32 NCHW, fp16 on NHWC
+// float16 with its output rounding in the tolerance. A mode the GPU lacks is left out.
+TEST(ConvGpu, CudnnEachArithmeticMatchesReference) {
+  GAPBENCH_SKIP_WITHOUT_GPU();
+  int major = 0, minor = 0;
+  ASSERT_EQ(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0), cudaSuccess);
+  ASSERT_EQ(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, 0), cudaSuccess);
+  const Stream stream;
+  const CudnnHandle handle(stream.get());
+  for (const ConvShape& s :
+       {ConvShape{2, 16, 12, 12, 8, 3, 3, 1, 1}, ConvShape{2, 64, 14, 14, 64, 3, 3, 1, 1}}) {
+    const Problem c(s, kSeed);
+    for (Arithmetic a : {Arithmetic::float32, Arithmetic::tf32, Arithmetic::fp16}) {
+      if (arithmetic_unsupported_reason(a, major, minor)) continue;
+      const CudnnConvolution conv(handle.get(), s, a);
+      const bool half = a == Arithmetic::fp16;
+      EXPECT_EQ(conv.half_nhwc(), half);
+      DeviceBuffer<std::uint16_t> x16, w16, y16;
+      DeviceBuffer<float> x32, w32, y32;
+      if (half) {
+        x16 = to_device(to_nhwc_half(c.x, s.n, s.c, s.h, s.w), stream);
+        w16 = to_device(to_nhwc_half(c.w, s.k, s.c, s.r, s.s), stream);
+        y16 = to_device(std::vector<std::uint16_t>(s.output_size(), 0xFFFF), stream);  // NaN
+      } else {
+        x32 = to_device(c.x, stream);
+        w32 = to_device(c.w, stream);
+        y32 = nan_buffer<float>(s.output_size(), stream);
+      }
+      DeviceBuffer<std::uint8_t> workspace(conv.workspace_bytes());
+      if (half) {
+        conv.forward(x16.data(), w16.data(), y16.data(), workspace.data());
+      } else {
+        conv.forward(x32.data(), w32.data(), y32.data(), workspace.data());
+      }
+      const std::vector<float> y =
+          half ? from_nhwc_half(to_host(y16, stream), s.n, s.k, s.p(), s.q())
+               : to_host(y32, stream);
+      const Validation v = c.check("cudnn", y, a, half ? kFp16Roundoff : 0.0);
+      EXPECT_TRUE(v.ok) << math_name(a) << " " << s.str() << " (" << conv.description()
+                        << "): " << v.message();
+    }
+  }
+  EXPECT_THROW(CudnnConvolution(handle.get(), {1, 1, 5, 5, 1, 3, 3, 1, 0}, Arithmetic::bf16),
+               std::invalid_argument);
+}
+
+// Host code, so it runs without a GPU: NCHW float32 to NHWC float16 and back.
+TEST(ConvGpu, NhwcHalfRoundTripsAndTransposes) {
+  const std::size_t n = 2, c = 3, h = 2, w = 5;
+  std::vector<float> x(n * c * h * w);
+  for (std::size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(i) - 10.0f;  // exact
+  const std::vector<std::uint16_t> nhwc = to_nhwc_half(x, n, c, h, w);
+  EXPECT_EQ(from_nhwc_half(nhwc, n, c, h, w), x);
+  // Element (n=1, c=2, y=1, x=3) sits at ((1·h + 1)·w + 3)·c + 2 in NHWC.
+  const std::vector<float> back = from_nhwc_half(nhwc, n, c, h, w);
+  const std::vector<std::uint16_t> one{nhwc[((1 * h + 1) * w + 3) * c + 2]};
+  EXPECT_EQ(from_nhwc_half(one, 1, 1, 1, 1)[0], x[((1 * c + 2) * h + 1) * w + 3]);
+  EXPECT_EQ(back[((1 * c + 2) * h + 1) * w + 3], x[((1 * c + 2) * h + 1) * w + 3]);
+}
+
 TEST(ConvGpu, CudnnDescriptionNamesAlgorithmWorkspaceAndMath) {
   GAPBENCH_SKIP_WITHOUT_GPU();
   const Stream stream;
