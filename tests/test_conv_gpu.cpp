@@ -103,16 +103,13 @@ TEST(ConvGpu, CudnnMatchesReference) {
 // float16 with its output rounding in the tolerance. A mode the GPU lacks is left out.
 TEST(ConvGpu, CudnnEachArithmeticMatchesReference) {
   GAPBENCH_SKIP_WITHOUT_GPU();
-  int major = 0, minor = 0;
-  ASSERT_EQ(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0), cudaSuccess);
-  ASSERT_EQ(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, 0), cudaSuccess);
   const Stream stream;
   const CudnnHandle handle(stream.get());
   for (const ConvShape& s :
        {ConvShape{2, 16, 12, 12, 8, 3, 3, 1, 1}, ConvShape{2, 64, 14, 14, 64, 3, 3, 1, 1}}) {
     const Problem c(s, kSeed);
     for (Arithmetic a : {Arithmetic::float32, Arithmetic::tf32, Arithmetic::fp16}) {
-      if (arithmetic_unsupported_reason(a, major, minor)) continue;
+      if (arithmetic_unavailable_reason(a)) continue;
       const CudnnConvolution conv(handle.get(), s, a);
       const bool half = a == Arithmetic::fp16;
       EXPECT_EQ(conv.half_nhwc(), half);
