@@ -54,6 +54,7 @@ struct ConvDevice {
     GAPBENCH_CHECK(
         cudaMemcpyAsync(x.data(), d.x.data(), x.bytes(), cudaMemcpyHostToDevice, stream.get()));
   }
+  void poison_output() { GAPBENCH_CHECK(cudaMemsetAsync(y.data(), 0xFF, y.bytes(), stream.get())); }
   void download_output(std::vector<float>& host) {
     GAPBENCH_CHECK(
         cudaMemcpyAsync(host.data(), y.data(), y.bytes(), cudaMemcpyDeviceToHost, stream.get()));
@@ -71,6 +72,44 @@ struct ConvDevice {
   }
 #endif
 };
+
+// What a GPU variant does, for validate_then_time.
+struct GpuRun {
+  std::function<void()> upload;    // the input in from host memory (async)
+  std::function<void()> launch;    // the work (async)
+  std::function<void()> download;  // the output back to host memory (async)
+  std::function<void()> poison;    // the device output to all-ones bits, a NaN (async)
+  std::function<Validation()> check;
+};
+
+// Validates once, the way it is timed: the output poisoned first (it still holds the previous
+// variant's result, and a kernel that writes nothing must not pass), then the launch alone or
+// the whole end-to-end step, the output downloaded and checked. Then times `launch` as kernel
+// time, or the step (upload, launch, download, synchronize) end to end.
+void validate_then_time(State& state, TimedStream& stream, bool end_to_end, const GpuRun& run) {
+  auto step = [&] {
+    run.upload();
+    run.launch();
+    run.download();
+    stream.synchronize();
+  };
+  validate_once([&] {
+    run.poison();
+    if (end_to_end) {
+      step();
+    } else {
+      run.launch();
+      run.download();
+      stream.synchronize();
+    }
+    return run.check();
+  });
+  if (end_to_end) {
+    time_end_to_end(state, stream, run.launch, step);
+  } else {
+    time_kernel(state, stream, run.launch);
+  }
+}
 
 [[maybe_unused]] bool uses_cudnn(GpuVariant v) {
   return v == GpuVariant::cudnn || v == GpuVariant::cudnn_e2e;
@@ -115,31 +154,10 @@ void bench_gpu(State& state, const ConvShape& shape, GpuVariant variant) {
   }
 
   std::vector<float> out(shape.output_size());
-  const bool end_to_end = variant == GpuVariant::cudnn_e2e;
-  auto step = [&] {
-    dev.upload_input(data);
-    launch();
-    dev.download_output(out);
-    dev.stream.synchronize();
-  };
-  validate_once([&] {
-    // The device output still holds the previous variant's result: poison it (all-ones bits are
-    // a NaN), so a kernel that writes nothing cannot pass.
-    GAPBENCH_CHECK(cudaMemsetAsync(dev.y.data(), 0xFF, dev.y.bytes(), dev.stream.get()));
-    if (end_to_end) {
-      step();
-    } else {
-      launch();
-      dev.download_output(out);
-      dev.stream.synchronize();
-    }
-    return data.check("conv", out, arithmetic);
-  });
-  if (end_to_end) {
-    time_end_to_end(state, dev.stream, launch, step);
-  } else {
-    time_kernel(state, dev.stream, launch);
-  }
+  validate_then_time(
+      state, dev.stream, variant == GpuVariant::cudnn_e2e,
+      {[&] { dev.upload_input(data); }, launch, [&] { dev.download_output(out); },
+       [&] { dev.poison_output(); }, [&] { return data.check("conv", out, arithmetic); }});
   set_conv_counters(state, shape);
 }
 
@@ -168,7 +186,7 @@ class CudnnMath {
   }
   // Tensor memory for `shape` in `arithmetic` (the workspace is checked once it is known).
   static std::size_t device_bytes(const ConvShape& s, Arithmetic arithmetic) {
-    return (s.input_size() + s.filter_size() + s.output_size()) * bytes_of(arithmetic);
+    return (s.input_size() + s.filter_size() + s.output_size()) * input_bytes(arithmetic);
   }
 
   void launch() { conv_.forward(x_.data(), w_.data(), y_.data(), workspace_.data()); }
@@ -198,8 +216,7 @@ class CudnnMath {
   const CudnnConvolution& conv() const { return conv_; }
 
  private:
-  static std::size_t bytes_of(Arithmetic a) { return a == Arithmetic::fp16 ? 2 : sizeof(float); }
-  std::size_t element_bytes() const { return bytes_of(arithmetic_); }
+  std::size_t element_bytes() const { return input_bytes(arithmetic_); }
   static std::size_t reserve(std::size_t workspace) {
     require_free_device_memory(workspace);
     return workspace;
@@ -238,30 +255,10 @@ void bench_cudnn_math(State& state, const ConvShape& shape, Arithmetic arithmeti
                                                 CudnnMath::device_bytes(shape, arithmetic), data,
                                                 arithmetic);
   CudnnMath& op = dev.op;
-  auto step = [&] {
-    op.upload_input();
-    op.launch();
-    op.download_output();
-    dev.stream.synchronize();
-  };
-  const bool end_to_end = timing == GpuTiming::end_to_end;
-  validate_once([&] {
-    op.poison_output();
-    if (end_to_end) {
-      step();
-    } else {
-      op.launch();
-      op.download_output();
-      dev.stream.synchronize();
-    }
-    return op.check(data);
-  });
-  if (end_to_end) {
-    time_end_to_end(
-        state, dev.stream, [&] { op.launch(); }, step);
-  } else {
-    time_kernel(state, dev.stream, [&] { op.launch(); });
-  }
+  validate_then_time(
+      state, dev.stream, timing == GpuTiming::end_to_end,
+      {[&] { op.upload_input(); }, [&] { op.launch(); }, [&] { op.download_output(); },
+       [&] { op.poison_output(); }, [&] { return op.check(data); }});
   state.counters["setup_ms"] = op.conv().search_seconds() * 1e3;
   state.SetLabel(op.conv().description());
   set_conv_counters(state, shape);

@@ -11,15 +11,6 @@
 
 namespace gapbench {
 
-void bench_sgemm_gpu(State& state, std::size_t n) {
-  const auto& data = cached<gemm::SquareProblem>(gemm::SquareProblem::key(n), n, run_seed());
-  auto& dev = cached<OnTimedStream<gemm::CublasGemm>>(gemm::SquareProblem::key(n),
-                                                      gemm::CublasGemm::device_bytes(n), data);
-  validate_once([&] { return dev.op.check(data, false); });
-  time_kernel(state, dev.stream, [&] { dev.op.multiply(); });
-  set_flops_counter(state, data.flops());
-}
-
 void bench_gemm_gpu(State& state, std::size_t n, Arithmetic arithmetic) {
   require_arithmetic(arithmetic);
   const auto& data = cached<gemm::SquareProblem>(gemm::SquareProblem::key(n), n, run_seed());
@@ -30,5 +21,8 @@ void bench_gemm_gpu(State& state, std::size_t n, Arithmetic arithmetic) {
   time_kernel(state, dev.stream, [&] { dev.op.multiply(); });
   set_flops_counter(state, data.flops());
 }
+
+// The float32 GEMM is cuBLAS's SGEMM (kernels/gemm_gpu.h).
+void bench_sgemm_gpu(State& state, std::size_t n) { bench_gemm_gpu(state, n, Arithmetic::float32); }
 
 }  // namespace gapbench

@@ -11,11 +11,6 @@
 namespace gapbench::gemm {
 namespace {
 
-// Bytes of one input element as the arithmetic holds it.
-std::size_t input_bytes(Arithmetic arithmetic) {
-  return arithmetic == Arithmetic::fp16 || arithmetic == Arithmetic::bf16 ? 2 : sizeof(float);
-}
-
 cudaDataType_t input_type(Arithmetic arithmetic) {
   switch (arithmetic) {
     case Arithmetic::fp16:
