@@ -32,6 +32,12 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
+from gapbench_report import commandline
+from gapbench_report import compare as cmp
+from gapbench_report.commandline import ToolError, UsageError
+from gapbench_report.files import write_atomic, write_json_atomic
+from gapbench_report.results import Benchmark, Results, load_results
+
 from gapbench_ci.runner import (
     REPO_ROOT,
     RunSpec,
@@ -42,11 +48,6 @@ from gapbench_ci.runner import (
     run_logged,
     tree_state,
 )
-from gapbench_report import commandline
-from gapbench_report import compare as cmp
-from gapbench_report.commandline import ToolError, UsageError
-from gapbench_report.files import write_atomic, write_json_atomic
-from gapbench_report.results import Benchmark, Results, load_results
 
 PROG = "ci/baseline"
 # (Q3 - Q1) / median of a benchmark's repetitions. Measured on the 2-core CI VM (a shared cloud

@@ -38,6 +38,11 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from gapbench_report import commandline
+from gapbench_report import compare as cmp
+from gapbench_report.commandline import UsageError
+from gapbench_report.files import write_atomic, write_json_atomic
+
 from gapbench_ci import nightly
 from gapbench_ci.runner import (
     REPO_ROOT,
@@ -47,10 +52,6 @@ from gapbench_ci.runner import (
     list_benchmarks,
     tree_state,
 )
-from gapbench_report import commandline
-from gapbench_report import compare as cmp
-from gapbench_report.commandline import UsageError
-from gapbench_report.files import write_atomic, write_json_atomic
 
 PROG = "ci/gate-proof"
 # Small CPU benchmarks (full-profile sizes: 0.05-3 ms an iteration, data set up in a fraction of

@@ -38,11 +38,12 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
-from gapbench_ci.runner import REPO_ROOT, exact_filter, tree_state
 from gapbench_report import commandline
 from gapbench_report.commandline import ToolError
 from gapbench_report.files import write_atomic, write_json_atomic
 from gapbench_report.results import ResultsError, load_results
+
+from gapbench_ci.runner import REPO_ROOT, exact_filter, tree_state
 
 PROG = "ci/gpu-check"
 SANITIZER_TOOLS = ("memcheck", "racecheck", "synccheck", "initcheck")

@@ -39,6 +39,12 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
 
+from gapbench_report import commandline
+from gapbench_report import compare as cmp
+from gapbench_report.commandline import ToolError, UsageError
+from gapbench_report.files import write_atomic, write_json_atomic
+from gapbench_report.results import Results, load_results
+
 from gapbench_ci.runner import (
     REPO_ROOT,
     NotACommit,
@@ -56,11 +62,6 @@ from gapbench_ci.runner import (
     run_gapbench,
     tree_state,
 )
-from gapbench_report import commandline
-from gapbench_report import compare as cmp
-from gapbench_report.commandline import ToolError, UsageError
-from gapbench_report.files import write_atomic, write_json_atomic
-from gapbench_report.results import Results, load_results
 
 PROG = "ci/nightly"
 # Many short runs: on a shared machine the spread between processes (6-11% for the gate proof's

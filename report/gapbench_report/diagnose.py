@@ -492,31 +492,31 @@ def rule_mixed_precision(run: Run) -> list[Finding]:
     by_op: dict[tuple, dict[str, Benchmark]] = {}
     for b in run.benchmarks:
         if b.median:
-            axes = frozenset((k, v) for k, v in b.parsed.axes.items() if k != "math")
+            axes = frozenset(b.parsed.axes_but_math().items())
             key = (b.parsed.family, b.parsed.variant, b.parsed.device, axes)
-            by_op.setdefault(key, {})[b.parsed.axes.get("math", "fp32")] = b
+            by_op.setdefault(key, {})[b.parsed.math] = b
     best: dict[str, tuple[float, Benchmark, Benchmark]] = {}
     for modes in by_op.values():
         base = modes.get("fp32")
-        for math, fast in modes.items():
-            if base is None or math == "fp32":
-                continue
+        if base is None:
+            continue
+        for fast in (b for mode, b in modes.items() if mode != "fp32"):
             gain = base.median / fast.median
             device = fast.parsed.device
             if gain >= MIXED_PRECISION_GAIN and gain > best.get(device, (0.0,))[0]:
                 best[device] = (gain, fast, base)
     found = []
     for device, (gain, fast, base) in best.items():
-        math = fast.parsed.axes["math"]
+        mode = fast.parsed.math
         found.append(Finding(
             "mixed_precision", "warning",
-            f"{math} is {gain:.1f}x faster than float32 on the {device.upper()}",
+            f"{mode} is {gain:.1f}x faster than float32 on the {device.upper()}",
             f"The {describe(fast.parsed)} takes {fast.median / base.median:.2f} of the float32 "
             f"time ({fmt_seconds(fast.median)} against {fmt_seconds(base.median)}). Where the "
             "model's accuracy allows, compute in it: torch.autocast, Keras' mixed_float16 or "
             "mixed_bfloat16 policy, or TF32 for float32 matmuls (torch.backends.cuda.matmul."
             "allow_tf32).",
-            impact=gain, cause=f"float32 where {math} is {gain:.1f}x faster ({device})",
+            impact=gain, cause=f"float32 where {mode} is {gain:.1f}x faster ({device})",
             subject=base.name))
     return found
 

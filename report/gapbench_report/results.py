@@ -49,8 +49,14 @@ class ResultsError(Exception):
     """The input is not a usable gapbench results file; str() is the one line to show."""
 
 
+MATH_AXIS = "math"
+
+
 @dataclass(frozen=True)
 class Name:
+    """A parsed benchmark name. The axis `math` is the precision a variant computes in
+    (math:bf16); absent, float32."""
+
     family: str
     variant: str
     device: str
@@ -60,6 +66,14 @@ class Name:
 
     def axis(self, key: str, default: str | None = None) -> str | None:
         return self.axes.get(key, default)
+
+    @property
+    def math(self) -> str:
+        return self.axes.get(MATH_AXIS, "fp32")
+
+    def axes_but_math(self) -> dict[str, str]:
+        """The axes that size the work, without the precision it is done in."""
+        return {k: v for k, v in self.axes.items() if k != MATH_AXIS}
 
 
 @functools.cache

@@ -27,7 +27,7 @@ from gapbench_report.plots.common import (
     value_axis,
     value_span,
 )
-from gapbench_report.results import Benchmark, Name
+from gapbench_report.results import MATH_AXIS, Benchmark, Name
 
 # CPU circles, GPU squares (in PALETTE's cool and warm colours); end-to-end variants hollow.
 MARKER = {"cpu": "o", "gpu": "s"}
@@ -116,7 +116,6 @@ def family_metric(name: Name) -> Metric:
 
 # The precision a variant computes in (math:bf16; absent is fp32) belongs to the series, not to
 # the sizes: each op's math modes stand side by side in one panel.
-MATH_AXIS = "math"
 
 
 def series_of(name: Name) -> tuple[str, str]:
@@ -130,7 +129,7 @@ def _sized_axes(name: Name) -> dict[str, str]:
 
 
 def _panel_key(name: Name, numeric: set[str]) -> tuple[tuple[str, str], ...]:
-    return tuple((k, v) for k, v in name.axes.items() if k not in numeric and k != MATH_AXIS)
+    return tuple((k, v) for k, v in name.axes_but_math().items() if k not in numeric)
 
 
 def _group_key(axes: Mapping[str, str], keys: Container[str]) -> tuple[tuple[str, tuple], ...]:

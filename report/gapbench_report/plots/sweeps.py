@@ -32,7 +32,7 @@ from gapbench_report.plots.common import (
     value_axis,
     value_span,
 )
-from gapbench_report.results import Benchmark, Name
+from gapbench_report.results import MATH_AXIS, Benchmark, Name
 
 
 @dataclass(frozen=True)
@@ -65,7 +65,7 @@ SWEEPS: tuple[SweepSpec, ...] = (
               colours=(("pageable", "#d62728"), ("pinned", "#2ca02c"), ("device", "#9467bd"),
                        ("memcpy", "#7f7f7f"))),
     SweepSpec("matmul", "overhead", "Matrix multiply: time against size (CPU vs GPU)", "n",
-              series=("variant", "device", "math"), select=_matmul, crossover=True),
+              series=("variant", "device", MATH_AXIS), select=_matmul, crossover=True),
     SweepSpec("lstm", "lstm", "LSTM: time against batch size", "batch"),
     SweepSpec("batch", "overhead", "Dense network step: throughput against batch size", "batch",
               Metric("items_per_second", 1.0, "samples/s")),
