@@ -2,13 +2,12 @@
 
 #if GAPBENCH_WITH_CUDNN
 
-#include <cuda_fp16.h>
-
 #include <algorithm>
 #include <chrono>
-#include <cstring>
 #include <stdexcept>
 #include <vector>
+
+#include "kernels/base/narrow_gpu.h"
 
 namespace gapbench::conv {
 
@@ -35,26 +34,22 @@ TensorDesc make_tensor_desc(std::size_t n, std::size_t c, std::size_t h, std::si
 
 std::vector<std::uint16_t> to_nhwc_half(const std::vector<float>& nchw, std::size_t n,
                                         std::size_t c, std::size_t h, std::size_t w) {
-  std::vector<std::uint16_t> out(n * c * h * w);
+  std::vector<float> nhwc(n * c * h * w);
   for (std::size_t i = 0; i < n; ++i)
     for (std::size_t ch = 0; ch < c; ++ch)
-      for (std::size_t p = 0; p < h * w; ++p) {
-        const __half v = __float2half_rn(nchw[(i * c + ch) * h * w + p]);
-        std::memcpy(&out[(i * h * w + p) * c + ch], &v, sizeof(std::uint16_t));
-      }
-  return out;
+      for (std::size_t p = 0; p < h * w; ++p)
+        nhwc[(i * h * w + p) * c + ch] = nchw[(i * c + ch) * h * w + p];
+  return to_16bit(nhwc, Arithmetic::fp16);
 }
 
 std::vector<float> from_nhwc_half(const std::vector<std::uint16_t>& nhwc, std::size_t n,
                                   std::size_t c, std::size_t h, std::size_t w) {
+  const std::vector<float> values = from_16bit(nhwc.data(), nhwc.size(), Arithmetic::fp16);
   std::vector<float> out(n * c * h * w);
   for (std::size_t i = 0; i < n; ++i)
     for (std::size_t ch = 0; ch < c; ++ch)
-      for (std::size_t p = 0; p < h * w; ++p) {
-        __half_raw raw;
-        raw.x = nhwc[(i * h * w + p) * c + ch];
-        out[(i * c + ch) * h * w + p] = __half2float(__half(raw));
-      }
+      for (std::size_t p = 0; p < h * w; ++p)
+        out[(i * c + ch) * h * w + p] = values[(i * h * w + p) * c + ch];
   return out;
 }
 

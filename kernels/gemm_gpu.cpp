@@ -1,12 +1,11 @@
 #include "kernels/gemm_gpu.h"
 
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
-
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <limits>
+
+#include "kernels/base/narrow_gpu.h"
 
 namespace gapbench::gemm {
 namespace {
@@ -22,21 +21,6 @@ cudaDataType_t input_type(Arithmetic arithmetic) {
       break;
   }
   return CUDA_R_32F;
-}
-
-// The 16-bit patterns of x in float16 or bfloat16, rounded to nearest even.
-std::vector<std::uint16_t> to_16bit(const std::vector<float>& x, Arithmetic arithmetic) {
-  std::vector<std::uint16_t> out(x.size());
-  for (std::size_t i = 0; i < x.size(); ++i) {
-    if (arithmetic == Arithmetic::fp16) {
-      const __half h = __float2half_rn(x[i]);
-      std::memcpy(&out[i], &h, sizeof out[i]);
-    } else {
-      const __nv_bfloat16 h = __float2bfloat16_rn(x[i]);
-      std::memcpy(&out[i], &h, sizeof out[i]);
-    }
-  }
-  return out;
 }
 
 }  // namespace

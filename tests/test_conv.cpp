@@ -15,6 +15,7 @@
 #include "kernels/base/validate.h"
 #include "kernels/conv_onednn.h"
 #include "tests/conv_cases.h"
+#include "tests/narrow.h"
 
 namespace gapbench::conv {
 namespace {
@@ -276,11 +277,7 @@ TEST(Conv, OnednnMatchesReference) {
 // float16 inputs and a float16 output (cuDNN's fp16 NHWC variant) stay inside the fp16
 // tolerance with the output's rounding added; a half-scaled output does not.
 TEST(Conv, Fp16ToleranceCoversRoundedInputsAndOutput) {
-  const auto fp16 = [](float v) {  // 11 significant bits, to nearest (range aside)
-    int e = 0;
-    const double m = std::frexp(static_cast<double>(v), &e);
-    return static_cast<float>(std::ldexp(std::nearbyint(std::ldexp(m, 11)), e - 11));
-  };
+  const auto fp16 = [](float v) { return narrowed(v, Arithmetic::fp16); };
   const ConvShape s{2, 64, 10, 10, 8, 3, 3, 1, 1};
   const Problem c(s, kSeed);
   std::vector<float> x(c.x.size()), w(c.w.size()), got(s.output_size());

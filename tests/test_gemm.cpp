@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "kernels/base/data.h"
+#include "tests/narrow.h"
 
 namespace gapbench {
 namespace {
@@ -40,37 +41,21 @@ TEST(Gemm, SampledValidationCatchesAWrongBlock) {
   EXPECT_FALSE(gemm::validate_sampled("c", half.data(), a.data(), b.data(), n, n, n, 256).ok);
 }
 
-// x with `bits` significant bits: rounded to nearest (float16: 11, bfloat16: 8) or truncated
-// (TF32 as tensor cores may read it: 11). Exponent range aside, what those formats hold.
-float keep_bits(float x, int bits, bool truncate) {
-  int e = 0;
-  const double m = std::frexp(static_cast<double>(x), &e);
-  const double scaled = std::ldexp(m, bits);
-  return static_cast<float>(
-      std::ldexp(truncate ? std::trunc(scaled) : std::nearbyint(scaled), e - bits));
-}
-
 // Each arithmetic's tolerance admits a product of inputs read as that arithmetic reads them,
 // which the float32 one does not, and still catches a dropped eighth of k and a half-scaled C.
 TEST(Gemm, EachArithmeticsToleranceAdmitsItsRoundingAndCatchesRealErrors) {
   const std::size_t n = 256;
   const auto a = uniform_floats(n * n, 4, 1), b = uniform_floats(n * n, 4, 2);
-  struct Mode {
-    Arithmetic arithmetic;
-    int bits;
-    bool truncate;
-  };
-  for (const Mode mode : {Mode{Arithmetic::tf32, 11, true}, Mode{Arithmetic::fp16, 11, false},
-                          Mode{Arithmetic::bf16, 8, false}}) {
-    const char* name = math_name(mode.arithmetic);
+  for (const Arithmetic arithmetic : {Arithmetic::tf32, Arithmetic::fp16, Arithmetic::bf16}) {
+    const char* name = math_name(arithmetic);
     std::vector<float> ar(a.size()), br(b.size()), c(n * n);
     for (std::size_t i = 0; i < a.size(); ++i) {
-      ar[i] = keep_bits(a[i], mode.bits, mode.truncate);
-      br[i] = keep_bits(b[i], mode.bits, mode.truncate);
+      ar[i] = narrowed(a[i], arithmetic);
+      br[i] = narrowed(b[i], arithmetic);
     }
     gemm::sgemm_cpu(ar.data(), br.data(), c.data(), n, n, n);
     const auto ok =
-        gemm::validate_sampled(name, c.data(), a.data(), b.data(), n, n, n, 256, mode.arithmetic);
+        gemm::validate_sampled(name, c.data(), a.data(), b.data(), n, n, n, 256, arithmetic);
     EXPECT_TRUE(ok.ok) << name << ": " << ok.message();
     EXPECT_FALSE(gemm::validate_sampled(name, c.data(), a.data(), b.data(), n, n, n, 256).ok)
         << name << ": the float32 tolerance should not admit its rounding";
@@ -79,14 +64,12 @@ TEST(Gemm, EachArithmeticsToleranceAdmitsItsRoundingAndCatchesRealErrors) {
     for (std::size_t i = 0; i < n; ++i)
       for (std::size_t j = 0; j < n; ++j)
         for (std::size_t p = 0; p < n / 8; ++p) wrong[i * n + j] -= ar[i * n + p] * br[p * n + j];
-    EXPECT_FALSE(gemm::validate_sampled(name, wrong.data(), a.data(), b.data(), n, n, n, 256,
-                                        mode.arithmetic)
-                     .ok)
+    EXPECT_FALSE(
+        gemm::validate_sampled(name, wrong.data(), a.data(), b.data(), n, n, n, 256, arithmetic).ok)
         << name << ": dropped k-slice";
     for (float& v : wrong = c) v *= 0.5f;
-    EXPECT_FALSE(gemm::validate_sampled(name, wrong.data(), a.data(), b.data(), n, n, n, 256,
-                                        mode.arithmetic)
-                     .ok)
+    EXPECT_FALSE(
+        gemm::validate_sampled(name, wrong.data(), a.data(), b.data(), n, n, n, 256, arithmetic).ok)
         << name << ": half-scaled";
   }
 }
