@@ -13,13 +13,16 @@
 //
 // Every variant is validated once before timing against the float64 reference of the same seeded
 // weights and inputs (kernels/lstm.h): seq: every h_t of the reference's rows and their final c;
-// step: h and c after the first step from (x_0, h0, c0).
+// step: h and c after the first step from (x_0, h0, c0). The math:bf16 (oneDNN) and math:fp16
+// (cuDNN) variants hold x, h and the weights in that format, with the tolerance of its rounding;
+// bf16 skips on a CPU that would emulate it, fp16 on a GPU without fp16 tensor cores.
 #include "bench/lstm.h"
 
 #include <benchmark/benchmark.h>
 
 #include <vector>
 
+#include "fixtures/device_probe.h"
 #include "fixtures/setup_cache.h"
 #include "kernels/lstm_onednn.h"
 
@@ -77,19 +80,24 @@ void blas_body(State& state, const Shape& shape, Scope scope) {
   }
 }
 
-void onednn_body(State& state, const Shape& shape, Scope scope) {
+void onednn_body(State& state, const Shape& shape, Scope scope, Arithmetic arithmetic) {
+  // Emulated bf16 is slower than float32: timing it under the bf16 name would mislead.
+  if (arithmetic == Arithmetic::bf16 && !onednn_bf16_native()) {
+    throw Skip("bf16 needs AVX-512 BF16 or AMX, which this CPU lacks (oneDNN would emulate it)");
+  }
   const LstmData& d = cached<LstmData>(shape.key(), shape);
   const Problem& p = d.problem;
   const Shape run_shape = scope == Scope::seq ? shape : shape.one_step();
-  OnednnLstm& lstm = cached<OnednnLstm>(current_benchmark(), run_shape, p.weights);
+  OnednnLstm& lstm = cached<OnednnLstm>(current_benchmark(), run_shape, p.weights, arithmetic);
   // A one-step run takes x_0, the first batch x input floats of x.
-  std::copy(p.x.begin(), p.x.begin() + static_cast<std::ptrdiff_t>(run_shape.x_size()), lstm.x());
-  std::copy(p.h0.begin(), p.h0.end(), lstm.h0());
-  std::copy(p.c0.begin(), p.c0.end(), lstm.c0());
+  lstm.set_inputs(p.x.data(), p.h0.data(), p.c0.data());
   validate_once([&] {
     lstm.run();
-    return scope == Scope::seq ? check_sequence("onednn", shape, d.ref, lstm.h_seq(), lstm.c_last())
-                               : check_step("onednn", shape, d.ref, lstm.h_last(), lstm.c_last());
+    const std::string what = std::string("onednn ") + math_name(arithmetic);
+    return scope == Scope::seq ? check_sequence(what, shape, d.ref, lstm.h_seq().data(),
+                                                lstm.c_last().data(), lstm.precision())
+                               : check_step(what, shape, d.ref, lstm.h_last().data(),
+                                            lstm.c_last().data(), lstm.precision());
   });
   for (auto _ : state) {
     lstm.run();
@@ -110,10 +118,14 @@ void register_shape(const Shape& shape) {
           .axis("steps", static_cast<long long>(shape.steps));
     };
     add_cpu(name("blas"), [=](State& st) { blas_body(st, shape, scope); });
-    add_cpu(name("onednn"), [=](State& st) { onednn_body(st, shape, scope); });
+    add_cpu(name("onednn"), [=](State& st) { onednn_body(st, shape, scope, Arithmetic::float32); });
+    add_cpu(name("onednn").axis("math", math_name(Arithmetic::bf16)),
+            [=](State& st) { onednn_body(st, shape, scope, Arithmetic::bf16); });
     add_gpu(name("cublas"), GAPBENCH_GPU_BODY(cublas_gpu(shape, scope, false)));
     add_gpu(name("cublas_graph"), GAPBENCH_GPU_BODY(cublas_gpu(shape, scope, true)));
-    add_gpu(name("cudnn"), GAPBENCH_GPU_BODY(cudnn_gpu(shape, scope)));
+    add_gpu(name("cudnn"), GAPBENCH_GPU_BODY(cudnn_gpu(shape, scope, Arithmetic::float32)));
+    add_gpu(name("cudnn").axis("math", math_name(Arithmetic::fp16)),
+            GAPBENCH_GPU_BODY(cudnn_gpu(shape, scope, Arithmetic::fp16)));
   }
 }
 

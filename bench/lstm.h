@@ -35,6 +35,6 @@ void set_counters(State& state, const Shape& shape, Scope scope, double flops_pe
 
 // GPU bodies, defined in bench/lstm_gpu.cpp (CUDA builds only; see GAPBENCH_GPU_BODY).
 Body cublas_gpu(Shape shape, Scope scope, bool graph);
-Body cudnn_gpu(Shape shape, Scope scope);
+Body cudnn_gpu(Shape shape, Scope scope, Arithmetic arithmetic);
 
 }  // namespace gapbench::lstm

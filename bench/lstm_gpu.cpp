@@ -5,6 +5,7 @@
 #include <cuda_runtime_api.h>
 
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "bench/lstm.h"
@@ -100,13 +101,13 @@ void bench_cublas(State& state, const Shape& shape, Scope scope, bool use_graph)
 
 #if GAPBENCH_WITH_CUDNN
 struct CudnnRun {
-  CudnnRun(const LstmData& d, const Shape& run_shape)
-      : lstm(reserve(run_shape), d.problem.weights, stream.get()) {
-    upload_inputs(lstm, d.problem, run_shape, stream.get());
-    stream.synchronize();
+  CudnnRun(const LstmData& d, const Shape& run_shape, Arithmetic arithmetic)
+      : lstm(reserve(run_shape, arithmetic), d.problem.weights, stream.get(), arithmetic) {
+    // A one-step run takes x_0, the first batch x input floats of x.
+    lstm.set_inputs(d.problem.x.data(), d.problem.h0.data(), d.problem.c0.data());
   }
-  static const Shape& reserve(const Shape& shape) {
-    require_free_device_memory(CudnnLstm::device_bytes_estimate(shape));
+  static const Shape& reserve(const Shape& shape, Arithmetic arithmetic) {
+    require_free_device_memory(CudnnLstm::device_bytes_estimate(shape, arithmetic));
     return shape;
   }
 
@@ -114,27 +115,24 @@ struct CudnnRun {
   CudnnLstm lstm;
 };
 
-void bench_cudnn(State& state, const Shape& shape, Scope scope) {
+void bench_cudnn(State& state, const Shape& shape, Scope scope, Arithmetic arithmetic) {
+  require_arithmetic(arithmetic);
   const LstmData& d = cached<LstmData>(shape.key(), shape);
   // The step variant: cuDNN runs whole sequences only, so one step is a sequence of 1.
   const Shape run_shape = scope == Scope::seq ? shape : shape.one_step();
-  CudnnRun& run = cached<CudnnRun>(current_benchmark(), d, run_shape);
-  const cudaStream_t s = run.stream.get();
+  CudnnRun& run = cached<CudnnRun>(current_benchmark(), d, run_shape, arithmetic);
   validate_once([&] {
-    poison(run.lstm.h_seq(), run_shape.h_seq_size(), s);
-    poison(run.lstm.h_last(), shape.state_size(), s);
-    poison(run.lstm.c_last(), shape.state_size(), s);
+    run.lstm.poison_outputs();
     run.lstm.enqueue();
-    std::vector<float> h(scope == Scope::seq ? shape.h_seq_size() : shape.state_size());
-    std::vector<float> c(shape.state_size());
-    download(h, scope == Scope::seq ? run.lstm.h_seq() : run.lstm.h_last(), s);
-    download(c, run.lstm.c_last(), s);
-    run.stream.synchronize();
+    const CudnnLstm::Outputs out = run.lstm.outputs();
     // For the first GPU runs, before anyone loosens the shared bound: if cudnn fails it while
     // blas and graph pass, the likely cause is cuDNN's pointwise gates using approximate
     // tanh/sigmoid. Give cudnn its own documented gate allowance then; not the others.
-    return scope == Scope::seq ? check_sequence("cudnn", shape, d.ref, h.data(), c.data())
-                               : check_step("cudnn", shape, d.ref, h.data(), c.data());
+    const std::string what = std::string("cudnn ") + math_name(arithmetic);
+    const Precision precision = run.lstm.precision();
+    return scope == Scope::seq
+               ? check_sequence(what, shape, d.ref, out.h_seq.data(), out.c_last.data(), precision)
+               : check_step(what, shape, d.ref, out.h_last.data(), out.c_last.data(), precision);
   });
   time_kernel(state, run.stream, [&] { run.lstm.enqueue(); });
   set_counters(state, shape, scope,
@@ -148,12 +146,13 @@ Body cublas_gpu(Shape shape, Scope scope, bool graph) {
   return [=](State& st) { bench_cublas(st, shape, scope, graph); };
 }
 
-Body cudnn_gpu(Shape shape, Scope scope) {
+Body cudnn_gpu(Shape shape, Scope scope, Arithmetic arithmetic) {
 #if GAPBENCH_WITH_CUDNN
-  return [=](State& st) { bench_cudnn(st, shape, scope); };
+  return [=](State& st) { bench_cudnn(st, shape, scope, arithmetic); };
 #else
   (void)shape;
   (void)scope;
+  (void)arithmetic;
   return [](State&) { throw Skip("built without cuDNN"); };
 #endif
 }

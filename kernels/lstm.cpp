@@ -87,7 +87,7 @@ Reference reference(const Shape& s, const Weights& weights, const float* x, cons
   ref.rows = rows;
   ref.h.assign(s.steps * R * H, 0.0);
   ref.c.assign(s.steps * R * H, 0.0);
-  std::vector<double> z(G), magnitude(G), in(s.weight_rows()), c(H);
+  std::vector<double> z(G), magnitude(G), squares(G), in(s.weight_rows()), c(H);
   for (std::size_t r = 0; r < R; ++r) {
     const std::size_t n = rows[r];
     if (n >= s.batch) throw std::invalid_argument("lstm reference: row out of range");
@@ -101,6 +101,7 @@ Reference reference(const Shape& s, const Weights& weights, const float* x, cons
       for (std::size_t g = 0; g < G; ++g) {
         z[g] = weights.b[g];
         magnitude[g] = std::fabs(static_cast<double>(weights.b[g]));
+        squares[g] = z[g] * z[g];
       }
       for (std::size_t k = 0; k < s.weight_rows(); ++k) {
         const double v = in[k];
@@ -109,14 +110,18 @@ Reference reference(const Shape& s, const Weights& weights, const float* x, cons
           const double term = v * wk[g];
           z[g] += term;
           magnitude[g] += std::fabs(term);
+          squares[g] += term * term;
         }
       }
       ref.magnitude =
           std::max(ref.magnitude, *std::max_element(magnitude.begin(), magnitude.end()));
+      ref.magnitude_l2 =
+          std::max(ref.magnitude_l2, std::sqrt(*std::max_element(squares.begin(), squares.end())));
       double* ht = ref.h.data() + (t * R + r) * H;
       double* ct = ref.c.data() + (t * R + r) * H;
       for (std::size_t j = 0; j < H; ++j) {
         const double i = sigmoid(z[j]), f = sigmoid(z[H + j]);
+        ref.forget_max = std::max(ref.forget_max, f);
         const double g = std::tanh(z[2 * H + j]), o = sigmoid(z[3 * H + j]);
         c[j] = f * c[j] + i * g;
         ct[j] = c[j];
@@ -138,12 +143,18 @@ double max_abs(const std::vector<double>& v) {
   return m;
 }
 
-// One step's rounding error, as the header explains, accumulated over the steps.
-double step_error(const Shape& s, const Reference& ref, double u) {
+// The header's bound for h and c: float32 sums and gates over a √steps random walk, plus the
+// inputs read in a narrower format, carried over as many steps as the forget gate lets them last.
+double error_bound(const Shape& s, const Reference& ref, Arithmetic arithmetic) {
+  const double u = kFloat32Roundoff;
   const double terms = static_cast<double>(s.weight_rows() + 2);
-  return std::sqrt(terms) * u * ref.magnitude + kGateUlps * u * std::max(1.0, max_abs(ref.c));
+  const double steps = std::sqrt(static_cast<double>(s.steps));
+  const double float32 =
+      std::sqrt(terms) * u * ref.magnitude + kGateUlps * u * std::max(1.0, max_abs(ref.c));
+  const double carried = std::min(steps, 1.0 / (1.0 - std::min(ref.forget_max, 0.999)));
+  const double narrow = 2.0 * input_roundoff(arithmetic) * ref.magnitude_l2;
+  return kSafety * (steps * float32 + carried * narrow);
 }
-double accumulation(const Shape& s) { return kSafety * std::sqrt(static_cast<double>(s.steps)); }
 
 // The reference rows' elements of a [batch][hidden] state, in the reference's order.
 std::vector<float> gather_rows(const Shape& s, const Reference& ref, const float* state) {
@@ -164,16 +175,18 @@ Validation merge(Validation h, const Validation& c) {
 
 }  // namespace
 
-Tolerance h_tolerance(const Shape& s, const Reference& ref, double u) {
-  return {accumulation(s) * step_error(s, ref, u), 0.0};
+Tolerance h_tolerance(const Shape& s, const Reference& ref, Precision p) {
+  return {error_bound(s, ref, p.arithmetic), input_roundoff(p.h_stored)};
 }
 
-Tolerance c_tolerance(const Shape& s, const Reference& ref, double u) {
-  return {accumulation(s) * step_error(s, ref, u), accumulation(s) * kGateUlps * u};
+Tolerance c_tolerance(const Shape& s, const Reference& ref, Precision p) {
+  const double steps = std::sqrt(static_cast<double>(s.steps));
+  return {error_bound(s, ref, p.arithmetic),
+          kSafety * steps * kGateUlps * kFloat32Roundoff + input_roundoff(p.c_stored)};
 }
 
 Validation check_sequence(const std::string& what, const Shape& s, const Reference& ref,
-                          const float* h_seq, const float* c_last, double u) {
+                          const float* h_seq, const float* c_last, Precision p) {
   const std::size_t R = ref.rows.size(), H = s.hidden;
   std::vector<float> h_got;
   h_got.reserve(s.steps * R * H);
@@ -183,18 +196,18 @@ Validation check_sequence(const std::string& what, const Shape& s, const Referen
   }
   const std::vector<double> c_ref(ref.c.end() - static_cast<std::ptrdiff_t>(R * H), ref.c.end());
   return merge(
-      validate(what + " h_t", h_got, ref.h, h_tolerance(s, ref, u)),
-      validate(what + " final c", gather_rows(s, ref, c_last), c_ref, c_tolerance(s, ref, u)));
+      validate(what + " h_t", h_got, ref.h, h_tolerance(s, ref, p)),
+      validate(what + " final c", gather_rows(s, ref, c_last), c_ref, c_tolerance(s, ref, p)));
 }
 
 Validation check_step(const std::string& what, const Shape& s, const Reference& ref, const float* h,
-                      const float* c, double u) {
+                      const float* c, Precision p) {
   const std::size_t RH = ref.rows.size() * s.hidden;
   const Shape one = s.one_step();
   const std::vector<double> h_ref(ref.h.begin(), ref.h.begin() + static_cast<std::ptrdiff_t>(RH));
   const std::vector<double> c_ref(ref.c.begin(), ref.c.begin() + static_cast<std::ptrdiff_t>(RH));
-  return merge(validate(what + " step h", gather_rows(s, ref, h), h_ref, h_tolerance(one, ref, u)),
-               validate(what + " step c", gather_rows(s, ref, c), c_ref, c_tolerance(one, ref, u)));
+  return merge(validate(what + " step h", gather_rows(s, ref, h), h_ref, h_tolerance(one, ref, p)),
+               validate(what + " step c", gather_rows(s, ref, c), c_ref, c_tolerance(one, ref, p)));
 }
 
 // ---- the pointwise update ----

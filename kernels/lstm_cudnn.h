@@ -3,9 +3,12 @@
 // (descriptors, weight space, workspace) is made once in the constructor; enqueue() is the one
 // cudnnRNNForward call. CUDA builds with cuDNN only (GAPBENCH_WITH_CUDNN).
 //
-// Arithmetic: float32 data and compute (mathPrec float) with CUDNN_FMA_MATH, so no TF32 tensor
-// cores: the same float32 arithmetic, and tolerance, as the cuBLAS variants and peak/sgemm/gpu.
-// Algorithm CUDNN_RNN_ALGO_STANDARD (the persistent ones have shape limits of their own).
+// Arithmetic::float32: float32 data and compute (mathPrec float) with CUDNN_FMA_MATH, so no TF32
+// tensor cores: the same float32 arithmetic, and tolerance, as the cuBLAS variants and
+// peak/sgemm/gpu. Arithmetic::fp16: x, h, c, the weights and the outputs in float16, float32
+// compute (mathPrec float), CUDNN_TENSOR_OP_MATH: what a framework's fp16 autocast runs on
+// tensor cores. Algorithm CUDNN_RNN_ALGO_STANDARD (the persistent ones have shape limits of
+// their own).
 //
 // Weights: cuDNN's weight space holds, per "linear layer" id 0..7, a matrix and a bias: ids 0..3
 // act on x_t, 4..7 on h_{t-1}, each in the gate order i, f, new memory (the reference's g), o.
@@ -14,7 +17,8 @@
 // constructor places the reference's W[row0 + c][gate·hidden + r] there by those strides, so it
 // does not depend on cuDNN storing rows or columns first (a descriptor of other dimensions is an
 // error, not a guess). cuDNN adds two biases per gate (CUDNN_RNN_DOUBLE_BIAS,
-// its default and the frameworks'): the input one gets b, the recurrent one zero.
+// its default and the frameworks'): the input one gets b, the recurrent one zero. (For fp16 the
+// weights, and the bias, are rounded to float16.)
 #pragma once
 
 #if GAPBENCH_WITH_CUDNN
@@ -23,6 +27,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 #include "kernels/base/cuda_libraries.h"
 #include "kernels/base/gpu_memory.h"
@@ -52,25 +57,34 @@ class CudnnDescriptor {
 
 class CudnnLstm {
  public:
-  // Throws std::invalid_argument when the weights do not fit the shape, and a CudaError (or
-  // std::runtime_error for a weight layout it does not understand) when cuDNN refuses.
-  CudnnLstm(const Shape& shape, const Weights& weights, cudaStream_t stream);
+  // Throws std::invalid_argument when the weights do not fit the shape or the arithmetic is not
+  // float32 or fp16, and a CudaError (or std::runtime_error for a weight layout it does not
+  // understand) when cuDNN refuses.
+  CudnnLstm(const Shape& shape, const Weights& weights, cudaStream_t stream,
+            Arithmetic arithmetic = Arithmetic::float32);
 
   // Device memory for everything but the weight space and workspace, whose sizes cuDNN tells
   // only once the descriptors exist (they are about the weights' size and a few MiB).
-  static std::size_t device_bytes_estimate(const Shape& shape);
+  static std::size_t device_bytes_estimate(const Shape& shape,
+                                           Arithmetic arithmetic = Arithmetic::float32);
 
-  // Device inputs the caller fills: x [steps][batch][input], h0 and c0 [batch][hidden].
-  float* x() const { return x_.data(); }
-  float* h0() const { return h0_.data(); }
-  float* c0() const { return c0_.data(); }
-  // Device outputs: h_seq [steps][batch][hidden], the last h and c [batch][hidden].
-  float* h_seq() const { return y_.data(); }
-  float* h_last() const { return hy_.data(); }
-  float* c_last() const { return cy_.data(); }
+  // Outside any timing, each waiting for the stream. set_inputs copies x [steps][batch][input],
+  // h0 and c0 [batch][hidden] in, converted to the data format (fp16: rounded to nearest).
+  // poison_outputs fills the outputs with all-ones bits, a NaN in float32 and float16, so an
+  // output cuDNN never writes cannot pass validation. outputs() copies them out as float32.
+  void set_inputs(const float* x, const float* h0, const float* c0);
+  void poison_outputs();
+  struct Outputs {
+    std::vector<float> h_seq;   // [steps][batch][hidden]
+    std::vector<float> h_last;  // [batch][hidden]
+    std::vector<float> c_last;  // [batch][hidden]
+  };
+  Outputs outputs() const;
 
   void enqueue();  // the whole sequence, asynchronously on the stream
   const Shape& shape() const { return shape_; }
+  // The arithmetic and output formats, for check_sequence / check_step.
+  Precision precision() const { return {arithmetic_, arithmetic_, arithmetic_}; }
 
  private:
   using RnnDesc = detail::CudnnDescriptor<cudnnRNNDescriptor_t, cudnnCreateRNNDescriptor,
@@ -84,8 +98,14 @@ class CudnnLstm {
                               cudnnDestroyDropoutDescriptor>;
 
   void fill_weight_space(const Weights& weights);
+  // Host floats into a device buffer of the data format, and back.
+  void upload(DeviceBuffer<unsigned char>& to, const float* from, std::size_t n);
+  std::vector<float> download(const DeviceBuffer<unsigned char>& from, std::size_t n) const;
 
   Shape shape_;
+  Arithmetic arithmetic_;
+  cudnnDataType_t data_type_;
+  std::size_t element_bytes_;
   cudaStream_t stream_;
   CudnnHandle handle_;
   // Buffers before the descriptors that point at them (members are destroyed in reverse).
@@ -95,7 +115,7 @@ class CudnnLstm {
   DataDesc x_desc_, y_desc_;
   TensorDesc state_desc_;  // h and c: {layers 1, batch, hidden}
   DeviceBuffer<std::int32_t> seq_lengths_;
-  DeviceBuffer<float> x_, y_, h0_, c0_, hy_, cy_;
+  DeviceBuffer<unsigned char> x_, y_, h0_, c0_, hy_, cy_;  // in the data format
   std::size_t weight_bytes_ = 0, workspace_bytes_ = 0;
   DeviceBuffer<unsigned char> weight_space_, workspace_;
 };

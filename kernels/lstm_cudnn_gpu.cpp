@@ -3,10 +3,13 @@
 #if GAPBENCH_WITH_CUDNN
 
 #include <algorithm>
+#include <cstring>
 #include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
+
+#include "kernels/base/narrow_gpu.h"
 
 namespace gapbench::lstm {
 
@@ -30,8 +33,8 @@ struct Strides {
 // The strides of a weight or bias descriptor cuDNN describes as {1, rows, cols}. Unit dimensions
 // are skipped, so only the order of the others matters; anything else (a transposed or unknown
 // layout) is an error rather than a silently wrong placement.
-Strides read_strides(cudnnTensorDescriptor_t desc, std::size_t rows, std::size_t cols,
-                     const std::string& what) {
+Strides read_strides(cudnnTensorDescriptor_t desc, cudnnDataType_t want_type, std::size_t rows,
+                     std::size_t cols, const std::string& what) {
   cudnnDataType_t type{};
   int nb = 0;
   int dims[3] = {}, strides[3] = {};
@@ -43,14 +46,15 @@ Strides read_strides(cudnnTensorDescriptor_t desc, std::size_t rows, std::size_t
   std::vector<std::size_t> want;
   if (rows > 1) want.push_back(rows);
   if (cols > 1) want.push_back(cols);
-  bool ok = type == CUDNN_DATA_FLOAT && nb == 3 && found.size() == want.size();
+  bool ok = type == want_type && nb == 3 && found.size() == want.size();
   for (std::size_t k = 0; ok && k < want.size(); ++k) {
     ok = found[k].first == want[k] && found[k].second > 0;
   }
   if (!ok) {
     throw std::runtime_error("lstm cudnn: " + what + " has dims " +
                              dims_text(std::min(nb, 3), dims) + ", expected {1, " +
-                             std::to_string(rows) + ", " + std::to_string(cols) + "} of float");
+                             std::to_string(rows) + ", " + std::to_string(cols) + "} of " +
+                             (want_type == CUDNN_DATA_HALF ? "half" : "float"));
   }
   Strides out;
   std::size_t k = 0;
@@ -59,25 +63,36 @@ Strides read_strides(cudnnTensorDescriptor_t desc, std::size_t rows, std::size_t
   return out;
 }
 
-}  // namespace
-
-std::size_t CudnnLstm::device_bytes_estimate(const Shape& s) {
-  const std::size_t floats =
-      s.weight_size() + s.gates() * 2 + s.x_size() + s.h_seq_size() + 4 * s.state_size();
-  return floats * sizeof(float) + (64u << 20);  // + workspace and dropout states, roughly
+cudnnDataType_t data_type(Arithmetic arithmetic) {
+  if (arithmetic == Arithmetic::float32) return CUDNN_DATA_FLOAT;
+  if (arithmetic == Arithmetic::fp16) return CUDNN_DATA_HALF;
+  throw std::invalid_argument(std::string("lstm cudnn: no ") + math_name(arithmetic) +
+                              " variant (float32 or fp16)");
 }
 
-CudnnLstm::CudnnLstm(const Shape& shape, const Weights& weights, cudaStream_t stream)
+}  // namespace
+
+std::size_t CudnnLstm::device_bytes_estimate(const Shape& s, Arithmetic arithmetic) {
+  const std::size_t elements =
+      s.weight_size() + s.gates() * 2 + s.x_size() + s.h_seq_size() + 4 * s.state_size();
+  return elements * input_bytes(arithmetic) + (64u << 20);  // + workspace and dropout states
+}
+
+CudnnLstm::CudnnLstm(const Shape& shape, const Weights& weights, cudaStream_t stream,
+                     Arithmetic arithmetic)
     : shape_((check_weights(shape, weights), shape)),
+      arithmetic_(arithmetic),
+      data_type_(data_type(arithmetic)),
+      element_bytes_(input_bytes(arithmetic)),
       stream_(stream),
       handle_(stream),
       seq_lengths_(shape.batch),
-      x_(shape.x_size()),
-      y_(shape.h_seq_size()),
-      h0_(shape.state_size()),
-      c0_(shape.state_size()),
-      hy_(shape.state_size()),
-      cy_(shape.state_size()) {
+      x_(shape.x_size() * element_bytes_),
+      y_(shape.h_seq_size() * element_bytes_),
+      h0_(shape.state_size() * element_bytes_),
+      c0_(shape.state_size() * element_bytes_),
+      hy_(shape.state_size() * element_bytes_),
+      cy_(shape.state_size() * element_bytes_) {
   const int T = as_int(shape.steps), B = as_int(shape.batch);
   const int I = as_int(shape.input), H = as_int(shape.hidden);
 
@@ -90,21 +105,22 @@ CudnnLstm::CudnnLstm(const Shape& shape, const Weights& weights, cudaStream_t st
 
   GAPBENCH_CHECK(cudnnSetRNNDescriptor_v8(
       rnn_.get(), CUDNN_RNN_ALGO_STANDARD, CUDNN_LSTM, CUDNN_RNN_DOUBLE_BIAS, CUDNN_UNIDIRECTIONAL,
-      CUDNN_LINEAR_INPUT, CUDNN_DATA_FLOAT, CUDNN_DATA_FLOAT, CUDNN_FMA_MATH, I, H,
+      CUDNN_LINEAR_INPUT, data_type_, /*mathPrec=*/CUDNN_DATA_FLOAT,
+      arithmetic == Arithmetic::fp16 ? CUDNN_TENSOR_OP_MATH : CUDNN_FMA_MATH, I, H,
       /*projSize=*/H, /*numLayers=*/1, dropout_.get(), CUDNN_RNN_PADDED_IO_ENABLED));
 
   // Sequence-major [steps][batch][vector], every sequence full length (so no padding is used).
   const std::vector<std::int32_t> lengths(shape.batch, T);
-  GAPBENCH_CHECK(cudnnSetRNNDataDescriptor(x_desc_.get(), CUDNN_DATA_FLOAT,
+  GAPBENCH_CHECK(cudnnSetRNNDataDescriptor(x_desc_.get(), data_type_,
                                            CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_UNPACKED, T, B, I,
                                            lengths.data(), nullptr));
-  GAPBENCH_CHECK(cudnnSetRNNDataDescriptor(y_desc_.get(), CUDNN_DATA_FLOAT,
+  GAPBENCH_CHECK(cudnnSetRNNDataDescriptor(y_desc_.get(), data_type_,
                                            CUDNN_RNN_DATA_LAYOUT_SEQ_MAJOR_UNPACKED, T, B, H,
                                            lengths.data(), nullptr));
   const int state_dims[3] = {1, B, H};
   const int state_strides[3] = {B * H, H, 1};
-  GAPBENCH_CHECK(cudnnSetTensorNdDescriptor(state_desc_.get(), CUDNN_DATA_FLOAT, 3, state_dims,
-                                            state_strides));
+  GAPBENCH_CHECK(
+      cudnnSetTensorNdDescriptor(state_desc_.get(), data_type_, 3, state_dims, state_strides));
   // cudnnRNNForward reads the lengths on the device, asynchronously.
   GAPBENCH_CHECK(cudaMemcpyAsync(seq_lengths_.data(), lengths.data(), seq_lengths_.bytes(),
                                  cudaMemcpyHostToDevice, stream_));
@@ -121,20 +137,22 @@ CudnnLstm::CudnnLstm(const Shape& shape, const Weights& weights, cudaStream_t st
 
 void CudnnLstm::fill_weight_space(const Weights& weights) {
   const std::size_t H = shape_.hidden, G = shape_.gates();
-  if (weight_bytes_ % sizeof(float) != 0) {
+  if (weight_bytes_ % element_bytes_ != 0) {
     throw std::runtime_error("lstm cudnn: weight space of " + std::to_string(weight_bytes_) +
-                             " bytes is not whole floats");
+                             " bytes is not whole elements");
   }
-  std::vector<float> image(weight_bytes_ / sizeof(float), 0.0f);  // padding stays zero
+  // Built in float32, converted at the end. Padding stays zero.
+  std::vector<float> image(weight_bytes_ / element_bytes_, 0.0f);
   const auto* base = weight_space_.data();
   // Index of a device address inside the image, checked against its end.
   auto index_of = [&](const void* addr, std::size_t last_offset, const std::string& what) {
     const auto offset = static_cast<const unsigned char*>(addr) - base;
-    if (offset < 0 || offset % sizeof(float) != 0 ||
-        static_cast<std::size_t>(offset) / sizeof(float) + last_offset >= image.size()) {
+    const auto element = static_cast<std::ptrdiff_t>(element_bytes_);
+    if (offset < 0 || offset % element != 0 ||
+        static_cast<std::size_t>(offset / element) + last_offset >= image.size()) {
       throw std::runtime_error("lstm cudnn: " + what + " lies outside the weight space");
     }
-    return static_cast<std::size_t>(offset) / sizeof(float);
+    return static_cast<std::size_t>(offset / element);
   };
   TensorDesc m_desc, b_desc;
   for (int id = 0; id < kLinearLayers; ++id) {
@@ -151,7 +169,7 @@ void CudnnLstm::fill_weight_space(const Weights& weights) {
     const std::size_t cols = on_input ? shape_.input : H;
     const std::size_t row0 = on_input ? 0 : shape_.input;  // W's first row for this part
 
-    const Strides m = read_strides(m_desc.get(), H, cols, what + " matrix");
+    const Strides m = read_strides(m_desc.get(), data_type_, H, cols, what + " matrix");
     const std::size_t m0 = index_of(m_addr, (H - 1) * m.row + (cols - 1) * m.col, what + " matrix");
     for (std::size_t r = 0; r < H; ++r) {
       for (std::size_t c = 0; c < cols; ++c) {
@@ -159,15 +177,57 @@ void CudnnLstm::fill_weight_space(const Weights& weights) {
       }
     }
 
-    const Strides v = read_strides(b_desc.get(), H, 1, what + " bias");
+    const Strides v = read_strides(b_desc.get(), data_type_, H, 1, what + " bias");
     const std::size_t b0 = index_of(b_addr, (H - 1) * v.row, what + " bias");
     for (std::size_t r = 0; r < H; ++r) {
       image[b0 + r * v.row] = on_input ? weights.b[gate * H + r] : 0.0f;
     }
   }
-  GAPBENCH_CHECK(cudaMemcpyAsync(weight_space_.data(), image.data(), weight_bytes_,
-                                 cudaMemcpyHostToDevice, stream_));
-  GAPBENCH_CHECK(cudaStreamSynchronize(stream_));  // `image` goes out of scope
+  upload(weight_space_, image.data(), image.size());
+}
+
+void CudnnLstm::upload(DeviceBuffer<unsigned char>& to, const float* from, std::size_t n) {
+  std::vector<std::uint16_t> narrow;
+  const void* bytes = from;
+  if (element_bytes_ == 2) {
+    narrow = to_16bit(from, n, arithmetic_);
+    bytes = narrow.data();
+  }
+  GAPBENCH_CHECK(
+      cudaMemcpyAsync(to.data(), bytes, n * element_bytes_, cudaMemcpyHostToDevice, stream_));
+  GAPBENCH_CHECK(cudaStreamSynchronize(stream_));  // the host copies go out of scope
+}
+
+std::vector<float> CudnnLstm::download(const DeviceBuffer<unsigned char>& from,
+                                       std::size_t n) const {
+  std::vector<unsigned char> bytes(n * element_bytes_);
+  GAPBENCH_CHECK(
+      cudaMemcpyAsync(bytes.data(), from.data(), bytes.size(), cudaMemcpyDeviceToHost, stream_));
+  GAPBENCH_CHECK(cudaStreamSynchronize(stream_));
+  if (element_bytes_ == 2) {
+    return from_16bit(reinterpret_cast<const std::uint16_t*>(bytes.data()), n, arithmetic_);
+  }
+  std::vector<float> out(n);
+  std::memcpy(out.data(), bytes.data(), bytes.size());
+  return out;
+}
+
+void CudnnLstm::set_inputs(const float* x, const float* h0, const float* c0) {
+  upload(x_, x, shape_.x_size());
+  upload(h0_, h0, shape_.state_size());
+  upload(c0_, c0, shape_.state_size());
+}
+
+void CudnnLstm::poison_outputs() {
+  for (DeviceBuffer<unsigned char>* out : {&y_, &hy_, &cy_}) {
+    GAPBENCH_CHECK(cudaMemsetAsync(out->data(), 0xFF, out->bytes(), stream_));
+  }
+  GAPBENCH_CHECK(cudaStreamSynchronize(stream_));
+}
+
+CudnnLstm::Outputs CudnnLstm::outputs() const {
+  return {download(y_, shape_.h_seq_size()), download(hy_, shape_.state_size()),
+          download(cy_, shape_.state_size())};
 }
 
 void CudnnLstm::enqueue() {

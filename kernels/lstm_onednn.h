@@ -7,37 +7,54 @@
 // [1][1][4][hidden] (ldgo): exactly the reference's W rows 0..input-1, its rows input.., and b,
 // so they are wrapped as they are, then reordered once into the (packed) layout the primitive
 // asks for with format_tag::any.
+//
+// Arithmetic: float32 throughout, or (Arithmetic::bf16) x, h and the weights held in bfloat16 with
+// float32 sums, gates, bias and c, oneDNN's bf16 LSTM configuration and what a framework's bf16
+// autocast runs. h_t comes out in bfloat16 too.
 #pragma once
 
 #include <dnnl.hpp>
+
+#include <vector>
 
 #include "kernels/lstm.h"
 
 namespace gapbench::lstm {
 
+// Whether oneDNN runs bf16 with bf16 instructions on this CPU (AVX-512 BF16 or AMX). Without
+// them a bf16 LSTM would be emulated, slower than float32, or refused.
+bool onednn_bf16_native();
+
 class OnednnLstm {
  public:
-  // Throws std::invalid_argument when the weights do not fit the shape.
-  OnednnLstm(const Shape& shape, const Weights& weights);
+  // Throws std::invalid_argument when the weights do not fit the shape or the arithmetic is not
+  // float32 or bf16, and dnnl::error when oneDNN refuses the primitive.
+  OnednnLstm(const Shape& shape, const Weights& weights,
+             Arithmetic arithmetic = Arithmetic::float32);
 
-  // Inputs the caller fills: x [steps][batch][input], h0 and c0 [batch][hidden].
-  float* x() { return data(x_); }
-  float* h0() { return data(h0_); }
-  float* c0() { return data(c0_); }
-  // Outputs of run(): h_seq [steps][batch][hidden], the last h and c [batch][hidden].
-  const float* h_seq() const { return data(h_seq_); }
-  const float* h_last() const { return data(h_last_); }
-  const float* c_last() const { return data(c_last_); }
-
+  // Copies the inputs in (for bf16, rounded to nearest even): x [steps][batch][input], h0 and c0
+  // [batch][hidden]. Not part of run(): a framework's tensors are already in the model's format.
+  void set_inputs(const float* x, const float* h0, const float* c0);
   void run();  // the whole sequence, synchronously
+
+  // Outputs of the last run(), as float32 (bf16 ones widened, exactly): h_seq
+  // [steps][batch][hidden], the last h and c [batch][hidden].
+  std::vector<float> h_seq() const { return floats(h_seq_); }
+  std::vector<float> h_last() const { return floats(h_last_); }
+  std::vector<float> c_last() const { return floats(c_last_); }
+
   const Shape& shape() const { return shape_; }
+  // The arithmetic and output formats, for check_sequence / check_step.
+  Precision precision() const { return {arithmetic_, arithmetic_, Arithmetic::float32}; }
 
  private:
-  static float* data(const dnnl::memory& m) { return static_cast<float*>(m.get_data_handle()); }
+  std::vector<float> floats(const dnnl::memory& m) const;
+  void fill(dnnl::memory& m, const float* from);
 
   Shape shape_;
+  Arithmetic arithmetic_;
   dnnl::engine engine_;
-  dnnl::stream stream_;
+  mutable dnnl::stream stream_;
   dnnl::memory x_, h0_, c0_, w_layer_, w_iter_, bias_, h_seq_, h_last_, c_last_;
   dnnl::lstm_forward primitive_;
 };

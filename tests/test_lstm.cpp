@@ -15,6 +15,7 @@
 
 #include "kernels/lstm.h"
 #include "kernels/lstm_onednn.h"
+#include "tests/narrow.h"
 
 namespace gapbench::lstm {
 namespace {
@@ -253,34 +254,40 @@ TEST(Lstm, BlasStepByStepEqualsSequence) {
   }
 }
 
+// oneDNN's run of `p` (the whole sequence, or one step), checked against `ref`.
+Validation onednn_run(const Problem& p, const Reference& ref, bool one_step,
+                      Arithmetic arithmetic) {
+  const Shape& s = p.shape;
+  OnednnLstm lstm(one_step ? s.one_step() : s, p.weights, arithmetic);
+  lstm.set_inputs(p.x.data(), p.h0.data(), p.c0.data());
+  lstm.run();
+  const std::string what = std::string("onednn ") + math_name(arithmetic);
+  return one_step ? check_step(what, s, ref, lstm.h_last().data(), lstm.c_last().data(),
+                               lstm.precision())
+                  : check_sequence(what, s, ref, lstm.h_seq().data(), lstm.c_last().data(),
+                                   lstm.precision());
+}
+
 TEST(Lstm, OnednnSequenceMatchesReference) {
   for (const Shape& s : kShapes) {
     const Problem p(s, 17);
-    const Reference ref = full_reference(p);
-    OnednnLstm lstm(s, p.weights);
-    std::copy(p.x.begin(), p.x.end(), lstm.x());
-    std::copy(p.h0.begin(), p.h0.end(), lstm.h0());
-    std::copy(p.c0.begin(), p.c0.end(), lstm.c0());
-    lstm.run();
-    const Validation v = check_sequence("onednn", s, ref, lstm.h_seq(), lstm.c_last());
+    const Validation v = onednn_run(p, full_reference(p), false, Arithmetic::float32);
     EXPECT_TRUE(v.ok) << name(s) << ": " << v.message();
-    // The last h oneDNN returns on its own is the sequence's last h_t.
-    const std::size_t last = (s.steps - 1) * s.state_size();
-    for (std::size_t k = 0; k < s.state_size(); ++k)
-      ASSERT_EQ(lstm.h_last()[k], lstm.h_seq()[last + k]) << name(s);
   }
+  // The last h oneDNN returns on its own is the sequence's last h_t.
+  const Shape s{3, 16, 37, 5};
+  const Problem p(s, 17);
+  OnednnLstm lstm(s, p.weights);
+  lstm.set_inputs(p.x.data(), p.h0.data(), p.c0.data());
+  lstm.run();
+  const std::vector<float> h_seq = lstm.h_seq(), h_last = lstm.h_last();
+  EXPECT_TRUE(std::equal(h_last.begin(), h_last.end(), h_seq.end() - s.state_size()));
 }
 
 TEST(Lstm, OnednnOneStepMatchesReferenceFirstStep) {
   for (const Shape& s : kShapes) {
     const Problem p(s, 19);
-    const Reference ref = full_reference(p);
-    OnednnLstm lstm(s.one_step(), p.weights);
-    std::copy(p.x.begin(), p.x.begin() + static_cast<std::ptrdiff_t>(s.batch * s.input), lstm.x());
-    std::copy(p.h0.begin(), p.h0.end(), lstm.h0());
-    std::copy(p.c0.begin(), p.c0.end(), lstm.c0());
-    lstm.run();
-    const Validation v = check_step("onednn step", s, ref, lstm.h_last(), lstm.c_last());
+    const Validation v = onednn_run(p, full_reference(p), true, Arithmetic::float32);
     EXPECT_TRUE(v.ok) << name(s) << ": " << v.message();
   }
 }
@@ -292,12 +299,113 @@ TEST(Lstm, OnednnDoesNotNeedTheCallersWeightsAfterConstruction) {
   OnednnLstm lstm(s, *weights);
   std::fill(weights->w.begin(), weights->w.end(), kNaN);
   weights.reset();
-  std::copy(p.x.begin(), p.x.end(), lstm.x());
-  std::copy(p.h0.begin(), p.h0.end(), lstm.h0());
-  std::copy(p.c0.begin(), p.c0.end(), lstm.c0());
+  lstm.set_inputs(p.x.data(), p.h0.data(), p.c0.data());
   lstm.run();
-  const Validation v = check_sequence("onednn", s, full_reference(p), lstm.h_seq(), lstm.c_last());
+  const Validation v =
+      check_sequence("onednn", s, full_reference(p), lstm.h_seq().data(), lstm.c_last().data());
   EXPECT_TRUE(v.ok) << v.message();
+}
+
+TEST(Lstm, OnednnRejectsArithmeticsItHasNoVariantFor) {
+  const Problem p(Shape{2, 5, 8, 2}, 1);
+  EXPECT_THROW(OnednnLstm(p.shape, p.weights, Arithmetic::fp16), std::invalid_argument);
+  EXPECT_THROW(OnednnLstm(p.shape, p.weights, Arithmetic::tf32), std::invalid_argument);
+}
+
+// ---- mixed precision: the tolerance of a narrow format ----
+
+// What a mixed-precision LSTM computes, modelled in float64: x, W and each h_{t-1} read in
+// `precision.arithmetic`'s format, exact sums and gates (the float32 ones are far finer than the
+// narrow format), h_t and c_t stored in their formats. Only the reference's rows are computed;
+// the others stay NaN, as nothing reads them.
+struct Outputs {
+  std::vector<float> h_seq, c_last;
+};
+Outputs narrow_model(const Problem& p, const std::vector<std::size_t>& rows, Precision precision) {
+  const Shape& s = p.shape;
+  auto narrow_all = [](std::vector<float> v, Arithmetic a) {
+    for (float& e : v) e = narrowed(e, a);
+    return v;
+  };
+  const Weights w{narrow_all(p.weights.w, precision.arithmetic), p.weights.b};
+  const std::vector<float> x = narrow_all(p.x, precision.arithmetic);
+  std::vector<float> h = narrow_all(p.h0, precision.arithmetic);
+  std::vector<float> c = narrow_all(p.c0, precision.c_stored);
+  Outputs out{std::vector<float>(s.h_seq_size(), kNaN), {}};
+  const Shape one = s.one_step();
+  for (std::size_t t = 0; t < s.steps; ++t) {
+    const Reference step =
+        reference(one, w, x.data() + t * s.batch * s.input, h.data(), c.data(), rows);
+    for (std::size_t r = 0; r < rows.size(); ++r) {
+      for (std::size_t j = 0; j < s.hidden; ++j) {
+        const std::size_t k = rows[r] * s.hidden + j;
+        h[k] = narrowed(static_cast<float>(step.h[r * s.hidden + j]), precision.h_stored);
+        c[k] = narrowed(static_cast<float>(step.c[r * s.hidden + j]), precision.c_stored);
+        out.h_seq[t * s.state_size() + k] = h[k];
+      }
+    }
+  }
+  out.c_last = c;
+  return out;
+}
+
+// oneDNN's bf16 (h in bf16, c float32) and cuDNN's fp16 (h and c in fp16).
+const Precision kNarrow[] = {{Arithmetic::bf16, Arithmetic::bf16, Arithmetic::float32},
+                             {Arithmetic::fp16, Arithmetic::fp16, Arithmetic::fp16}};
+
+TEST(Lstm, NarrowToleranceAdmitsTheFormatsRoundingAndCatchesRealErrors) {
+  for (const Shape& s : {Shape{4, 50, 64, 10}, Shape{64, 50, 64, 100}, Shape{8, 512, 512, 25}}) {
+    const Problem p(s, 29);
+    const Reference ref = reference(p.shape, p.weights, p.x.data(), p.h0.data(), p.c0.data(),
+                                    sample_rows(s.batch, 4));
+    for (const Precision& precision : kNarrow) {
+      const std::string what = name(s) + " " + math_name(precision.arithmetic);
+      auto check = [&](const Outputs& o) {
+        return check_sequence(what, s, ref, o.h_seq.data(), o.c_last.data(), precision);
+      };
+      const Outputs model = narrow_model(p, ref.rows, precision);
+      const Validation ok = check(model);
+      EXPECT_TRUE(ok.ok) << ok.message();
+      // Room for the libraries' own summation order and gate functions.
+      EXPECT_LT(ok.worst_excess, 0.5) << ok.message();
+      if (precision.arithmetic == Arithmetic::bf16) {  // fp16's can hide in a wide float32 bound
+        EXPECT_FALSE(check_sequence(what, s, ref, model.h_seq.data(), model.c_last.data()).ok)
+            << what << ": the float32 tolerance should not admit bf16's rounding";
+      }
+
+      Problem swapped = p;  // forget and output gates exchanged (a wrong gate order)
+      for (std::size_t k = 0; k < s.weight_rows(); ++k)
+        for (std::size_t j = 0; j < s.hidden; ++j)
+          std::swap(swapped.weights.w[k * s.gates() + s.hidden + j],
+                    swapped.weights.w[k * s.gates() + 3 * s.hidden + j]);
+      EXPECT_FALSE(check(narrow_model(swapped, ref.rows, precision)).ok) << what << ": gates";
+
+      Problem dropped = p;  // the recurrent product over half of h_{t-1} left out (a K-slice)
+      for (std::size_t k = s.input + s.hidden / 2; k < s.weight_rows(); ++k)
+        for (std::size_t g = 0; g < s.gates(); ++g) dropped.weights.w[k * s.gates() + g] = 0.0f;
+      EXPECT_FALSE(check(narrow_model(dropped, ref.rows, precision)).ok) << what << ": k-slice";
+
+      Outputs halved = model;  // h_t half-scaled
+      for (float& v : halved.h_seq) v *= 0.5f;
+      EXPECT_FALSE(check(halved).ok) << what << ": half-scaled h";
+    }
+  }
+}
+
+// Skips where this CPU has no bf16 instructions: oneDNN would emulate them (or refuse).
+TEST(Lstm, OnednnBf16MatchesReferenceWithTheBf16Tolerance) {
+  if (!onednn_bf16_native()) GTEST_SKIP() << "no AVX-512 BF16 or AMX on this CPU";
+  for (const Shape& s : {Shape{4, 50, 64, 10}, Shape{64, 50, 64, 100}, Shape{8, 512, 512, 25},
+                         Shape{3, 16, 37, 5}, Shape{1, 1, 1, 4}}) {
+    const Problem p(s, 31);
+    const Reference ref = reference(p.shape, p.weights, p.x.data(), p.h0.data(), p.c0.data(),
+                                    sample_rows(s.batch, 4));
+    for (bool one_step : {false, true}) {
+      const Validation v = onednn_run(p, ref, one_step, Arithmetic::bf16);
+      EXPECT_TRUE(v.ok) << name(s) << (one_step ? " step: " : ": ") << v.message();
+      EXPECT_LT(v.worst_excess, 0.5) << name(s) << ": " << v.message();
+    }
+  }
 }
 
 }  // namespace

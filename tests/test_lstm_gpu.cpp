@@ -1,11 +1,13 @@
 // kernels/lstm.cu, kernels/lstm_gpu.{h,cpp} and kernels/lstm_cudnn{.h,_gpu.cpp}: the pointwise
 // kernel, the cuBLAS sequence and step (eager and captured as a CUDA graph) and cuDNN's sequence
-// and one-step run, each against the float64 reference on small random shapes (batch 1, hidden
-// not a multiple of 32, one time step). Skipped with the reason where no GPU can run them.
+// and one-step run (float32 and fp16), each against the float64 reference on small random shapes
+// (batch 1, hidden not a multiple of 32, one time step). Skipped with the reason where no GPU can
+// run them.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <limits>
 #include <optional>
 #include <stdexcept>
@@ -166,45 +168,64 @@ TEST(LstmGpu, CublasRejectsMismatchedWeights) {
 // ---- cuDNN ----
 
 #if GAPBENCH_WITH_CUDNN
+// float32 (FMA math) and fp16 (tensor-core math, fp16 data); an arithmetic this GPU lacks is
+// said and left out.
+const Arithmetic kCudnnArithmetics[] = {Arithmetic::float32, Arithmetic::fp16};
+
 TEST(LstmGpu, CudnnSequenceMatchesReference) {
   GAPBENCH_SKIP_WITHOUT_GPU();
-  for (const Shape& s : kShapes) {
-    const Stream stream;
-    const Problem p(s, 53);
-    CudnnLstm lstm(s, p.weights, stream.get());
-    upload_inputs(lstm, p, s, stream);
-    poison(lstm.h_seq(), s.h_seq_size(), stream);
-    poison(lstm.h_last(), s.state_size(), stream);
-    poison(lstm.c_last(), s.state_size(), stream);
-    lstm.enqueue();
-    const auto h_seq = download(lstm.h_seq(), s.h_seq_size(), stream);
-    const auto h_last = download(lstm.h_last(), s.state_size(), stream);
-    const auto c = download(lstm.c_last(), s.state_size(), stream);
-    const Reference ref = full_reference(p);
-    const Validation v = check_sequence("cudnn", s, ref, h_seq.data(), c.data());
-    EXPECT_TRUE(v.ok) << s.key() << ": " << v.message();
-    // cuDNN's own last h is the sequence's last h_t.
-    const std::vector<float> last(h_seq.end() - static_cast<std::ptrdiff_t>(s.state_size()),
-                                  h_seq.end());
-    EXPECT_EQ(h_last, last) << s.key();
+  for (const Arithmetic arithmetic : kCudnnArithmetics) {
+    if (const auto reason = arithmetic_unavailable_reason(arithmetic)) {
+      std::printf("skipped %s: %s\n", math_name(arithmetic), reason->c_str());
+      continue;
+    }
+    for (const Shape& s : kShapes) {
+      const Stream stream;
+      const Problem p(s, 53);
+      CudnnLstm lstm(s, p.weights, stream.get(), arithmetic);
+      lstm.set_inputs(p.x.data(), p.h0.data(), p.c0.data());
+      lstm.poison_outputs();
+      lstm.enqueue();
+      const CudnnLstm::Outputs out = lstm.outputs();
+      const std::string what = s.key() + " " + math_name(arithmetic);
+      const Validation v = check_sequence("cudnn", s, full_reference(p), out.h_seq.data(),
+                                          out.c_last.data(), lstm.precision());
+      EXPECT_TRUE(v.ok) << what << ": " << v.message();
+      // cuDNN's own last h is the sequence's last h_t.
+      const std::vector<float> last(out.h_seq.end() - static_cast<std::ptrdiff_t>(s.state_size()),
+                                    out.h_seq.end());
+      EXPECT_EQ(out.h_last, last) << what;
+    }
   }
 }
 
 TEST(LstmGpu, CudnnOneStepMatchesReferenceFirstStep) {
   GAPBENCH_SKIP_WITHOUT_GPU();
-  for (const Shape& s : kShapes) {
-    const Stream stream;
-    const Problem p(s, 59);
-    CudnnLstm lstm(s.one_step(), p.weights, stream.get());
-    upload_inputs(lstm, p, s.one_step(), stream);
-    poison(lstm.h_last(), s.state_size(), stream);
-    poison(lstm.c_last(), s.state_size(), stream);
-    lstm.enqueue();
-    const auto h = download(lstm.h_last(), s.state_size(), stream);
-    const auto c = download(lstm.c_last(), s.state_size(), stream);
-    const Validation v = check_step("cudnn step", s, full_reference(p), h.data(), c.data());
-    EXPECT_TRUE(v.ok) << s.key() << ": " << v.message();
+  for (const Arithmetic arithmetic : kCudnnArithmetics) {
+    if (arithmetic_unavailable_reason(arithmetic)) continue;
+    for (const Shape& s : kShapes) {
+      const Stream stream;
+      const Problem p(s, 59);
+      CudnnLstm lstm(s.one_step(), p.weights, stream.get(), arithmetic);
+      lstm.set_inputs(p.x.data(), p.h0.data(), p.c0.data());
+      lstm.poison_outputs();
+      lstm.enqueue();
+      const CudnnLstm::Outputs out = lstm.outputs();
+      const Validation v = check_step("cudnn step", s, full_reference(p), out.h_last.data(),
+                                      out.c_last.data(), lstm.precision());
+      EXPECT_TRUE(v.ok) << s.key() << " " << math_name(arithmetic) << ": " << v.message();
+    }
   }
+}
+
+TEST(LstmGpu, CudnnRejectsArithmeticsItHasNoVariantFor) {
+  GAPBENCH_SKIP_WITHOUT_GPU();
+  const Problem p(Shape{2, 5, 8, 2}, 1);
+  const Stream stream;
+  EXPECT_THROW(CudnnLstm(p.shape, p.weights, stream.get(), Arithmetic::bf16),
+               std::invalid_argument);
+  EXPECT_THROW(CudnnLstm(p.shape, p.weights, stream.get(), Arithmetic::tf32),
+               std::invalid_argument);
 }
 
 TEST(LstmGpu, CudnnRejectsMismatchedWeights) {
