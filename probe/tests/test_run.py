@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import re
 
+import pytest
+
 from gapbench_probe.machine import Doctor
 from gapbench_probe.run import run_framework
 from tests.fake_framework import fake
@@ -41,7 +43,8 @@ def test_every_case_runs_on_each_device_under_gapbench_names(tiny):
 def test_counters_are_rates_as_gapbench_writes_them(tiny):
     reps = runs_of(probe(fake(), tiny, devices=("cpu",)))
     conv = reps["framework/torch/cpu/op:conv/n:1/c:2/hw:5/k:2/r:3/stride:1/pad:1/real_time"][0]
-    assert conv["flops"] == 2.0 * 1 * 2 * 2 * 3 * 3 * 5 * 5 / (conv["real_time"] * 1e-9)
+    flops = 2.0 * 1 * 2 * 2 * 3 * 3 * 5 * 5  # 2·n·k·c·r·s·p·q
+    assert conv["flops"] == pytest.approx(flops / (conv["real_time"] * 1e-9))
     pipe = reps["framework/torch/cpu/op:pipeline/produce_ms:0/consume_ms:0/depth:0/workers:1/"
                 "real_time"][0]
     assert 0 <= pipe["idle_fraction"] <= 1 and pipe["images_per_batch"] >= 1

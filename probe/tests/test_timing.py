@@ -11,11 +11,21 @@ from gapbench_probe import gbjson, timing
 from gapbench_probe.plan import Profile
 
 
-def test_iterations_grow_until_the_minimum_time():
-    calls = []
-    n = timing.iterations_for(lambda: calls.append(time.sleep(0.0005)), 0.02)
-    assert n >= 20  # at least 0.02 s of 0.5 ms calls
-    assert len(calls) > n  # the growing rounds ran too: they are the warm-up
+def test_iterations_grow_until_the_minimum_time(monkeypatch):
+    """1 ms a call: 1, then 10 (at most 10x a round), then 28 (40% over the 20 ms asked)."""
+    rounds = []
+
+    def timed(call, n):
+        rounds.append(n)
+        return n * 1e-3, 0.0
+    monkeypatch.setattr(timing, "_timed", timed)
+    assert timing.iterations_for(lambda: None, 0.02) == 28
+    assert rounds == [1, 10, 28]
+
+
+def test_the_real_clock_times_the_calls():
+    wall, cpu = timing._timed(lambda: time.sleep(0.002), 3)
+    assert wall >= 0.006 and 0 <= cpu < wall
 
 
 def test_measure_makes_the_profile_repetitions_with_runner_counters():
