@@ -6,7 +6,11 @@
 #                                            build and absent from every other
 #   ci_checks.sh layering [ROOT]             every include line points down the layers:
 #                                            bench → fixtures → kernels → kernels/base
+#   ci_checks.sh probe-tensorflow PYTHON OUT [GAPBENCH]
+#                                            the framework probe's real quick run with .venv-tf's
+#                                            TensorFlow into OUT, checked by the report (PYTHON)
 # A tool that is genuinely not installed is a skip (exit 77) that says so; ci/setup installs both.
+# Under CI=true a missing .venv-tf fails instead: CI must never pass the probe by skipping it.
 set -euo pipefail
 
 skip() { echo "skipped: $1"; exit 77; }
@@ -56,8 +60,26 @@ case "${1:-}" in
     [[ $bad == 0 ]] && echo "includes point down the layers: bench → fixtures → kernels → kernels/base"
     exit "$bad"
     ;;
+  probe-tensorflow)
+    report_python="$2" out="$3" gapbench="${4:-}"
+    tf_python=.venv-tf/bin/python
+    if [[ ! -x "$tf_python" ]]; then
+      why=".venv-tf is missing (bash ci/setup --tensorflow makes it)"
+      [[ "${CI:-}" != true ]] || { echo "CI=true: $why" >&2; exit 1; }
+      skip "$why"
+    fi
+    rm -rf "$out"
+    start=$SECONDS
+    PYTHONPATH=probe "$tf_python" -m gapbench_probe --framework tensorflow --profile quick \
+      --out "$out" ${gapbench:+--gapbench "$gapbench"}
+    echo "the quick probe took $((SECONDS - start)) s"
+    # A TensorFlow that did not import would skip every CPU benchmark: check calls that a problem.
+    PYTHONPATH=report exec "$report_python" -m gapbench_report.check \
+      "$out/framework-tensorflow.json" --family framework
+    ;;
   *)
-    echo "usage: $0 actionlint DIR | shellcheck | inject-hook GAPBENCH ON|OFF | layering [ROOT]" >&2
+    echo "usage: $0 actionlint DIR | shellcheck | inject-hook GAPBENCH ON|OFF | layering [ROOT]" \
+         "| probe-tensorflow PYTHON OUT [GAPBENCH]" >&2
     exit 2
     ;;
 esac

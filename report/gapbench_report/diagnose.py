@@ -18,6 +18,7 @@ import math
 from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass, replace
 
+from gapbench_report import framework
 from gapbench_report.labels import axes_label, describe, fmt_seconds, variant_label
 from gapbench_report.metrics import (
     STABILITY_DRIFT,
@@ -57,7 +58,16 @@ class Run:
 
     @classmethod
     def of(cls, runs: list[Results]) -> Run:
+        runs = framework.library_first(runs)  # the machine's context is gapbench's own
         return cls(runs[0].context if runs else {}, merged_benchmarks(runs), tuple(runs))
+
+    @property
+    def framework_files(self) -> list[Results]:
+        return [r for r in self.files if framework.is_framework_file(r)]
+
+    @property
+    def library_files(self) -> list[Results]:
+        return [r for r in self.files if not framework.is_framework_file(r)]
 
 
 def fastest_by(benchmarks: Iterable[Benchmark], key: Callable[[Benchmark], Hashable]
@@ -521,10 +531,123 @@ def rule_mixed_precision(run: Run) -> list[Finding]:
     return found
 
 
+# ---- the user's framework (the probe's files) ------------------------------------------------
+
+def framework_who(context: dict) -> str:
+    name, version = context.get("framework.name", "the framework"), context.get(
+        "framework.version", "")
+    return f"{name} {version}".strip()
+
+
+def rule_framework_misses_gpu(run: Run) -> list[Finding]:
+    """gapbench (doctor's facts, in its files' context) uses a GPU that the framework does not
+    see: the user's model silently runs on the CPU."""
+    seen = next((r.context for r in run.library_files if r.context.get("gpu.status") == "ok"),
+                None)
+    if seen is None:
+        return []
+    gpu = seen.get("gpu.name") or "a GPU"
+    found = []
+    for r in run.framework_files:
+        ctx = r.context
+        if ctx.get("framework.status") != "ok" or ctx.get("gpu.status") == "ok":
+            continue  # not installed (nothing ran), or it sees the GPU
+        who, name = framework_who(ctx), ctx.get("framework.name", "the framework")
+        built = framework.cuda_version(ctx.get("framework.cuda_built"))
+        if built is None:
+            advice = (f"It is a CPU-only build: install {name}'s CUDA build (for torch, the wheel "
+                      "for your CUDA from pytorch.org; for TensorFlow, tensorflow[and-cuda]).")
+        else:
+            advice = (f"Install a {name} built for the CUDA your driver supports, or update the "
+                      "NVIDIA driver; check CUDA_VISIBLE_DEVICES.")
+        found.append(Finding(
+            "framework_misses_gpu", "problem", f"{who} does not see the GPU",
+            f"gapbench uses the {gpu} here, but {who} does not see it: {ctx.get('gpu.status')}. "
+            f"Your model runs on the CPU, and every GPU benchmark of {name} was skipped. {advice}",
+            cause=f"{name} not using the GPU"))
+    return found
+
+
+def rule_framework_cuda_newer(run: Run) -> list[Finding]:
+    """The framework built for a CUDA newer than the driver supports: a newer major version
+    cannot use the GPU at all (problem); a newer minor one runs through CUDA's minor-version
+    compatibility, except kernels the framework ships only as PTX (warning)."""
+    library_driver = next((r.context.get("cuda.driver_version") for r in run.library_files
+                           if framework.cuda_version(r.context.get("cuda.driver_version"))), None)
+    found = []
+    for r in run.framework_files:
+        ctx = r.context
+        built = framework.cuda_version(ctx.get("framework.cuda_built"))
+        driver = framework.cuda_version(ctx.get("cuda.driver_version")) or \
+            framework.cuda_version(library_driver)
+        if not (built and driver and built > driver):
+            continue
+        who, name = framework_who(ctx), ctx.get("framework.name", "the framework")
+        versions = (f"{who} is built for CUDA {built[0]}.{built[1]}; the NVIDIA driver supports "
+                    f"CUDA up to {driver[0]}.{driver[1]}")
+        if built[0] > driver[0]:
+            found.append(Finding(
+                "framework_cuda_newer", "problem", f"{who}'s CUDA is newer than the driver",
+                f"{versions}: a newer major version, so {name} cannot use the GPU. Update the "
+                f"NVIDIA driver, or install a {name} built for CUDA {driver[0]}.",
+                cause=f"{name}'s CUDA newer than the driver"))
+        else:
+            found.append(Finding(
+                "framework_cuda_newer", "warning", f"{who}'s CUDA is newer than the driver",
+                f"{versions}. It runs through CUDA's minor-version compatibility, but kernels "
+                f"{name} ships only as PTX fail to load, and some features need the newer "
+                "driver. Update the NVIDIA driver."))
+    return found
+
+
+# A framework op taking this many times the library's time for the same smallest work: the
+# framework's per-op overhead (dispatch, Python, checks; on a GPU also launch and sync) dominates.
+FRAMEWORK_OVERHEAD = 3.0
+
+
+def rule_framework_overhead(run: Run) -> list[Finding]:
+    """Per framework and device, the smallest matmul both measured: the framework's time over
+    the library's, and the difference, its overhead per op."""
+    versions = framework.framework_versions(run.framework_files)
+    smallest: dict[tuple[str, str], framework.Pair] = {}
+    for pair in framework.pairs(run.benchmarks, versions):
+        if pair.op != "matmul" or pair.compiled:
+            continue
+        name = pair.framework.parsed
+        key = (name.variant, name.device)
+        if key not in smallest or int(name.axis("n") or 0) < int(
+                smallest[key].framework.parsed.axis("n") or 0):
+            smallest[key] = pair
+    floor = next((b.median for b in run.benchmarks if b.parsed.family == "overhead"
+                  and b.parsed.variant == "launch" and b.parsed.axis("what") == "launch_sync"
+                  and b.median), None)
+    found = []
+    for (_, device), pair in smallest.items():
+        if pair.ratio < FRAMEWORK_OVERHEAD:
+            continue
+        n = pair.framework.parsed.axis("n")
+        extra = pair.framework.median - pair.library.median
+        launch = (f" (a bare kernel launch and sync costs {fmt_seconds(floor)} here)"
+                  if device == "gpu" and floor else "")
+        found.append(Finding(
+            "framework_overhead", "warning",
+            f"{pair.name} pays {fmt_seconds(extra)} per op on the {device.upper()}",
+            f"A {n}x{n} matmul through {pair.name} takes {fmt_seconds(pair.framework.median)} on "
+            f"the {device.upper()}, {framework.fmt_ratio(pair.ratio)} the "
+            f"{fmt_seconds(pair.library.median)} "
+            f"of {framework.library_words(pair.library.parsed.variant)} for the same work: about "
+            f"{fmt_seconds(extra)} of every call is the framework's own{launch}. A model of "
+            f"many small ops pays it on each: use bigger batches or fused ops, or the "
+            f"framework's compiled mode (tf.function, torch.compile).",
+            subject=pair.framework.name))
+    return found
+
+
 RULES: tuple[Callable[[Run], list[Finding]], ...] = (
     rule_machine, rule_memory_skips, rule_machine_changed, rule_pcie_link, rule_pageable_vs_pinned,
     rule_gpu_loses, rule_elementwise, rule_naive_vs_library, rule_pipeline_idle,
     rule_pipeline_stage_drift, rule_batch_too_small, rule_lstm_launch_bound, rule_mixed_precision,
+    rule_framework_misses_gpu, rule_framework_cuda_newer, rule_framework_overhead,
 )
 
 

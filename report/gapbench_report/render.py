@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from itertools import repeat
 from pathlib import Path
 
-from gapbench_report import commandline, diagnose, metrics, plots
+from gapbench_report import commandline, diagnose, framework, metrics, plots
 from gapbench_report.files import write_atomic
 from gapbench_report.labels import (
     axes_label,
@@ -39,7 +39,8 @@ from gapbench_report.results import (
 
 PROG = "gapbench-report render"
 # Families in the order a reader meets the causes; unknown ones follow alphabetically.
-FAMILY_ORDER = ("preprocess", "conv", "lstm", "transfer", "pipeline", "overhead", "peak")
+FAMILY_ORDER = ("preprocess", "conv", "lstm", "transfer", "pipeline", "overhead", "framework",
+                "peak")
 FAMILY_BLURB = {
     "preprocess": "Element-wise loops vs vectorized operations, on the CPU and the GPU "
                   "(kernel only and end-to-end with the copies).",
@@ -48,6 +49,8 @@ FAMILY_BLURB = {
     "transfer": "Host-device copies: pageable vs pinned memory, sync vs async, 4 KiB to 256 MiB.",
     "pipeline": "An input pipeline with and without prefetch.",
     "overhead": "Launch, sync, transfer and start-up costs against the size of the work.",
+    "framework": "The same work through your own PyTorch or TensorFlow (gapbench-probe): eager "
+                 "and compiled, host wall time per call, each call synchronized.",
     "peak": "The machine's own ceilings: CPU memory bandwidth (memcpy, triad, streaming read).",
 }
 SEVERITY_ORDER = ("problem", "warning", "info")
@@ -67,6 +70,7 @@ class Report:
     notes: list[str] = field(default_factory=list)  # what could not be worked out, and why
     machines: list[tuple[str, dict]] = field(default_factory=list)  # (label, context)
     portable: list[tuple[str, dict[str, float]]] = field(default_factory=list)
+    pairs: list[framework.Pair] = field(default_factory=list)  # framework beside library
 
     @property
     def benchmarks(self) -> list[Benchmark]:
@@ -97,8 +101,10 @@ def baseline_labels(baselines: Sequence[Results]) -> list[str]:
 
 
 def build_report(runs: list[Results], baselines: list[Results]) -> Report:
-    context = merged_context(runs)
-    report = Report(runs, baselines, context, by_family(merged_benchmarks(runs)))
+    context = merged_context(framework.library_first(runs))  # the machine's, not a framework's
+    benchmarks = merged_benchmarks(runs)
+    report = Report(runs, baselines, context, by_family(benchmarks),
+                    pairs=framework.pairs(benchmarks, framework.framework_versions(runs)))
     ids = {str(r.context.get("machine.id")) for r in runs}
     if len(ids) > 1:
         report.notes.append(f"The run's files come from {len(ids)} machines "
@@ -191,7 +197,8 @@ def safe_stem(text: str) -> str:
 
 
 def draw_charts(report: Report, out_dir: Path) -> dict[str, list[ChartFile]]:
-    """Family -> its charts (sweeps first); "" -> the cross-machine chart."""
+    """Family -> its charts (sweeps first); "" -> the cross-machine chart; FRAMEWORK_SECTION ->
+    the framework beside the libraries."""
     charts: dict[str, list[ChartFile]] = {}
     benchmarks = report.benchmarks
     for spec in plots.SWEEPS:
@@ -209,6 +216,9 @@ def draw_charts(report: Report, out_dir: Path) -> dict[str, list[ChartFile]]:
         png = plots.metrics_chart(report.portable, out_dir / "machines")
         if png:
             charts[""] = [ChartFile(png, "portable ratios by machine")]
+    png = plots.framework_chart(report.pairs, out_dir / "framework-vs-libraries")
+    if png:
+        charts[FRAMEWORK_SECTION] = [ChartFile(png, "your framework against the libraries")]
     return charts
 
 
@@ -243,12 +253,48 @@ def summary_markdown(report: Report) -> str:
                   "ceilings |", "|---|---:|---:|---|---|"]
         lines += ["| " + " | ".join(md_cell(c) for c in row) + " |" for row in ceilings]
         lines.append("")
+    lines += _framework_markdown(report.pairs)
     for family, rows in report.families.items():
         lines += _family_markdown(family, rows)
     if report.portable:
         lines += ["## Against other machines (ratios, not a regression test)", ""]
         lines += _metrics_markdown(report.portable, report.runs)
     return "\n".join(lines) + "\n"
+
+
+# ---- the framework beside the libraries ----------------------------------------------------------
+
+FRAMEWORK_SECTION = "framework-vs-libraries"
+FRAMEWORK_BLURB = ("The same work on the same shape through your framework (gapbench-probe) "
+                   "and through the library underneath it (gapbench): the ratio is what the "
+                   "framework adds, on this machine. Framework times are host wall time per "
+                   "synchronized call; the GPU libraries' are kernel time, so a GPU ratio "
+                   "includes the framework's launch and sync.")
+FRAMEWORK_HEADERS = ("framework", "op", "device", "size", "framework time", "library",
+                     "library time", "framework / library")
+
+
+def framework_rows(pairs: Iterable[framework.Pair]) -> list[list[str]]:
+    rows = []
+    for p in pairs:
+        axes = {k: v for k, v in p.framework.parsed.axes.items() if k not in ("op", "mode")}
+        rows.append([p.name, p.op, p.framework.parsed.device.upper(), axes_label(axes),
+                     fmt_seconds(p.framework.median),
+                     f"{framework.library_words(p.library.parsed.variant)} "
+                     f"({p.library.parsed.family}/{p.library.parsed.variant})",
+                     fmt_seconds(p.library.median), framework.fmt_ratio(p.ratio)])
+    return rows
+
+
+def _framework_markdown(pairs: Sequence[framework.Pair]) -> list[str]:
+    if not pairs:
+        return []
+    lines = ["## Your framework against the libraries", "", FRAMEWORK_BLURB, ""]
+    lines += [f"- **{md_cell(line)}**" for line in framework.headlines(pairs)]
+    lines += ["", "| " + " | ".join(FRAMEWORK_HEADERS) + " |",
+             "|---|---|---|---|---:|---|---:|---:|"]
+    lines += ["| " + " | ".join(md_cell(c) for c in row) + " |" for row in framework_rows(pairs)]
+    return lines + [""]
 
 
 def machine_line(ctx: dict) -> str:
@@ -417,6 +463,8 @@ def ceilings_rows(runs: Sequence[Results]) -> list[list[str]]:
     held."""
     rows = []
     for r in runs:
+        if framework.is_framework_file(r):
+            continue  # the probe measures no ceilings: they are gapbench's, per family run
         peaks = metrics.file_peaks(r)
         held = metrics.ceilings_held(r)
         probes = "; ".join(f"{label} {start:g} → {end:g}" for label, (start, end) in held.items())
@@ -457,6 +505,16 @@ def _machines_html(report: Report, charts: list[ChartFile]) -> str:
                      set(range(1, len(report.portable) + 1))))
 
 
+def _framework_html(pairs: Sequence[framework.Pair], charts: list[ChartFile]) -> str:
+    if not pairs:
+        return ""
+    return (f'<h2 id="{FRAMEWORK_SECTION}">Your framework against the libraries</h2>'
+            f'<p class="blurb">{esc(FRAMEWORK_BLURB)}</p>'
+            + "".join(f'<p class="verdict">{esc(line)}</p>' for line in framework.headlines(pairs))
+            + "".join(_figure(c) for c in charts)
+            + _table(FRAMEWORK_HEADERS, framework_rows(pairs), {4, 6, 7}))
+
+
 def _family_html(family: str, benchmarks: list[Benchmark], charts: list[ChartFile]) -> str:
     parts = [f'<h2 id="family-{esc(family)}">{esc(family)}</h2>']
     if family in FAMILY_BLURB:
@@ -485,6 +543,8 @@ def _family_html(family: str, benchmarks: list[Benchmark], charts: list[ChartFil
 def html_page(report: Report, charts: dict[str, list[ChartFile]]) -> str:
     ctx = report.context
     nav = ['<a href="#diagnosis">diagnosis</a>', '<a href="#machine">machine</a>']
+    if report.pairs:
+        nav.append(f'<a href="#{FRAMEWORK_SECTION}">framework vs libraries</a>')
     if report.portable:
         nav.append('<a href="#machines">other machines</a>')
     nav += [f'<a href="#family-{esc(f)}">{esc(f)}</a>' for f in report.families]
@@ -495,6 +555,7 @@ def html_page(report: Report, charts: dict[str, list[ChartFile]]) -> str:
         *[f'<p class="note">{esc(n)}</p>' for n in report.notes],
         _diagnosis_html(report),
         _fingerprint_html(report),
+        _framework_html(report.pairs, charts.get(FRAMEWORK_SECTION, [])),
         _machines_html(report, charts.get("", [])),
         *[_family_html(f, rows, charts.get(f, [])) for f, rows in report.families.items()],
     ]

@@ -356,3 +356,86 @@ def test_mixed_precision_is_silent_without_a_real_gain_or_a_float32_twin():
         "peak/gemm/gpu/n:2048/math:fp32/manual_time", [1e-3] * 3)  # another size: no twin
     assert "mixed_precision" not in rules_fired(alone)
 
+
+
+# ---- the user's framework (the probe's files beside gapbench's) -------------------------------
+
+def library_run(entries=None, **context):
+    """A gapbench file: its context has doctor's GPU facts."""
+    return in_memory(entries or sumsq("vectorized", "cpu", 0.03), **context)
+
+
+def probe_run(entries=None, **context):
+    """A framework file, as gapbench-probe writes it."""
+    return in_memory(entries or runs("framework/torch/cpu/op:matmul/n:16/real_time", [4e-6] * 3),
+                     **{"framework.name": "torch", "framework.version": "2.9.0",
+                        "framework.status": "ok", "framework.cuda_built": "12.4",
+                        "cuda.driver_version": "12.4", "gpu.status": "ok", **context})
+
+
+def fired_on(*files) -> dict:
+    return {f.rule: f for f in diagnose(list(files))}
+
+
+SEES_T4 = {"gpu.status": "ok", "gpu.name": "NVIDIA T4"}
+
+
+def test_the_framework_that_does_not_see_the_gpu_doctor_sees():
+    cpu_build = {"gpu.status": "torch 2.9.0+cpu is a CPU-only build (no CUDA)",
+                 "framework.cuda_built": "none (CPU-only build)"}
+    found = fired_on(library_run(**SEES_T4), probe_run(**cpu_build))["framework_misses_gpu"]
+    assert found.severity == "problem" and found.title == "torch 2.9.0 does not see the GPU"
+    assert "gapbench uses the NVIDIA T4 here" in found.text
+    assert "CPU-only build (no CUDA)" in found.text and "install torch's CUDA build" in found.text
+    # The order of the files does not matter.
+    assert "framework_misses_gpu" in fired_on(probe_run(**cpu_build), library_run(**SEES_T4))
+    # Silent: the framework sees it; no GPU for gapbench either; the framework not installed.
+    assert "framework_misses_gpu" not in fired_on(library_run(**SEES_T4), probe_run())
+    assert "framework_misses_gpu" not in fired_on(
+        library_run(**{"gpu.status": "no CUDA device"}), probe_run(**cpu_build))
+    assert "framework_misses_gpu" not in fired_on(
+        library_run(**SEES_T4), probe_run(**{**cpu_build, "framework.status": "torch is not "
+                                             "installed in this Python (/usr/bin/python3)"}))
+
+
+def test_the_framework_built_for_a_newer_cuda_than_the_driver():
+    found = fired_on(probe_run(**{"framework.cuda_built": "13.0", "gpu.status": "x"}))
+    newer = found["framework_cuda_newer"]
+    assert newer.severity == "problem"
+    assert ("torch 2.9.0 is built for CUDA 13.0; the NVIDIA driver supports CUDA up to 12.4: a "
+            "newer major version, so torch cannot use the GPU") in newer.text
+    minor = fired_on(probe_run(**{"framework.cuda_built": "12.6"}))["framework_cuda_newer"]
+    assert minor.severity == "warning" and "minor-version compatibility" in minor.text
+    # The driver's version from gapbench's files where the probe's file lacks it.
+    assert "framework_cuda_newer" in fired_on(
+        library_run(**{"cuda.driver_version": "12.2"}),
+        probe_run(**{"framework.cuda_built": "12.4", "cuda.driver_version": "none"}))
+    # Silent: the same version, an older one, a CPU-only build, no driver at all.
+    for built, driver in (("12.4", "12.4"), ("11.8", "12.4"), ("none (CPU-only build)", "12.4"),
+                          ("12.4", "none")):
+        assert "framework_cuda_newer" not in fired_on(probe_run(**{
+            "framework.cuda_built": built, "cuda.driver_version": driver})), (built, driver)
+
+
+def test_framework_overhead_per_op_against_the_library():
+    library = library_run(runs("overhead/openblas/cpu/op:matmul/n:16/real_time", [1e-6] * 3)
+                          + runs("overhead/openblas/cpu/op:matmul/n:1024/real_time", [1e-2] * 3))
+    slow = probe_run(runs("framework/torch/cpu/op:matmul/n:16/real_time", [35e-6] * 3)
+                     + runs("framework/torch/cpu/op:matmul/n:1024/real_time", [1e-2] * 3))
+    found = fired_on(library, slow)["framework_overhead"]
+    assert found.severity == "warning" and found.title == "torch 2.9.0 pays 34 µs per op on the CPU"
+    assert "A 16x16 matmul through torch 2.9.0 takes 35 µs on the CPU, 35x the 1 µs of OpenBLAS"\
+        in found.text
+    # Silent: within FRAMEWORK_OVERHEAD of the library; no library twin measured.
+    close = probe_run(runs("framework/torch/cpu/op:matmul/n:16/real_time", [2e-6] * 3))
+    assert "framework_overhead" not in fired_on(library, close)
+    assert "framework_overhead" not in fired_on(library_run(), slow)
+
+
+def test_framework_overhead_on_the_gpu_quotes_the_launch_floor():
+    library = library_run(runs("overhead/cublas/gpu/op:matmul/n:16/manual_time", [3e-6] * 3)
+                          + runs("overhead/launch/gpu/what:launch_sync/manual_time", [8e-6] * 3))
+    found = fired_on(library, probe_run(runs("framework/torch/gpu/op:matmul/n:16/real_time",
+                                             [30e-6] * 3)))["framework_overhead"]
+    assert "on the GPU, 10x the 3 µs of cuBLAS" in found.text
+    assert "a bare kernel launch and sync costs 8 µs here" in found.text

@@ -318,7 +318,8 @@ def test_a_baseline_adds_its_fingerprint_and_the_ratios(full_report):
     summary = (full_report.parent / "summary.md").read_text(encoding="utf-8")
     assert "| ratio | this run | baseline t4 |" in summary
     assert "<details><summary>540 benchmarks</summary>" in summary  # lstm's table folded
-    assert len(images_of(full_report)) == 10  # 5 sweeps, 4 family charts, the machines
+    # 7 sweeps, 5 family charts, the machines, the framework beside the libraries
+    assert len(images_of(full_report)) == 14
 
 
 def test_only_skipped_gpu_entries(tmp_path):
@@ -450,7 +451,7 @@ window.addEventListener("load", () => {
     counts = re.search(r'data-images="(\d+)" data-broken="(\d+)"', dom.stdout)
     assert counts, dom.stdout[:500]
     assert (int(counts[1]), int(counts[2])) == (expected, 0)
-    assert expected == 10
+    assert expected == 14
 
 
 def test_summary_is_plain_markdown(real, tmp_path):

@@ -118,3 +118,13 @@ def test_a_current_cmake_is_left_alone(tmp_path):
     done = setup("--dry-run", "--no-cuda", fakes=tmp_path)
     assert done.returncode == 0
     assert "CMake" not in done.stdout
+
+
+def test_tensorflow_only_when_asked_in_a_venv_of_its_own():
+    done = setup("--dry-run", "--no-cuda", "--tensorflow")
+    assert done.returncode == 0, done.stderr
+    venv = ROOT / ".venv-tf"
+    # "would install ..." or, where it is there already, "... is complete".
+    assert (f"would install tensorflow-cpu==2.21.0 into {venv}" in done.stdout
+            or ".venv-tf is complete (tensorflow-cpu==2.21.0)" in done.stdout), done.stdout
+    assert "tensorflow" not in setup("--dry-run", "--no-cuda").stdout

@@ -58,6 +58,10 @@ def _matmul(name: Name) -> bool:
     return name.device == "cpu" or name.variant in ("cublas", "cublas_e2e")
 
 
+def _framework_op(op: str) -> Callable[[Name], bool]:
+    return lambda name: name.axis("op") == op
+
+
 GBPS = Metric("bytes_per_second", 1e-9, "GB/s copied")
 SWEEPS: tuple[SweepSpec, ...] = (
     SweepSpec("transfer", "transfer", "Host-device copies: bandwidth against size", "bytes",
@@ -69,6 +73,13 @@ SWEEPS: tuple[SweepSpec, ...] = (
     SweepSpec("lstm", "lstm", "LSTM: time against batch size", "batch"),
     SweepSpec("batch", "overhead", "Dense network step: throughput against batch size", "batch",
               Metric("items_per_second", 1.0, "samples/s")),
+    SweepSpec("fw-matmul", "framework", "Your framework's matmul: time against size",
+              "n", series=("variant", "device", "mode"), select=_framework_op("matmul"),
+              crossover=True),
+    SweepSpec("fw-dense", "framework",
+              "Your framework's dense training step: throughput against batch size", "batch",
+              Metric("items_per_second", 1.0, "samples/s"), series=("variant", "device", "mode"),
+              select=_framework_op("dense")),
     SweepSpec("pipeline", "pipeline", "Input pipeline: throughput against producer cost",
               "produce_ms", Metric("items_per_second", 1.0, "batches/s"),
               series=("variant", "device", "depth", "workers"),

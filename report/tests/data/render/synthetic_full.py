@@ -43,9 +43,10 @@ class Run:
         self.reps, self.gpu, self.rng, self.entries = reps, gpu, random.Random(seed), []
 
     def add(self, name: str, seconds: float, bytes_: float = 0, items: float = 0,
-            flops: float = 0, extra: dict | None = None, threads: int | None = None) -> None:
+            flops: float = 0, extra: dict | None = None, threads: int | None = None,
+            timing: str | None = None) -> None:
         device = name.split("/")[2]
-        full = name + ("/manual_time" if device == "gpu" else "/real_time")
+        full = name + f"/{timing or ('manual_time' if device == 'gpu' else 'real_time')}"
         full += f"/threads:{threads}" if threads else ""
         if device == "gpu" and not self.gpu:
             for i in range(self.reps):
@@ -192,7 +193,27 @@ def overhead(run: Run) -> None:
         run.add(f"overhead/dense/gpu/op:step/batch:{batch}", 60e-6 + flops / 10e12, items=batch)
 
 
-FAMILIES = (peak, preprocess, transfer, conv, lstm, pipeline, overhead)
+def framework(run: Run) -> None:
+    """The framework probe's family: the same work through two frameworks, host wall time
+    (real_time) on both devices, eager and, for the dense step, compiled."""
+    for name, per_op in (("torch", 4e-6), ("tensorflow", 30e-6)):
+        for k in range(8, 25, 2):
+            n = round(2 ** (k / 2))
+            flops = 2.0 * n**3
+            run.add(f"framework/{name}/cpu/op:matmul/n:{n}", per_op + flops / 140e9, flops=flops,
+                    timing="real_time")
+            run.add(f"framework/{name}/gpu/op:matmul/n:{n}", 2 * per_op + 8e-6 + flops / 19e12,
+                    flops=flops, timing="real_time")
+        for batch in (32, 128, 512, 2048):
+            flops = 6.0 * batch * (784 * 128 + 128 * 10)
+            for mode, ops in (("", 12), ("/mode:compiled", 2)):
+                run.add(f"framework/{name}/cpu/op:dense/batch:{batch}{mode}",
+                        ops * per_op + flops / 50e9, items=batch, timing="real_time")
+        run.add(f"framework/{name}/gpu/op:conv/n:32/c:64/hw:56/k:64/r:3/stride:1/pad:1",
+                per_op + 2.0 * 32 * 64 * 64 * 9 * 56 * 56 / 15e12, timing="real_time")
+
+
+FAMILIES = (peak, preprocess, transfer, conv, lstm, pipeline, overhead, framework)
 
 
 def results(reps: int = 20, gpu: bool = True, families=FAMILIES, machine: str = "synthetic-h100",

@@ -1,0 +1,5 @@
+import sys
+
+from gapbench_probe.cli import main
+
+sys.exit(main())

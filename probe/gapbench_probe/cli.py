@@ -1,0 +1,135 @@
+"""gapbench-probe: gapbench's benchmarks through your own PyTorch or TensorFlow.
+
+    gapbench-probe [--framework torch|tensorflow|all] [--device cpu|gpu|all]
+                   [--profile quick|full] [--out DIR] [--filter REGEX] [--seed N]
+                   [--gapbench PATH]
+
+Runs with whichever Python runs it, and installs nothing: a framework that Python lacks gets a
+results file all the same, every benchmark skipped with the reason. Writes
+DIR/framework-<name>.json (default DIR: results/local, beside gapbench's own files), Google
+Benchmark's JSON in gapbench's scheme, for `gapbench-report render`, `check` and `compare`.
+
+Exit status: 0 every benchmark ran or was skipped with a reason; 1 a benchmark failed (a wrong
+result or an error of the framework; the file is still written, with the error in it); 2 bad
+input (one line on stderr).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import sys
+from pathlib import Path
+
+from gapbench_probe import __version__
+from gapbench_probe.frameworks import ADAPTERS
+from gapbench_probe.gbjson import write_atomic
+from gapbench_probe.machine import ask_doctor
+from gapbench_probe.plan import DEVICES, PROFILES
+from gapbench_probe.run import run_framework, selected
+
+PROG = "gapbench-probe"
+
+
+class UsageError(Exception):
+    """Bad input; str() is the one line to show."""
+
+
+class Parser(argparse.ArgumentParser):
+    def error(self, message: str):  # one line, no usage block
+        raise UsageError(message)
+
+
+def parser() -> Parser:
+    p = Parser(prog=PROG, description=__doc__.split("\n\n")[0],
+               formatter_class=argparse.RawDescriptionHelpFormatter,
+               epilog="\n\n".join(__doc__.split("\n\n")[2:]))
+    p.add_argument("--framework", default="all", metavar="|".join([*ADAPTERS, "all"]),
+                   help="the framework to measure (default: all)")
+    p.add_argument("--device", default="all", metavar="cpu|gpu|all",
+                   help="where to run (default: all; a GPU the framework cannot see makes skips)")
+    p.add_argument("--profile", default=os.environ.get("GAPBENCH_PROFILE", "quick"),
+                   metavar="quick|full",
+                   help="sizes and repetitions, as gapbench's (default: quick, or "
+                        "GAPBENCH_PROFILE)")
+    p.add_argument("--out", default="results/local", type=Path, metavar="DIR",
+                   help="folder for framework-<name>.json (default: results/local)")
+    p.add_argument("--filter", metavar="REGEX", help="only the benchmarks whose name matches")
+    p.add_argument("--seed", default=os.environ.get("GAPBENCH_SEED", "42"), metavar="N",
+                   help="seed of the random input data (default 42, or GAPBENCH_SEED)")
+    p.add_argument("--gapbench", metavar="PATH",
+                   help="the gapbench executable whose `doctor` gives the machine id (default: "
+                        "build/default/gapbench of this checkout, else gapbench on PATH)")
+    p.add_argument("--version", action="version", version=f"{PROG} {__version__}")
+    return p
+
+
+def one_of(what: str, value: str, choices: tuple[str, ...]) -> tuple[str, ...]:
+    if value == "all":
+        return choices
+    if value not in choices:
+        raise UsageError(f"unknown {what} {value!r} ({', '.join(choices)} or all)")
+    return (value,)
+
+
+def parse(argv: list[str] | None) -> argparse.Namespace:
+    args = parser().parse_args(argv)
+    args.frameworks = one_of("framework", args.framework, tuple(ADAPTERS))
+    args.devices = one_of("device", args.device, DEVICES)
+    if args.profile not in PROFILES:
+        raise UsageError(f"unknown profile {args.profile!r} (quick or full)")
+    args.profile = PROFILES[args.profile]
+    try:
+        args.seed = int(args.seed)
+    except ValueError:
+        raise UsageError(f"--seed {args.seed!r} is not a whole number") from None
+    try:
+        args.pattern = re.compile(args.filter) if args.filter is not None else None
+    except re.error as e:
+        raise UsageError(f"--filter {args.filter!r} is not a regular expression: {e}") from None
+    if args.gapbench and not os.access(args.gapbench, os.X_OK):
+        raise UsageError(f"--gapbench {args.gapbench}: no such executable")
+    if not any(selected(ADAPTERS[f], args.profile, args.devices, args.pattern)
+               for f in args.frameworks):
+        raise UsageError(f"no benchmark matches --filter {args.filter!r}")
+    writable(args.out)
+    return args
+
+
+def writable(folder: Path) -> None:
+    """The output folder made and written to before anything runs: a run of minutes must not
+    end in a folder it cannot write."""
+    probe = folder / f".gapbench-probe.{os.getpid()}.tmp"
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        probe.write_bytes(b"")
+        probe.unlink()
+    except OSError as e:
+        raise UsageError(f"--out {folder}: cannot write there ({e.strerror or e})") from None
+
+
+def main(argv: list[str] | None = None) -> int:
+    try:
+        args = parse(sys.argv[1:] if argv is None else argv)
+    except UsageError as e:
+        print(f"{PROG}: {e}", file=sys.stderr)
+        return 2
+    doctor = ask_doctor(args.gapbench)
+    failed = False
+    for name in args.frameworks:
+        run = run_framework(ADAPTERS[name], args.devices, args.profile, args.seed, doctor,
+                            args.pattern)
+        path = args.out / f"framework-{name}.json"
+        try:
+            write_atomic(path, run.document())
+        except OSError as e:
+            print(f"{PROG}: {path}: cannot write: {e.strerror or e}", file=sys.stderr)
+            return 2
+        skipped = sum(run.skipped.values())
+        print(f"{PROG}: wrote {path}: {run.timed} timed, {skipped} skipped, "
+              f"{len(run.failed)} failed")
+        for reason, count in run.skipped.items():
+            print(f"  skipped {count}: {reason}")
+        failed = failed or bool(run.failed)
+    return 1 if failed else 0

@@ -1,0 +1,173 @@
+"""What every framework adapter provides, and the logic they share: whether a framework is
+usable at all, whether it sees the GPU (and if not, why, naming a CUDA mismatch), and the runner
+that times an input pipeline.
+
+An adapter module imports its framework only in Adapter.open(): the probe lists a framework's
+benchmarks (and skips them with the reason) in a Python that lacks it."""
+
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from gapbench_probe.machine import driver_cuda_version, parse_cuda
+from gapbench_probe.plan import Case
+from gapbench_probe.problems import TF32_ROUNDOFF
+
+
+class Unavailable(Exception):
+    """The framework, or one feature of it, cannot be used here; str() is the reason."""
+
+
+@dataclass
+class Runner:
+    """One benchmark's prepared op: call() does one call to completion (synchronized) and returns
+    the framework's result; fetch() turns a result into numpy for the check."""
+
+    call: Callable[[], Any]
+    fetch: Callable[[Any], Any]
+    close: Callable[[], None] = lambda: None
+    counters: Callable[[], dict[str, float]] | None = None  # measured since reset()
+    reset: Callable[[], None] | None = None
+
+
+class PipelineRunner:
+    """Times a training loop over an input pipeline: each call takes the next batch (waiting for
+    it where the producer is behind) and runs the consumer on it. Counts what gapbench's pipeline
+    family counts: the share of time spent waiting (idle_fraction) and the consumer's cost."""
+
+    def __init__(self, batches: Iterator[tuple[int, Any]], consume: Callable[[Any], Any],
+                 close: Callable[[], None] = lambda: None):
+        self.batches, self.consume, self.close_batches = batches, consume, close
+        self.reset()
+
+    def reset(self) -> None:
+        self.waited = self.busy = 0.0
+        self.count = 0
+
+    def call(self) -> tuple[int, Any]:
+        start = time.perf_counter()
+        index, x = next(self.batches)
+        got = time.perf_counter()
+        y = self.consume(x)
+        self.waited += got - start
+        self.busy += time.perf_counter() - got
+        self.count += 1
+        return int(index), y
+
+    def counters(self) -> dict[str, float]:
+        total = self.waited + self.busy
+        return {"idle_fraction": self.waited / total if total else 0.0,
+                "consume_ms_measured": 1e3 * self.busy / max(self.count, 1)}
+
+    def runner(self, fetch: Callable[[Any], Any]) -> Runner:
+        return Runner(self.call, lambda r: (r[0], fetch(r[1])), self.close_batches,
+                      self.counters, self.reset)
+
+
+def cuda_newer(built: str | None, driver: str | None) -> bool:
+    b, d = parse_cuda(built), parse_cuda(driver)
+    return bool(b and d and b > d)
+
+
+def gpu_unusable(who: str, cuda_built: str | None, sees_gpu: bool,
+                 driver: tuple[str | None, str] | None = None) -> str | None:
+    """None when the framework sees a GPU; else why not, naming a mismatch where there is one:
+    "torch 2.5.1 built for CUDA 13.0; the driver supports 12.4"."""
+    if sees_gpu:
+        return None
+    if not cuda_built:
+        return f"{who} is a CPU-only build (no CUDA)"
+    driver_cuda, why = driver if driver is not None else driver_cuda_version()
+    if driver_cuda is None:
+        return f"{who} built for CUDA {cuda_built}; {why}"
+    if cuda_newer(cuda_built, driver_cuda):
+        return f"{who} built for CUDA {cuda_built}; the driver supports {driver_cuda}"
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+    hint = f" with CUDA_VISIBLE_DEVICES={visible!r}" if visible is not None else ""
+    return (f"{who} sees no GPU{hint} (built for CUDA {cuda_built}; the driver supports "
+            f"{driver_cuda})")
+
+
+class Adapter:
+    """One framework. Subclasses name it, import it in open(), and implement the ops: each takes
+    the device and the problem's inputs and returns a Runner whose data already sits on the
+    device (what is timed is the call, not the set-up)."""
+
+    name: ClassVar[str]
+    module: ClassVar[str]  # what `import` takes
+    compiler: ClassVar[str]  # the compiled mode, in the framework's words
+
+    def __init__(self, framework: Any):
+        self.fw = framework
+
+    @classmethod
+    def supports(cls, case: Case) -> bool:
+        """Whether the framework has this case at all (known without importing it)."""
+        return True
+
+    @classmethod
+    def open(cls) -> Adapter:
+        try:
+            framework = importlib.import_module(cls.module)
+        except ModuleNotFoundError as e:
+            if e.name != cls.module:
+                raise Unavailable(f"{cls.name} does not import: {e}") from None
+            raise Unavailable(f"{cls.name} is not installed in this Python "
+                              f"({sys.executable})") from None
+        except Exception as e:  # noqa: BLE001 - any import failure makes it unusable
+            raise Unavailable(f"{cls.name} does not import: {type(e).__name__}: {e}") from None
+        return cls(framework)
+
+    # ---- facts -------------------------------------------------------------------------------
+    def version(self) -> str:
+        return str(self.fw.__version__)
+
+    def who(self) -> str:
+        return f"{self.name} {self.version()}"
+
+    def facts(self) -> dict[str, str]:
+        """The framework.* context keys."""
+        raise NotImplementedError
+
+    def gpu_status(self) -> str:
+        """"ok" where the framework sees a GPU, else the reason."""
+        raise NotImplementedError
+
+    def tf32(self, op: str) -> bool:
+        """Whether the framework computes this op's float32 in TF32 on the GPU."""
+        return False
+
+    def input_roundoff(self, device: str, op: str) -> float:
+        return TF32_ROUNDOFF if device == "gpu" and self.tf32(op) else 0.0
+
+    # ---- ops (numpy in, Runner out) ------------------------------------------------------------
+    def sumsq(self, device: str, x, style: str) -> Runner:
+        raise NotImplementedError
+
+    def image(self, device: str, images, delta, flip, style: str) -> Runner:
+        raise NotImplementedError
+
+    def conv(self, device: str, x, w, stride: int, pad: int) -> Runner:
+        raise NotImplementedError
+
+    def lstm(self, device: str, x, w, u, b, h0, c0, scope: str, compiled: bool) -> Runner:
+        raise NotImplementedError
+
+    def matmul(self, device: str, a, b) -> Runner:
+        raise NotImplementedError
+
+    def dense(self, device: str, params, x, labels, lr: float, compiled: bool) -> Runner:
+        raise NotImplementedError
+
+    def copy(self, device: str, host, memory: str) -> Runner:
+        raise NotImplementedError
+
+    def pipeline(self, device: str, producer: Callable[[int], Any], w, repeats: int, depth: int,
+                 workers: int) -> Runner:
+        raise NotImplementedError

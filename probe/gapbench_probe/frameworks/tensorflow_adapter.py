@@ -1,0 +1,255 @@
+"""TensorFlow: the probe's ops through tf and Keras (eager, and tf.function)."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import numpy as np
+
+from gapbench_probe.frameworks.base import (
+    Adapter,
+    PipelineRunner,
+    Runner,
+    Unavailable,
+    gpu_unusable,
+)
+from gapbench_probe.machine import driver_cuda_version
+from gapbench_probe.plan import Case
+
+
+class TensorflowAdapter(Adapter):
+    name = "tensorflow"
+    module = "tensorflow"
+    compiler = "tf.function"
+
+    @classmethod
+    def supports(cls, case: Case) -> bool:
+        # TensorFlow's Python API has no pinned host tensors: it stages every copy through
+        # its own pinned buffer, so its one host-to-device copy is the pageable one.
+        return not (case.op == "copy" and case.axis("memory") == "pinned")
+
+    @classmethod
+    def open(cls) -> Adapter:
+        os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")  # its start-up chatter on stderr
+        return super().open()
+
+    # ---- facts -------------------------------------------------------------------------------
+    def build_info(self) -> dict:
+        try:
+            return dict(self.fw.sysconfig.get_build_info())
+        except Exception:  # noqa: BLE001 - older builds lack it
+            return {}
+
+    def cuda_built(self) -> str | None:
+        info = self.build_info()
+        return str(info["cuda_version"]) if info.get("is_cuda_build") and info.get(
+            "cuda_version") else None
+
+    def gpus(self) -> list:
+        return self.fw.config.list_physical_devices("GPU")
+
+    def keras(self):
+        try:
+            import keras  # Keras 3, which TensorFlow 2.16 and later bring
+        except ImportError:
+            keras = self.fw.keras
+        return keras
+
+    def facts(self) -> dict[str, str]:
+        tf = self.fw
+        gpus = self.gpus()
+        if gpus:
+            details = tf.config.experimental.get_device_details(gpus[0])
+            gpu = (f"{details.get('device_name', gpus[0].name)} ({len(gpus)} "
+                   f"device{'s' if len(gpus) > 1 else ''})")
+        else:
+            gpu = f"none: {self.gpu_status()}"
+        threading = tf.config.threading
+        intra, inter = (threading.get_intra_op_parallelism_threads(),
+                        threading.get_inter_op_parallelism_threads())
+        tf32 = "on" if self.tf32("matmul") else "off"
+        return {
+            "framework.version": self.version(),
+            "framework.cuda_built": self.cuda_built() or "none (CPU-only build)",
+            "framework.cudnn_built": str(self.build_info().get("cudnn_version") or "none"),
+            "framework.gpu": gpu,
+            "framework.tf32_matmul": tf32,
+            "framework.tf32_conv": tf32,
+            "framework.mixed_precision": str(self.keras().mixed_precision.global_policy().name),
+            "framework.threads_intra_op": f"{intra} (TensorFlow's choice)" if intra == 0
+                                          else str(intra),
+            "framework.threads_inter_op": f"{inter} (TensorFlow's choice)" if inter == 0
+                                          else str(inter),
+            "framework.onednn": os.environ.get("TF_ENABLE_ONEDNN_OPTS", "unset (on by default)"),
+            "framework.compiled_mode": self.compiler,
+        }
+
+    def gpu_status(self) -> str:
+        if self.gpus():
+            return "ok"
+        return gpu_unusable(self.who(), self.cuda_built(), False, driver_cuda_version()) or ""
+
+    def tf32(self, op: str) -> bool:
+        return bool(self.fw.config.experimental.tensor_float_32_execution_enabled())
+
+    # ---- helpers -----------------------------------------------------------------------------
+    def where(self, device: str):
+        return self.fw.device("/GPU:0" if device == "gpu" else "/CPU:0")
+
+    def to(self, array: np.ndarray, device: str):
+        with self.where(device):
+            return self.fw.identity(self.fw.constant(array))
+
+    def sync(self, device: str) -> None:
+        """Waits for the GPU: TensorFlow's eager GPU ops return before they finish."""
+        if device != "gpu":
+            return
+        sync = getattr(getattr(self.fw.test, "experimental", None), "sync_devices", None)
+        if sync is None:
+            raise Unavailable(f"{self.who()} has no tf.test.experimental.sync_devices (2.13 and "
+                              "later): its GPU calls cannot be timed to completion")
+        sync()
+
+    def run(self, device: str, fn, fetch=None) -> Runner:
+        def call():
+            with self.where(device):
+                out = fn()
+            self.sync(device)
+            return out
+        return Runner(call, fetch or numpy_of)
+
+    # ---- ops ---------------------------------------------------------------------------------
+    def sumsq(self, device, x, style):
+        tf = self.fw
+        xt = self.to(x, device)
+        if style == "vectorized":
+            return self.run(device, lambda: tf.reduce_sum(xt * xt, axis=1))
+        return self.run(device, lambda: tf.stack([tf.reduce_sum(xt[i] * xt[i])
+                                                  for i in range(len(x))]))
+
+    def image(self, device, images, delta, flip, style):
+        tf = self.fw
+        it, dt, ft = self.to(images, device), self.to(delta, device), self.to(flip, device)
+
+        def vectorized():
+            out = tf.clip_by_value(tf.cast(it, tf.float32) / 255.0 + dt[:, None, None, None],
+                                   0.0, 1.0)
+            return tf.where(ft[:, None, None, None], tf.reverse(out, axis=[2]), out)
+
+        def one(i):
+            out = tf.clip_by_value(tf.cast(it[i], tf.float32) / 255.0 + dt[i], 0.0, 1.0)
+            return tf.image.flip_left_right(out) if flip[i] else out
+        if style == "vectorized":
+            return self.run(device, vectorized)
+        return self.run(device, lambda: tf.stack([one(i) for i in range(len(images))]))
+
+    def conv(self, device, x, w, stride, pad):
+        # TensorFlow's CPU convolution takes NHWC only: the layout changes before the timing,
+        # and back for the check.
+        tf = self.fw
+        xt = self.to(x.transpose(0, 2, 3, 1), device)
+        wt = self.to(w.transpose(2, 3, 1, 0), device)
+        padding = [[0, 0], [pad, pad], [pad, pad], [0, 0]]
+        return self.run(device, lambda: tf.nn.conv2d(xt, wt, strides=stride, padding=padding),
+                        lambda y: y.numpy().transpose(0, 3, 1, 2))
+
+    def lstm(self, device, x, w, u, b, h0, c0, scope, compiled):
+        keras = self.keras()
+        hidden = u.shape[0]
+        with self.where(device):
+            if scope == "seq":
+                layer = keras.layers.LSTM(hidden, return_sequences=True, return_state=True)
+                layer.build(x.shape)
+            else:
+                layer = keras.layers.LSTMCell(hidden)
+                layer.build((x.shape[0], x.shape[2]))
+            layer.set_weights([w, u, b])  # kernel [in][4H], recurrent [H][4H]; gates i, f, c, o
+        xt, ht, ct = self.to(x, device), self.to(h0, device), self.to(c0, device)
+        if scope == "seq":
+            def fn(xs, h, c):
+                seq, _, c_last = layer(xs, initial_state=[h, c])
+                return seq, c_last
+        else:
+            x0 = xt[:, 0]
+
+            def fn(xs, h, c):
+                h1, (_, c1) = layer(x0, [h, c])
+                return h1, c1
+        fn = self.fw.function(fn) if compiled else fn
+        return self.run(device, lambda: fn(xt, ht, ct),
+                        lambda r: (numpy_of(r[0]), numpy_of(r[1])))
+
+    def matmul(self, device, a, b):
+        at, bt = self.to(a, device), self.to(b, device)
+        return self.run(device, lambda: self.fw.matmul(at, bt))
+
+    def dense(self, device, params, x, labels, lr, compiled):
+        tf, keras = self.fw, self.keras()
+        w1, _, w2, _ = params
+        with self.where(device):
+            model = keras.Sequential([keras.Input((w1.shape[0],)),
+                                      keras.layers.Dense(w1.shape[1], activation="relu"),
+                                      keras.layers.Dense(w2.shape[1])])
+            model.set_weights(list(params))
+            loss_fn = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+            optimizer = keras.optimizers.SGD(learning_rate=lr)
+        xt, yt = self.to(x, device), self.to(labels, device)
+
+        def step(xs, ys):
+            with tf.GradientTape() as tape:
+                loss = loss_fn(ys, model(xs, training=True))
+            grads = tape.gradient(loss, model.trainable_variables)
+            optimizer.apply_gradients(zip(grads, model.trainable_variables))
+            return loss
+        step = tf.function(step) if compiled else step
+        return self.run(device, lambda: step(xt, yt),
+                        lambda loss: (float(loss.numpy()), *model.get_weights()))
+
+    def copy(self, device, host, memory):
+        tf = self.fw
+        with tf.device("/CPU:0"):
+            ht = tf.constant(host)
+        return self.run(device, lambda: tf.identity(ht))
+
+    def pipeline(self, device, producer, w, repeats, depth, workers):
+        tf = self.fw
+        shape = producer(0).shape
+
+        def produce(index):
+            return np.int64(index), producer(int(index))
+        if workers > 1:  # producers in parallel: tf.data's parallel map, batches kept in order
+            def mapped(i):
+                index, x = tf.numpy_function(produce, [i], (tf.int64, tf.float32))
+                return tf.ensure_shape(index, ()), tf.ensure_shape(x, shape)
+            ds = tf.data.Dataset.range(2**62).map(mapped, num_parallel_calls=workers)
+        else:
+            def generate():
+                index = 0
+                while True:
+                    yield produce(index)
+                    index += 1
+            ds = tf.data.Dataset.from_generator(generate, output_signature=(
+                tf.TensorSpec((), tf.int64), tf.TensorSpec(shape, tf.float32)))
+        if depth:
+            ds = ds.prefetch(depth)
+        else:  # no prefetch at all: nor the one tf.data would add by itself
+            options = tf.data.Options()
+            options.experimental_optimization.inject_prefetch = False
+            options.autotune.enabled = False
+            ds = ds.with_options(options)
+        batches = iter(ds)
+        wt = self.to(w, device)
+
+        def consume(x):
+            with self.where(device):
+                flat = tf.reshape(x, (x.shape[0], -1))
+                for _ in range(repeats):
+                    y = tf.matmul(flat, wt)
+            self.sync(device)
+            return y
+        return PipelineRunner(((int(i), x) for i, x in batches), consume).runner(numpy_of)
+
+
+def numpy_of(tensor: Any) -> np.ndarray:
+    return tensor.numpy()

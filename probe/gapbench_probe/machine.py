@@ -1,0 +1,106 @@
+"""Facts about the machine that need no framework: the CUDA version the NVIDIA driver supports
+(read from libcuda, as gapbench does), the CPU, and gapbench doctor's machine id where a built
+gapbench is at hand, so that the report sets the probe's file beside gapbench's as one machine."""
+
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import json
+import os
+import platform
+import shutil
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def format_cuda(version: int) -> str:
+    """12040 -> "12.4", as CUDA encodes its versions (1000·major + 10·minor)."""
+    return f"{version // 1000}.{version % 1000 // 10}"
+
+
+def parse_cuda(text: str | None) -> tuple[int, int] | None:
+    """"12.4" -> (12, 4); None for "none", "unknown" and the like."""
+    try:
+        major, minor = str(text).split(".")[:2]
+        return int(major), int(minor)
+    except (TypeError, ValueError):
+        return None
+
+
+def driver_cuda_version(library: str = "libcuda.so.1") -> tuple[str | None, str]:
+    """(the driver's CUDA version, "") or (None, why not). cuDriverGetVersion needs no cuInit and
+    no GPU: only the driver's library."""
+    try:
+        cuda = ctypes.CDLL(library)
+    except OSError:
+        return None, f"no NVIDIA driver ({library} not found)"
+    version = ctypes.c_int(0)
+    status = cuda.cuDriverGetVersion(ctypes.byref(version))
+    if status != 0 or version.value <= 0:
+        return None, f"cuDriverGetVersion failed (CUresult {status})"
+    return format_cuda(version.value), ""
+
+
+def cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text(encoding="utf-8").splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+def memory_total_bytes() -> int:
+    try:
+        for line in Path("/proc/meminfo").read_text(encoding="utf-8").splitlines():
+            if line.startswith("MemTotal:"):
+                return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0
+
+
+@dataclass
+class Doctor:
+    """What `gapbench doctor --json` said, or why it could not be asked."""
+
+    facts: dict = field(default_factory=dict)
+    source: str = ""  # the executable asked, or why none was
+
+
+def find_gapbench(explicit: str | None) -> Path | None:
+    if explicit:
+        return Path(explicit)
+    built = REPO / "build" / "default" / "gapbench"
+    if built.is_file() and os.access(built, os.X_OK):
+        return built
+    found = shutil.which("gapbench")
+    return Path(found) if found else None
+
+
+def ask_doctor(explicit: str | None) -> Doctor:
+    exe = find_gapbench(explicit)
+    if exe is None:
+        return Doctor(source="no gapbench executable found (build gapbench, or pass --gapbench)")
+    try:
+        done = subprocess.run([str(exe), "doctor", "--json"], capture_output=True, text=True,
+                              timeout=60, check=False)
+        facts = json.loads(done.stdout)["facts"]
+    except (OSError, subprocess.SubprocessError, ValueError, KeyError, TypeError) as e:
+        return Doctor(source=f"{exe} doctor --json failed: {type(e).__name__}: {e}")
+    return Doctor(facts, f"{exe} doctor")
+
+
+def machine_id(doctor: Doctor) -> tuple[str, str]:
+    """(machine.id, where it came from): gapbench doctor's where it answered (the same id as the
+    families' files), else one of the probe's own from the CPU and memory."""
+    if doctor.facts.get("machine.id"):
+        return str(doctor.facts["machine.id"]), doctor.source
+    text = f"{cpu_model()}|{os.cpu_count()}|{memory_total_bytes()}"
+    return ("probe-" + hashlib.sha256(text.encode()).hexdigest()[:12],
+            f"the probe's own (CPU model, cores, memory): {doctor.source}")

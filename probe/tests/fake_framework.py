@@ -1,0 +1,119 @@
+"""A small fake framework for the tests: an Adapter whose ops are numpy (float32 results of the
+probe's own references), whose framework module is a stand-in put into sys.modules, and whose
+faults are chosen per op: a wrong result, an error in the middle of the timing, a feature that
+is unavailable here."""
+
+from __future__ import annotations
+
+import sys
+import types
+from typing import ClassVar
+
+import numpy as np
+
+from gapbench_probe import problems
+from gapbench_probe.frameworks.base import Adapter, PipelineRunner, Runner, Unavailable
+from gapbench_probe.plan import Case, case
+
+MODULE = "gapbench_probe_fake_framework"
+
+
+def install_module(version: str = "1.2.3") -> types.ModuleType:
+    module = types.ModuleType(MODULE)
+    module.__version__ = version
+    sys.modules[MODULE] = module
+    return module
+
+
+class FakeAdapter(Adapter):
+    name = "torch"
+    module = MODULE
+    compiler = "fake.compile"
+    faults: ClassVar[dict[str, str]] = {}  # op -> "wrong" | "raise" | "unavailable"
+    gpu: ClassVar[str] = "ok"
+
+    def facts(self):
+        return {"framework.version": self.version(), "framework.cuda_built": "12.4",
+                "framework.gpu": "Fake GPU (1 device)" if self.gpu == "ok" else f"none: {self.gpu}"}
+
+    def gpu_status(self):
+        return self.gpu
+
+    def runner(self, op: str, fn, fetch=lambda v: v) -> Runner:
+        fault = self.faults.get(op)
+        calls = [0]
+
+        def call():
+            calls[0] += 1
+            if fault == "unavailable":
+                raise Unavailable(f"{self.compiler} does not work here: no compiler")
+            if fault == "raise" and calls[0] > 3:  # after the check, in the middle of the timing
+                raise RuntimeError(f"{op} kernel crashed\nsecond line of the error")
+            out = fn()
+            if fault == "wrong":
+                return tuple(np.asarray(o) * 1.5 for o in out) if isinstance(out, tuple) \
+                    else np.asarray(out) * 1.5
+            return out
+        return Runner(call, fetch)
+
+    def sumsq(self, device, x, style):
+        return self.runner("sumsq", lambda: (x * x).sum(1, dtype=np.float32))
+
+    def image(self, device, images, delta, flip, style):
+        return self.runner("image", lambda: problems.image_op_float32(images, delta, flip))
+
+    def conv(self, device, x, w, stride, pad):
+        return self.runner("conv", lambda: problems.conv_reference(x, w, stride, pad)
+                           .astype(np.float32))
+
+    def lstm(self, device, x, w, u, b, h0, c0, scope, compiled):
+        def run():
+            hs, cs, _ = problems.lstm_reference(x, w, u, b, h0, c0)
+            h = hs.transpose(1, 0, 2) if scope == "seq" else hs[0]
+            return h.astype(np.float32), cs[-1].astype(np.float32)
+        return self.runner("lstm", run)
+
+    def matmul(self, device, a, b):
+        return self.runner("matmul", lambda: a @ b)
+
+    def dense(self, device, params, x, labels, lr, compiled):
+        def run():
+            loss, _, after, _ = problems.dense_reference(params, x, labels, lr)
+            return (np.float32(loss), *(p.astype(np.float32) for p in after))
+        return self.runner("dense", run)
+
+    def copy(self, device, host, memory):
+        return self.runner("copy", lambda: host.copy())
+
+    def pipeline(self, device, producer, w, repeats, depth, workers):
+        def batches():
+            index = 0
+            while True:
+                yield index, producer(index)
+                index += 1
+        return PipelineRunner(batches(), lambda x: x.reshape(len(x), -1) @ w).runner(
+            lambda y: y)
+
+
+def fake(name: str = "torch", gpu: str = "ok", **faults: str) -> type[FakeAdapter]:
+    """A FakeAdapter class under a framework's name, with its GPU status and faults."""
+    return type(f"Fake{name.capitalize()}", (FakeAdapter,),
+                {"name": name, "gpu": gpu, "faults": faults})
+
+
+def tiny_cases(profile=None) -> list[Case]:
+    """One small case of every op, so a whole run takes well under a second."""
+    return [
+        case("sumsq", ("style", "elementwise"), ("rows", 8), ("cols", 4)),
+        case("sumsq", ("style", "vectorized"), ("rows", 8), ("cols", 4)),
+        case("image", ("style", "vectorized"), ("n", 2), ("hw", 4), ("c", 3)),
+        case("conv", ("n", 1), ("c", 2), ("hw", 5), ("k", 2), ("r", 3), ("stride", 1),
+             ("pad", 1)),
+        case("lstm", ("scope", "seq"), ("batch", 2), ("input", 3), ("hidden", 4), ("steps", 3)),
+        case("lstm", ("scope", "step"), ("batch", 2), ("input", 3), ("hidden", 4), ("steps", 3),
+             ("mode", "compiled")),
+        case("copy", ("dir", "h2d"), ("memory", "pinned"), ("bytes", 64), devices=("gpu",)),
+        case("pipeline", ("produce_ms", 0), ("consume_ms", 0), ("depth", 0), ("workers", 1)),
+        case("matmul", ("n", 4)),
+        case("dense", ("batch", 4)),
+    ]

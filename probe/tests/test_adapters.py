@@ -1,0 +1,127 @@
+"""The real adapters' facts and GPU verdicts, with stand-ins for torch and tensorflow put into
+sys.modules: CPU-only builds, a CUDA newer than the driver, no driver, a GPU in view."""
+
+from __future__ import annotations
+
+import sys
+from types import SimpleNamespace as NS
+
+import pytest
+
+from gapbench_probe.frameworks import ADAPTERS, Unavailable, tensorflow_adapter, torch_adapter
+from gapbench_probe.frameworks.base import gpu_unusable
+from gapbench_probe.machine import format_cuda, parse_cuda
+
+
+def fake_torch(cuda: str | None, gpus: int = 0) -> NS:
+    matmul = NS(allow_tf32=False)
+    return NS(
+        __version__="2.9.0", version=NS(cuda=cuda),
+        cuda=NS(is_available=lambda: gpus > 0, device_count=lambda: gpus,
+                get_device_name=lambda i: "NVIDIA T4"),
+        backends=NS(cudnn=NS(version=lambda: 91000 if cuda else None,
+                             is_available=lambda: bool(cuda), allow_tf32=True),
+                    cuda=NS(matmul=matmul)),
+        get_num_threads=lambda: 8, get_num_interop_threads=lambda: 4)
+
+
+def torch_with(monkeypatch, cuda, gpus=0, driver=("12.4", "")):
+    monkeypatch.setattr(torch_adapter, "driver_cuda_version", lambda: driver)
+    return torch_adapter.TorchAdapter(fake_torch(cuda, gpus))
+
+
+def test_torch_newer_cuda_than_the_driver_names_both(monkeypatch):
+    torch = torch_with(monkeypatch, "13.0")
+    assert torch.gpu_status() == "torch 2.9.0 built for CUDA 13.0; the driver supports 12.4"
+    assert torch.facts()["framework.gpu"].startswith("none: torch 2.9.0 built for CUDA 13.0")
+
+
+def test_torch_cpu_only_build(monkeypatch):
+    torch = torch_with(monkeypatch, None)
+    assert torch.gpu_status() == "torch 2.9.0 is a CPU-only build (no CUDA)"
+    facts = torch.facts()
+    assert facts["framework.cuda_built"] == "none (CPU-only build)"
+    assert facts["framework.cudnn_built"] == "none"
+
+
+def test_torch_without_a_driver(monkeypatch):
+    torch = torch_with(monkeypatch, "12.1", driver=(None, "no NVIDIA driver (libcuda.so.1 not "
+                                                          "found)"))
+    assert torch.gpu_status() == ("torch 2.9.0 built for CUDA 12.1; no NVIDIA driver "
+                                  "(libcuda.so.1 not found)")
+
+
+def test_a_gpu_hidden_by_cuda_visible_devices_says_so(monkeypatch):
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")
+    assert gpu_unusable("torch 2.9.0", "12.1", False, ("12.4", "")) == (
+        "torch 2.9.0 sees no GPU with CUDA_VISIBLE_DEVICES='' (built for CUDA 12.1; the driver "
+        "supports 12.4)")
+
+
+def fake_tensorflow(cuda: str | None, gpus: int = 0) -> NS:
+    build = {"is_cuda_build": bool(cuda), "cuda_version": cuda, "cudnn_version": "9"}
+    devices = [NS(name=f"/physical_device:GPU:{i}") for i in range(gpus)]
+    return NS(
+        __version__="2.21.0", sysconfig=NS(get_build_info=lambda: build),
+        config=NS(list_physical_devices=lambda kind: devices if kind == "GPU" else [],
+                  experimental=NS(get_device_details=lambda d: {"device_name": "NVIDIA A100"},
+                                  tensor_float_32_execution_enabled=lambda: True),
+                  threading=NS(get_intra_op_parallelism_threads=lambda: 0,
+                               get_inter_op_parallelism_threads=lambda: 2)),
+        keras=NS(mixed_precision=NS(global_policy=lambda: NS(name="mixed_float16"))))
+
+
+def tensorflow_with(monkeypatch, cuda, gpus=0, driver=("12.4", "")):
+    monkeypatch.setattr(tensorflow_adapter, "driver_cuda_version", lambda: driver)
+    monkeypatch.setitem(sys.modules, "keras", None)  # the stand-in's own tf.keras
+    return tensorflow_adapter.TensorflowAdapter(fake_tensorflow(cuda, gpus))
+
+
+def test_tensorflow_cpu_build_and_newer_cuda(monkeypatch):
+    assert tensorflow_with(monkeypatch, None).gpu_status() == (
+        "tensorflow 2.21.0 is a CPU-only build (no CUDA)")
+    assert tensorflow_with(monkeypatch, "12.5.1").gpu_status() == (
+        "tensorflow 2.21.0 built for CUDA 12.5.1; the driver supports 12.4")
+
+
+TF32 = 2.0**-11
+
+
+@pytest.mark.parametrize("make,facts,roundoff", [
+    (lambda mp: torch_with(mp, "12.1", gpus=2),
+     {"framework.gpu": "NVIDIA T4 (2 devices)", "framework.cudnn_built": "9.10.0",
+      "framework.tf32_matmul": "off", "framework.tf32_conv": "on",
+      "framework.threads_intra_op": "8", "framework.threads_inter_op": "4"},
+     # cuDNN's TF32 is on, cuBLAS's off; never on the CPU
+     {("gpu", "conv"): TF32, ("gpu", "matmul"): 0.0, ("cpu", "conv"): 0.0}),
+    (lambda mp: tensorflow_with(mp, "12.3", gpus=1),
+     {"framework.gpu": "NVIDIA A100 (1 device)", "framework.mixed_precision": "mixed_float16",
+      "framework.tf32_matmul": "on", "framework.threads_intra_op": "0 (TensorFlow's choice)"},
+     {("gpu", "matmul"): TF32, ("cpu", "matmul"): 0.0}),
+], ids=["torch", "tensorflow"])
+def test_a_framework_that_sees_a_gpu_records_its_facts(monkeypatch, make, facts, roundoff):
+    adapter = make(monkeypatch)
+    assert adapter.gpu_status() == "ok"
+    assert facts.items() <= adapter.facts().items()
+    assert {key: adapter.input_roundoff(*key) for key in roundoff} == roundoff
+
+
+def test_a_missing_framework_is_unavailable_with_the_reason(monkeypatch):
+    monkeypatch.setitem(sys.modules, "torch", None)
+    with pytest.raises(Unavailable, match=r"^torch is not installed in this Python \("):
+        ADAPTERS["torch"].open()
+
+
+def test_a_framework_that_fails_to_import_is_unavailable(monkeypatch, tmp_path):
+    (tmp_path / "tensorflow.py").write_text("raise ImportError('numpy ABI mismatch')\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "tensorflow", raising=False)
+    with pytest.raises(Unavailable, match="tensorflow does not import: ImportError: numpy ABI"):
+        ADAPTERS["tensorflow"].open()
+
+
+def test_cuda_versions():
+    assert format_cuda(12040) == "12.4" and format_cuda(13000) == "13.0"
+    assert parse_cuda("12.4") == (12, 4) and parse_cuda("none") is None
+    assert torch_adapter.cudnn_text(8902) == "8.9.2"
+    assert torch_adapter.cudnn_text(92600) == "9.26.0"

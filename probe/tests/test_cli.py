@@ -1,0 +1,117 @@
+"""The command line: bad input is one line and exit 2; a run writes one file per framework,
+whole, and exits 1 when a benchmark failed."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from gapbench_probe import cli, plan
+from gapbench_probe.machine import Doctor
+from tests.conftest import TINY
+from tests.fake_framework import fake
+
+PROBE = Path(__file__).resolve().parents[1]
+
+
+def probe_command(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": str(PROBE)}
+    return subprocess.run([sys.executable, "-m", "gapbench_probe", *args], capture_output=True,
+                          text=True, env=env, cwd=cwd, timeout=60, check=False)
+
+
+@pytest.mark.parametrize("args,line", [
+    (["--framework", "jax"], "gapbench-probe: unknown framework 'jax' (torch, tensorflow or all)"),
+    (["--device", "tpu"], "gapbench-probe: unknown device 'tpu' (cpu, gpu or all)"),
+    (["--profile", "long"], "gapbench-probe: unknown profile 'long' (quick or full)"),
+    (["--filter", "("], None),
+    (["--filter", "^nothing$"], "gapbench-probe: no benchmark matches --filter '^nothing$'"),
+    (["--seed", "x"], "gapbench-probe: --seed 'x' is not a whole number"),
+    (["--bogus"], "gapbench-probe: unrecognized arguments: --bogus"),
+    (["--gapbench", "/no/such/gapbench"], "gapbench-probe: --gapbench /no/such/gapbench: no such "
+                                          "executable"),
+])
+def test_bad_input_is_one_line_and_exit_2(tmp_path, args, line):
+    done = probe_command(*args, "--out", str(tmp_path / "out"), cwd=tmp_path)
+    assert done.returncode == 2
+    assert done.stdout == ""
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1, done.stderr
+    assert lines[0] == line if line else lines[0].startswith("gapbench-probe: --filter '('")
+    assert not (tmp_path / "out" / "framework-torch.json").exists()
+
+
+def test_an_unwritable_folder_is_refused_before_running(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    done = probe_command("--out", str(blocker / "sub"), cwd=tmp_path)
+    assert done.returncode == 2
+    assert done.stderr.startswith(f"gapbench-probe: --out {blocker / 'sub'}: cannot write there")
+    assert len(done.stderr.strip().splitlines()) == 1
+
+
+@pytest.fixture
+def fakes(monkeypatch, tiny):
+    """main() with the fake framework under both names and the tiny profile."""
+    monkeypatch.setitem(plan.PROFILES, "quick", TINY)
+    monkeypatch.setattr(cli, "PROFILES", {**plan.PROFILES, "quick": TINY})
+    monkeypatch.setattr(cli, "ask_doctor", lambda path: Doctor({"machine.id": "m1"}, "test"))
+
+    def use(**adapters):
+        monkeypatch.setattr(cli, "ADAPTERS", adapters)
+    return use
+
+
+def test_one_file_per_framework(tmp_path, fakes, capsys):
+    fakes(torch=fake("torch"), tensorflow=fake("tensorflow", gpu="tensorflow is a CPU build"))
+    assert cli.main(["--out", str(tmp_path)]) == 0
+    for name in ("torch", "tensorflow"):
+        data = json.loads((tmp_path / f"framework-{name}.json").read_text())
+        assert data["context"]["framework.name"] == name
+        assert all(e["name"].startswith(f"framework/{name}/") for e in data["benchmarks"])
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["framework-tensorflow.json",
+                                                         "framework-torch.json"]
+    out = capsys.readouterr().out
+    assert f"wrote {tmp_path / 'framework-tensorflow.json'}" in out
+    assert "skipped 10: tensorflow is a CPU build" in out
+
+
+def test_a_failure_still_writes_the_file_and_exits_1(tmp_path, fakes):
+    fakes(torch=fake("torch", dense="raise"))
+    assert cli.main(["--framework", "torch", "--device", "cpu", "--out", str(tmp_path)]) == 1
+    data = json.loads((tmp_path / "framework-torch.json").read_text())
+    failed = {e["name"] for e in data["benchmarks"]
+              if e.get("error_occurred") and not e["error_message"].startswith("skipped: ")}
+    assert failed == {"framework/torch/cpu/op:dense/batch:4/real_time"}
+    assert [p.name for p in tmp_path.iterdir()] == ["framework-torch.json"]  # no temp left
+
+
+def test_skips_alone_exit_0(tmp_path, fakes, monkeypatch):
+    monkeypatch.setitem(sys.modules, "gapbench_probe_fake_framework", None)
+    fakes(torch=fake("torch"))
+    assert cli.main(["--framework", "torch", "--out", str(tmp_path)]) == 0
+    data = json.loads((tmp_path / "framework-torch.json").read_text())
+    assert all(e["error_message"].startswith("skipped: torch is not installed")
+               for e in data["benchmarks"])
+
+
+def test_a_real_run_without_the_frameworks(tmp_path):
+    """The real command, in a Python without torch (the test's): every entry a skip, exit 0."""
+    try:
+        import torch  # noqa: F401
+        pytest.skip("this Python has torch")
+    except ImportError:
+        pass
+    done = probe_command("--framework", "torch", "--out", str(tmp_path),
+                         "--filter", "op:matmul/n:16/", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    data = json.loads((tmp_path / "framework-torch.json").read_text())
+    assert {e["name"] for e in data["benchmarks"]} == {
+        "framework/torch/cpu/op:matmul/n:16/real_time",
+        "framework/torch/gpu/op:matmul/n:16/real_time"}
+    assert "skipped 2: torch is not installed in this Python" in done.stdout

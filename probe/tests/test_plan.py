@@ -1,0 +1,76 @@
+"""The cases and their names: gapbench's scheme and axes, per profile."""
+
+from __future__ import annotations
+
+import re
+
+from gapbench_probe.frameworks import ADAPTERS
+from gapbench_probe.plan import PROFILES, cases
+
+# The report's one expression for names (report/gapbench_report/results.py), restated: the probe
+# must write nothing it would refuse.
+NAME = re.compile(r"^(?P<family>[a-z][a-z0-9_]*)/(?P<variant>[a-z][a-z0-9_]*)/(?P<device>cpu|gpu)"
+                  r"(?P<axes>(?:/[a-z][a-z0-9_]*:[^/]+)*)(?:/(?P<timing>real_time|manual_time))?$")
+
+
+def names(profile: str, framework: str = "torch") -> list[str]:
+    return [c.name(framework, d) for c in cases(PROFILES[profile]) for d in c.devices]
+
+
+def test_names_follow_gapbench_scheme():
+    for profile in PROFILES:
+        for name in names(profile, "tensorflow"):
+            match = NAME.match(name)
+            assert match, name
+            assert match["family"] == "framework" and match["variant"] == "tensorflow"
+            assert match["timing"] == "real_time"
+            keys = [part.split(":")[0] for part in match["axes"].split("/")[1:]]
+            assert keys[0] == "op" and len(keys) == len(set(keys)), name
+
+
+def test_shapes_use_gapbench_axes():
+    quick = names("quick")
+    assert "framework/torch/cpu/op:conv/n:2/c:64/hw:56/k:64/r:3/stride:1/pad:1/real_time" in quick
+    assert "framework/torch/gpu/op:conv/n:1/c:1/hw:28/k:1/r:3/stride:1/pad:0/real_time" in quick
+    assert ("framework/torch/cpu/op:lstm/scope:seq/batch:64/input:50/hidden:64/steps:100/"
+            "real_time") in quick
+    assert ("framework/torch/cpu/op:lstm/scope:step/batch:64/input:512/hidden:512/steps:25/"
+            "real_time") in quick
+    assert "framework/torch/gpu/op:copy/dir:h2d/memory:pinned/bytes:67108864/real_time" in quick
+    assert "framework/torch/cpu/op:sumsq/style:vectorized/rows:1000000/cols:100/real_time" in quick
+    assert ("framework/torch/cpu/op:pipeline/produce_ms:2/consume_ms:2/depth:2/workers:2/"
+            "real_time") in quick
+    # copies only on the GPU
+    assert not [n for n in quick if "/cpu/op:copy/" in n]
+
+
+def test_full_profile_has_every_size_and_batch_32():
+    full = names("full")
+    assert "framework/torch/cpu/op:conv/n:32/c:64/hw:56/k:64/r:3/stride:1/pad:1/real_time" in full
+    sizes = {int(m[1]) for n in full if (m := re.search(r"/op:matmul/n:(\d+)/", n))}
+    assert sizes == {16, 32, 64, 128, 256, 512, 1024, 2048, 4096}
+    assert PROFILES["full"].repetitions == 10 and PROFILES["full"].min_time == 0.5
+    assert PROFILES["quick"].repetitions == 5 and PROFILES["quick"].min_time == 0.05
+
+
+def test_quick_compiles_only_where_overhead_is_the_point():
+    compiled = [n for n in names("quick") if "/mode:compiled/" in n and "/cpu/" in n]
+    assert compiled == [
+        "framework/torch/cpu/op:lstm/scope:step/batch:64/input:50/hidden:64/steps:100/"
+        "mode:compiled/real_time",
+        "framework/torch/cpu/op:dense/batch:32/mode:compiled/real_time"]
+    full = names("full")
+    assert sum("/cpu/op:dense/" in n and "mode:compiled" in n for n in full) == 4
+
+
+def test_the_python_loop_never_runs_a_million_rows():
+    for profile in PROFILES:
+        loops = [n for n in names(profile) if "style:elementwise" in n and "op:sumsq" in n]
+        assert loops and not [n for n in loops if "rows:1000000" in n]
+
+
+def test_tensorflow_has_no_pinned_copy():
+    tf = ADAPTERS["tensorflow"]
+    quick = [c for c in cases(PROFILES["quick"]) if c.op == "copy"]
+    assert [c.axis("memory") for c in quick if tf.supports(c)] == ["pageable"]
+    assert all(ADAPTERS["torch"].supports(c) for c in quick)

@@ -1,0 +1,186 @@
+"""The framework family beside the libraries: the probe's figures (the user's own PyTorch or
+TensorFlow) set against gapbench's for the same work and shape, "your framework's conv takes
+1.3x cuDNN's time here".
+
+TWINS is the one mapping from a framework benchmark to the library benchmarks that do the same
+work: framework/<fw>/<device>/op:<op>/<axes> -> <family>/<variant>/<device>/<axes>. Where several
+library variants qualify, the fastest one timed stands for the libraries. Nothing is paired by
+guesswork: an op or a shape without a twin in this table (or not run by gapbench) has no row.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+
+from gapbench_report.metrics import file_families
+from gapbench_report.results import Benchmark, Name, Results
+
+FAMILY = "framework"
+COMPILED = ("mode", "compiled")  # the framework's compiled mode; absent, eager
+
+
+@dataclass(frozen=True)
+class Twin:
+    """The library benchmarks that do a framework op's work."""
+
+    family: str
+    variants: Mapping[str, tuple[str, ...]] | Callable[[Name], str]  # by device, or from the axes
+    keep: tuple[str, ...]  # the framework's axes the library's name carries too
+    fixed: tuple[tuple[str, str], ...] = ()  # axes only the library's name has
+    only: tuple[tuple[str, str], ...] = ()  # framework axes a pair needs
+
+    def candidates(self, name: Name) -> tuple[str, ...]:
+        if callable(self.variants):
+            return (self.variants(name),)
+        return self.variants.get(name.device, ())
+
+    def axes(self, name: Name) -> dict[str, str]:
+        return {**{k: name.axes[k] for k in self.keep if k in name.axes}, **dict(self.fixed)}
+
+
+# The libraries the frameworks call themselves: oneDNN under TensorFlow's and PyTorch's CPU
+# convolutions and LSTMs, cuDNN under both on the GPU, BLAS for matmul and the dense step (kernel
+# time on the GPU: what a framework's call costs beyond it is its overhead). An LSTM step pairs
+# with oneDNN's and cuDNN's, which pay x_t's projection as a framework's cell does (gapbench's
+# blas and cublas steps have it hoisted out). A copy pairs with the synchronous copy of the same
+# memory. No twin: a per-row Python loop (gapbench's element-wise variant is a C loop), and the
+# input pipeline, whose producer is the probe's own (compare its prefetch with its none).
+TWINS: dict[str, Twin] = {
+    "conv": Twin("conv", {"cpu": ("onednn", "im2col_blas"), "gpu": ("cudnn",)},
+                 ("n", "c", "hw", "k", "r", "stride", "pad")),
+    "lstm": Twin("lstm", {"cpu": ("onednn",), "gpu": ("cudnn",)},
+                 ("scope", "batch", "input", "hidden", "steps")),
+    "matmul": Twin("overhead", {"cpu": ("openblas",), "gpu": ("cublas",)}, ("n",),
+                   (("op", "matmul"),)),
+    "dense": Twin("overhead", {"cpu": ("openblas",), "gpu": ("cublas",)}, ("batch",),
+                  (("op", "dense"),)),
+    "copy": Twin("transfer", lambda name: name.axis("memory") or "", ("dir", "bytes"),
+                 (("mode", "sync"),)),
+    "sumsq": Twin("preprocess", {"cpu": ("vectorized",), "gpu": ("vectorized",)},
+                  ("rows", "cols"), (("op", "sumsq"),), (("style", "vectorized"),)),
+    "image": Twin("preprocess", {"cpu": ("vectorized",), "gpu": ("vectorized",)},
+                  ("n", "hw", "c"), (("op", "image"),), (("style", "vectorized"),)),
+}
+
+
+def is_framework_file(results: Results) -> bool:
+    return file_families(results) == [FAMILY]
+
+
+def library_first(runs: Iterable[Results]) -> list[Results]:
+    """The run's files with gapbench's own first: the machine's context (its GPU, its findings)
+    is theirs; a framework file's context is the framework's view."""
+    runs = list(runs)
+    return [r for r in runs if not is_framework_file(r)] + [r for r in runs if is_framework_file(r)]
+
+
+def twin_key(family: str, variant: str, device: str, axes: Mapping[str, str]) -> tuple:
+    return family, variant, device, frozenset(axes.items())
+
+
+@dataclass(frozen=True)
+class Pair:
+    """A framework benchmark and the fastest library benchmark of the same work."""
+
+    framework: Benchmark
+    library: Benchmark
+    version: str = ""  # the framework's, from its file's context
+
+    @property
+    def ratio(self) -> float:
+        return self.framework.median / self.library.median
+
+    @property
+    def name(self) -> str:
+        """"tensorflow 2.21.0" (with its compiled mode where it ran in it)."""
+        text = f"{self.framework.parsed.variant} {self.version}".strip()
+        return f"{text} compiled" if self.compiled else text
+
+    @property
+    def compiled(self) -> bool:
+        return self.framework.parsed.axis(COMPILED[0]) == COMPILED[1]
+
+    @property
+    def op(self) -> str:
+        return self.framework.parsed.axis("op") or ""
+
+
+def pairs(benchmarks: Iterable[Benchmark], versions: Mapping[str, str] | None = None
+          ) -> list[Pair]:
+    """Every timed framework benchmark that has a timed library twin, in the framework's order;
+    `versions` maps a framework's name to its version (framework_versions)."""
+    benchmarks = list(benchmarks)
+    fastest: dict[tuple, Benchmark] = {}
+    for b in benchmarks:
+        if b.parsed.family != FAMILY and b.median:
+            key = twin_key(b.parsed.family, b.parsed.variant, b.parsed.device, b.parsed.axes)
+            if key not in fastest or b.median < fastest[key].median:
+                fastest[key] = b
+    found = []
+    for b in benchmarks:
+        twin = TWINS.get(b.parsed.axis("op") or "") if b.parsed.family == FAMILY else None
+        if twin is None or not b.median or any(b.parsed.axis(k) != v for k, v in twin.only):
+            continue
+        axes = twin.axes(b.parsed)
+        rivals = [fastest.get(twin_key(twin.family, v, b.parsed.device, axes))
+                  for v in twin.candidates(b.parsed)]
+        rivals = [r for r in rivals if r is not None]
+        if rivals:
+            best = min(rivals, key=lambda r: r.median)
+            found.append(Pair(b, best, (versions or {}).get(b.parsed.variant, "")))
+    return found
+
+
+def framework_versions(runs: Iterable[Results]) -> dict[str, str]:
+    """Framework name -> version, from the framework files' contexts."""
+    return {str(r.context["framework.name"]): str(r.context.get("framework.version", ""))
+            for r in runs if is_framework_file(r) and "framework.name" in r.context}
+
+
+LIBRARY_WORDS = {"onednn": "oneDNN", "im2col_blas": "im2col + OpenBLAS", "cudnn": "cuDNN",
+                 "openblas": "OpenBLAS", "cublas": "cuBLAS", "pinned": "a pinned cudaMemcpy",
+                 "pageable": "a pageable cudaMemcpy", "vectorized": "vectorized C++"}
+
+
+def library_words(variant: str) -> str:
+    return LIBRARY_WORDS.get(variant, variant)
+
+
+def fmt_ratio(ratio: float) -> str:
+    """"1.3x", "35.2x", "332x": three digits, never an exponent."""
+    return f"{ratio:.0f}x" if ratio >= 100 else f"{ratio:.3g}x"
+
+
+def size_of(pair: Pair) -> float:
+    """The product of the framework benchmark's numeric axes: which shape of an op is largest."""
+    size = 1.0
+    for value in pair.framework.parsed.axes.values():
+        if value.isdigit():
+            size *= int(value)
+    return size
+
+
+def headlines(pairs: Iterable[Pair]) -> list[str]:
+    """Per framework and device, each op at its largest shape (eager, as the framework runs by
+    default): "tensorflow 2.21.0 on the CPU takes, at each op's largest size, this many times
+    the library's time: conv 1.98x (oneDNN), ..."."""
+    largest: dict[tuple[str, str], dict[str, Pair]] = {}
+    for p in pairs:
+        if p.compiled:
+            continue
+        ops = largest.setdefault((p.name, p.framework.parsed.device), {})
+        if p.op not in ops or (size_of(p), p.framework.median) > (size_of(ops[p.op]),
+                                                                  ops[p.op].framework.median):
+            ops[p.op] = p
+    return [f"{name} on the {device.upper()} takes, at each op's largest size, this many times "
+            "the library's time: " + ", ".join(
+                f"{op} {fmt_ratio(p.ratio)} ({library_words(p.library.parsed.variant)})"
+                for op, p in ops.items()) for (name, device), ops in largest.items()]
+
+
+def cuda_version(text: object) -> tuple[int, int] | None:
+    """"12.4" -> (12, 4); None for "none", "none (CPU-only build)", absent."""
+    match = re.match(r"^(\d+)\.(\d+)", str(text or ""))
+    return (int(match[1]), int(match[2])) if match else None
