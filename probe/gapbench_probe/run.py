@@ -136,7 +136,9 @@ def time_case(adapter: Adapter, case: Case, device: str, problem: Problem, profi
     """Validated, then timed: the entries of one benchmark (error entries where it failed)."""
     runner = getattr(adapter, case.op)(device, **problem.inputs)
     try:
-        wrong = problem.check(runner.fetch(runner.call()), adapter.input_roundoff(device, case.op))
+        result = runner.call()
+        wrong = adapter.misplaced(device, result) or problem.check(
+            runner.fetch(result), adapter.input_roundoff(device, case.op))
         if wrong:
             return error_entries(name, index, profile.repetitions, wrong)
         reps = measure(runner.call, profile, runner.counters, runner.reset)

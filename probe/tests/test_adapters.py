@@ -58,12 +58,15 @@ def test_a_gpu_hidden_by_cuda_visible_devices_says_so(monkeypatch):
         "supports 12.4)")
 
 
-def fake_tensorflow(cuda: str | None, gpus: int = 0) -> NS:
+def fake_tensorflow(cuda: str | None, gpus: int = 0, opened: bool = True) -> NS:
+    """`gpus` physical GPUs, each a logical device too where TensorFlow `opened` them."""
     build = {"is_cuda_build": bool(cuda), "cuda_version": cuda, "cudnn_version": "9"}
-    devices = [NS(name=f"/physical_device:GPU:{i}") for i in range(gpus)]
+    physical = [NS(name=f"/physical_device:GPU:{i}") for i in range(gpus)]
+    logical = [NS(name=f"/device:GPU:{i}") for i in range(gpus)] if opened else []
     return NS(
         __version__="2.21.0", sysconfig=NS(get_build_info=lambda: build),
-        config=NS(list_physical_devices=lambda kind: devices if kind == "GPU" else [],
+        config=NS(list_physical_devices=lambda kind: physical if kind == "GPU" else [],
+                  list_logical_devices=lambda kind: logical if kind == "GPU" else [],
                   experimental=NS(get_device_details=lambda d: {"device_name": "NVIDIA A100"},
                                   tensor_float_32_execution_enabled=lambda: True),
                   threading=NS(get_intra_op_parallelism_threads=lambda: 0,
@@ -71,10 +74,10 @@ def fake_tensorflow(cuda: str | None, gpus: int = 0) -> NS:
         keras=NS(mixed_precision=NS(global_policy=lambda: NS(name="mixed_float16"))))
 
 
-def tensorflow_with(monkeypatch, cuda, gpus=0, driver=("12.4", "")):
+def tensorflow_with(monkeypatch, cuda, gpus=0, driver=("12.4", ""), opened=True):
     monkeypatch.setattr(tensorflow_adapter, "driver_cuda_version", lambda: driver)
     monkeypatch.setitem(sys.modules, "keras", None)  # the stand-in's own tf.keras
-    return tensorflow_adapter.TensorflowAdapter(fake_tensorflow(cuda, gpus))
+    return tensorflow_adapter.TensorflowAdapter(fake_tensorflow(cuda, gpus, opened))
 
 
 def test_tensorflow_cpu_build_and_newer_cuda(monkeypatch):
@@ -82,6 +85,22 @@ def test_tensorflow_cpu_build_and_newer_cuda(monkeypatch):
         "tensorflow 2.21.0 is a CPU-only build (no CUDA)")
     assert tensorflow_with(monkeypatch, "12.5.1").gpu_status() == (
         "tensorflow 2.21.0 built for CUDA 12.5.1; the driver supports 12.4")
+
+
+def test_tensorflow_with_a_physical_gpu_it_could_not_open_sees_no_gpu(monkeypatch):
+    tensorflow = tensorflow_with(monkeypatch, "12.3", gpus=1, opened=False)
+    assert tensorflow.gpu_status().startswith("tensorflow 2.21.0 sees no GPU")
+
+
+def test_tensorflow_result_left_on_the_cpu_under_a_gpu_name_is_caught(monkeypatch):
+    tensorflow = tensorflow_with(monkeypatch, "12.3", gpus=1)
+    on_cpu = NS(device="/job:localhost/replica:0/task:0/device:CPU:0")
+    on_gpu = NS(device="/job:localhost/replica:0/task:0/device:GPU:0")
+    assert tensorflow.misplaced("gpu", (on_gpu, on_cpu)) == (
+        "tensorflow 2.21.0 computed it on /job:localhost/replica:0/task:0/device:CPU:0, not on "
+        "the GPU (soft device placement)")
+    assert tensorflow.misplaced("gpu", (7, on_gpu)) is None  # a pipeline's batch index
+    assert tensorflow.misplaced("cpu", on_cpu) is None
 
 
 TF32 = 2.0**-11

@@ -129,3 +129,14 @@ def test_a_framework_whose_facts_or_gpu_check_raise_still_runs_on_the_cpu(tiny):
     assert run.context["gpu.status"] == (
         "torch's GPU check failed: RuntimeError: CUDA driver initialization failed")
     assert run.timed == len([n for n in runs_of(run) if "/cpu/" in n]) and not run.failed
+
+
+def test_a_gpu_result_computed_elsewhere_is_a_failure_never_a_figure(tiny):
+    def misplaced(self, device, result):
+        return "computed it on the CPU, not on the GPU" if device == "gpu" else None
+    adapter = type("SoftPlaced", (fake("tensorflow"),), {"misplaced": misplaced})
+    run = probe(adapter, tiny)
+    gpu = [e for e in run.entries if "/gpu/" in e["name"]]
+    assert gpu and {e.get("error_message") for e in gpu} == {
+        "computed it on the CPU, not on the GPU"}
+    assert run.timed == len([n for n in runs_of(run) if "/cpu/" in n])

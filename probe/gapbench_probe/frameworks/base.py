@@ -143,6 +143,10 @@ class Adapter:
         """Whether the framework computes this op's float32 in TF32 on the GPU."""
         return False
 
+    def misplaced(self, device: str, result: Any) -> str | None:
+        """Why the result of a call on `device` did not come from there, or None where it did."""
+        return None
+
     def input_roundoff(self, device: str, op: str) -> float:
         return TF32_ROUNDOFF if device == "gpu" and self.tf32(op) else 0.0
 

@@ -47,7 +47,9 @@ class TensorflowAdapter(Adapter):
             "cuda_version") else None
 
     def gpus(self) -> list:
-        return self.fw.config.list_physical_devices("GPU")
+        # The logical devices: a physical GPU that TensorFlow fails to open (its CUDA libraries
+        # missing) is listed all the same, and "/GPU:0" then runs on the CPU.
+        return self.fw.config.list_logical_devices("GPU")
 
     def keras(self):
         try:
@@ -60,7 +62,8 @@ class TensorflowAdapter(Adapter):
         tf = self.fw
         gpus = self.gpus()
         if gpus:
-            details = tf.config.experimental.get_device_details(gpus[0])
+            physical = tf.config.list_physical_devices("GPU")
+            details = tf.config.experimental.get_device_details(physical[0]) if physical else {}
             gpu = (f"{details.get('device_name', gpus[0].name)} ({len(gpus)} "
                    f"device{'s' if len(gpus) > 1 else ''})")
         else:
@@ -92,6 +95,17 @@ class TensorflowAdapter(Adapter):
 
     def tf32(self, op: str) -> bool:
         return bool(self.fw.config.experimental.tensor_float_32_execution_enabled())
+
+    def misplaced(self, device: str, result) -> str | None:
+        # Soft device placement runs an op that cannot go on the GPU on the CPU, silently.
+        if device != "gpu":
+            return None
+        for tensor in result if isinstance(result, tuple) else (result,):
+            where = getattr(tensor, "device", None)
+            if isinstance(where, str) and "device:GPU:" not in where:
+                return (f"{self.who()} computed it on {where or 'no device'}, not on the GPU "
+                        "(soft device placement)")
+        return None
 
     # ---- helpers -----------------------------------------------------------------------------
     def where(self, device: str):
