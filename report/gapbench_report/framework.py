@@ -14,7 +14,6 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
-from gapbench_report.metrics import file_families
 from gapbench_report.results import Benchmark, Name, Results
 
 FAMILY = "framework"
@@ -66,7 +65,9 @@ TWINS: dict[str, Twin] = {
 
 
 def is_framework_file(results: Results) -> bool:
-    return file_families(results) == [FAMILY]
+    """Whether gapbench-probe wrote it: by its context, since a probe file can hold no
+    benchmarks (nothing selected) and its families then say nothing."""
+    return "framework.name" in results.context
 
 
 def library_first(runs: Iterable[Results]) -> list[Results]:
@@ -136,7 +137,7 @@ def pairs(benchmarks: Iterable[Benchmark], versions: Mapping[str, str] | None = 
 def framework_versions(runs: Iterable[Results]) -> dict[str, str]:
     """Framework name -> version, from the framework files' contexts."""
     return {str(r.context["framework.name"]): str(r.context.get("framework.version", ""))
-            for r in runs if is_framework_file(r) and "framework.name" in r.context}
+            for r in runs if is_framework_file(r)}
 
 
 LIBRARY_WORDS = {"onednn": "oneDNN", "im2col_blas": "im2col + OpenBLAS", "cudnn": "cuDNN",

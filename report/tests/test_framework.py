@@ -110,6 +110,13 @@ def test_the_machine_context_is_gapbench_own_whatever_the_order_of_the_files():
     assert [p.name for p in report.pairs] == ["torch 2.9.0"]
 
 
+def test_a_framework_file_without_benchmarks_is_still_a_framework_file():
+    empty = in_memory([], **TORCH, **{"gpu.status": "torch 2.9.0 is a CPU-only build (no CUDA)"})
+    assert framework.is_framework_file(empty)
+    assert not framework.is_framework_file(library_file())
+    assert Run.of([empty, library_file()]).context["gpu.status"] == "ok"
+
+
 def test_the_report_shows_the_framework_beside_the_library(tmp_path):
     index = render.render([library_file(), framework_file()], [], tmp_path / "r")
     summary = (tmp_path / "r" / "summary.md").read_text(encoding="utf-8")
