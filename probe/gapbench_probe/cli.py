@@ -27,7 +27,7 @@ from pathlib import Path
 from gapbench_probe import __version__
 from gapbench_probe.frameworks import ADAPTERS
 from gapbench_probe.gbjson import write_atomic
-from gapbench_probe.machine import ask_doctor
+from gapbench_probe.machine import ask_doctor, machine_id
 from gapbench_probe.plan import DEVICES, PROFILES
 from gapbench_probe.run import Run, run_framework, selected
 
@@ -62,7 +62,9 @@ def parser() -> Parser:
                    help="seed of the random input data (default 42, or GAPBENCH_SEED)")
     p.add_argument("--gapbench", metavar="PATH",
                    help="the gapbench executable whose `doctor` gives the machine id (default: "
-                        "build/default/gapbench of this checkout, else gapbench on PATH)")
+                        "build/<preset>/gapbench of this checkout, default's first, else "
+                        "gapbench on PATH; without one, the machine.id of gapbench's results "
+                        "in --out)")
     p.add_argument("--version", action="version", version=f"{PROG} {__version__}")
     return p
 
@@ -117,7 +119,7 @@ def main(argv: list[str] | None = None) -> int:
     except UsageError as e:
         print(f"{PROG}: {e}", file=sys.stderr)
         return 2
-    doctor = ask_doctor(args.gapbench)
+    machine = machine_id(ask_doctor(args.gapbench), args.out)
     failed = False
     for name in args.frameworks:
         adapter, path = ADAPTERS[name], args.out / f"framework-{name}.json"
@@ -125,7 +127,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{PROG}: no {name} benchmark matches --filter {args.filter!r}: {path} not "
                   "written")
             continue
-        run = run_framework(adapter, args.devices, args.profile, args.seed, doctor, args.pattern)
+        run = run_framework(adapter, args.devices, args.profile, args.seed, machine,
+                            args.pattern)
         status = run.context["framework.status"]
         if status != "ok" and args.framework == "all":
             # Not asked for by name: the file may hold the figures another Python measured.

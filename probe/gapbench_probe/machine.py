@@ -74,11 +74,15 @@ class Doctor:
 
 
 def find_gapbench(explicit: str | None) -> Path | None:
+    """The executable given, else the one each preset builds into build/<preset>/ (default's
+    first), else gapbench on PATH."""
     if explicit:
         return Path(explicit)
-    built = REPO / "build" / "default" / "gapbench"
-    if built.is_file() and os.access(built, os.X_OK):
-        return built
+    default = REPO / "build" / "default" / "gapbench"
+    others = sorted(p for p in (REPO / "build").glob("*/gapbench") if p != default)
+    for built in (default, *others):
+        if built.is_file() and os.access(built, os.X_OK):
+            return built
     found = shutil.which("gapbench")
     return Path(found) if found else None
 
@@ -96,11 +100,34 @@ def ask_doctor(explicit: str | None) -> Doctor:
     return Doctor(facts, f"{exe} doctor")
 
 
-def machine_id(doctor: Doctor) -> tuple[str, str]:
+def results_machine_id(folder: Path) -> tuple[str, Path] | None:
+    """(machine.id, file) of the newest gapbench results file in `folder`: its context has a
+    machine.id and, unlike the probe's own files, no framework.name."""
+    found = []
+    for path in folder.glob("*.json"):
+        try:
+            context = json.loads(path.read_text(encoding="utf-8"))["context"]
+            mtime = path.stat().st_mtime
+        except (OSError, ValueError, KeyError, TypeError):
+            continue  # not a results file
+        if isinstance(context, dict) and context.get("machine.id") and \
+                "framework.name" not in context:
+            found.append((mtime, str(context["machine.id"]), path))
+    if not found:
+        return None
+    _, mid, path = max(found)
+    return mid, path
+
+
+def machine_id(doctor: Doctor, results: Path | None = None) -> tuple[str, str]:
     """(machine.id, where it came from): gapbench doctor's where it answered (the same id as the
-    families' files), else one of the probe's own from the CPU and memory."""
+    families' files), else that of gapbench's results already in `results`, else one of the
+    probe's own from the CPU and memory."""
     if doctor.facts.get("machine.id"):
         return str(doctor.facts["machine.id"]), doctor.source
+    found = results_machine_id(results) if results is not None else None
+    if found:
+        return found[0], f"machine.id of {found[1]} ({doctor.source})"
     text = f"{cpu_model()}|{os.cpu_count()}|{memory_total_bytes()}"
     return ("probe-" + hashlib.sha256(text.encode()).hexdigest()[:12],
             f"the probe's own (CPU model, cores, memory): {doctor.source}")

@@ -27,7 +27,7 @@ from gapbench_probe.gbjson import (
     error_entries,
     iteration_entries,
 )
-from gapbench_probe.machine import Doctor, cpu_model, driver_cuda_version, machine_id
+from gapbench_probe.machine import cpu_model, driver_cuda_version
 from gapbench_probe.plan import Case, Profile, cases
 from gapbench_probe.problems import Problem
 from gapbench_probe.timing import measure
@@ -65,8 +65,8 @@ def one_line(e: BaseException) -> str:
 
 
 def context_of(adapter: type[Adapter], opened: Adapter | None, status: str, gpu_status: str,
-               profile: Profile, seed: int, doctor: Doctor) -> dict:
-    mid, source = machine_id(doctor)
+               profile: Profile, seed: int, machine: tuple[str, str]) -> dict:
+    mid, source = machine
     driver, why = driver_cuda_version()
     try:
         load = list(os.getloadavg())
@@ -151,7 +151,7 @@ def time_case(adapter: Adapter, case: Case, device: str, problem: Problem, profi
 
 
 def run_framework(adapter: type[Adapter], devices: Iterable[str], profile: Profile, seed: int,
-                  doctor: Doctor, pattern: re.Pattern | None = None,
+                  machine: tuple[str, str], pattern: re.Pattern | None = None,
                   say: Callable[[str], None] = print) -> Run:
     todo = selected(adapter, profile, devices, pattern)
     try:
@@ -164,7 +164,7 @@ def run_framework(adapter: type[Adapter], devices: Iterable[str], profile: Profi
             gpu = opened.gpu_status()
         except Exception as e:  # noqa: BLE001 - its GPU unusable, its CPU still measured
             gpu = f"{adapter.name}'s GPU check failed: {one_line(e)}"
-    run = Run(adapter.name, context_of(adapter, opened, status, gpu, profile, seed, doctor))
+    run = Run(adapter.name, context_of(adapter, opened, status, gpu, profile, seed, machine))
     problem, problem_key = None, None
     for index, (case, device) in enumerate(todo):
         name = case.name(adapter.name, device)

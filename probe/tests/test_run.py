@@ -7,15 +7,14 @@ import re
 
 import pytest
 
-from gapbench_probe.machine import Doctor
 from gapbench_probe.run import run_framework
 from tests.fake_framework import fake
 
-DOCTOR = Doctor({"machine.id": "abc123", "gpu.status": "ok"}, "gapbench doctor")
+MACHINE = ("abc123", "gapbench doctor")
 
 
 def probe(adapter, tiny, devices=("cpu", "gpu"), pattern=None):
-    return run_framework(adapter, devices, tiny, 42, DOCTOR, pattern, say=lambda line: None)
+    return run_framework(adapter, devices, tiny, 42, MACHINE, pattern, say=lambda line: None)
 
 
 def runs_of(run) -> dict[str, list[dict]]:
