@@ -38,8 +38,11 @@ def driver_cuda_version(library: str = "libcuda.so.1") -> tuple[str | None, str]
         cuda = ctypes.CDLL(library)
     except OSError:
         return None, f"no NVIDIA driver ({library} not found)"
+    get_version = getattr(cuda, "cuDriverGetVersion", None)
+    if get_version is None:  # not NVIDIA's libcuda, or a stub of it
+        return None, f"{library} has no cuDriverGetVersion"
     version = ctypes.c_int(0)
-    status = cuda.cuDriverGetVersion(ctypes.byref(version))
+    status = get_version(ctypes.byref(version))
     if status != 0 or version.value <= 0:
         return None, f"cuDriverGetVersion failed (CUresult {status})"
     return format_cuda(version.value), ""

@@ -49,3 +49,11 @@ def test_without_a_gapbench_the_id_of_its_results_in_the_folder(tmp_path):
     assert machine_id(Doctor({"machine.id": "doctor-id"}, "gapbench doctor"), tmp_path) == (
         "doctor-id", "gapbench doctor")
     assert machine_id(NO_DOCTOR, tmp_path / "empty")[0].startswith("probe-")
+
+
+def test_a_libcuda_lacking_the_version_call_gives_no_version(monkeypatch):
+    class Stub:  # ctypes.CDLL raises AttributeError for a symbol the library lacks
+        def __getattr__(self, name):
+            raise AttributeError(f"libcuda.so.1: undefined symbol: {name}")
+    monkeypatch.setattr(machine.ctypes, "CDLL", lambda library: Stub())
+    assert machine.driver_cuda_version() == (None, "libcuda.so.1 has no cuDriverGetVersion")
