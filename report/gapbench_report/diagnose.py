@@ -608,9 +608,9 @@ FRAMEWORK_OVERHEAD = 3.0
 def rule_framework_overhead(run: Run) -> list[Finding]:
     """Per framework and device, the smallest matmul both measured: the framework's time over
     the library's, and the difference, its overhead per op."""
-    versions = framework.framework_versions(run.framework_files)
+    contexts = framework.framework_contexts(run.framework_files)
     smallest: dict[tuple[str, str], framework.Pair] = {}
-    for pair in framework.pairs(run.benchmarks, versions):
+    for pair in framework.pairs(run.benchmarks, contexts):
         if pair.op != "matmul" or pair.compiled:
             continue
         name = pair.framework.parsed
