@@ -185,11 +185,15 @@ def fmt_ratio(ratio: float) -> str:
     return f"{ratio:.0f}x" if ratio >= 100 else f"{ratio:.3g}x"
 
 
+NOT_SIZES = ("stride", "pad")  # how a conv walks its input, not how much work it does
+
+
 def size_of(pair: Pair) -> float:
-    """The product of the framework benchmark's numeric axes: which shape of an op is largest."""
+    """The product of the framework benchmark's numeric shape axes: which shape of an op is
+    largest."""
     size = 1.0
-    for value in pair.framework.parsed.axes.values():
-        if value.isdigit():
+    for key, value in pair.framework.parsed.axes.items():
+        if value.isdigit() and key not in NOT_SIZES:
             size *= int(value)
     return size
 

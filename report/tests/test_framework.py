@@ -89,6 +89,17 @@ def test_headlines_give_each_op_at_its_largest_size_eager():
     assert framework.fmt_ratio(332.4) == "332x" and framework.fmt_ratio(1.234) == "1.23x"
 
 
+def test_the_largest_shape_is_judged_by_the_shape_not_stride_or_pad():
+    wide = "n:2/c:256/hw:56/k:64/r:1/stride:1/pad:0"  # more work than CONV, and pad 0
+    pairs = framework.pairs(in_memory(
+        fw(f"conv/{CONV}", 4e-3) + fw(f"conv/{wide}", 9e-3)
+        + lib(f"conv/onednn/cpu/{CONV}", 2e-3) + lib(f"conv/onednn/cpu/{wide}", 3e-3)
+    ).benchmarks().values())
+    assert framework.headlines(pairs) == [
+        "torch on the CPU takes, at each op's largest size, this many times the library's time: "
+        "conv 3x (oneDNN)"]
+
+
 TF32_ON = {"torch": {**TORCH, "framework.tf32_matmul": "on", "framework.tf32_conv": "on"}}
 GPU_LIBRARIES = (lib("overhead/cublas/gpu/op:matmul/n:512", 1e-4)
                  + lib("overhead/cublas/gpu/op:matmul/n:512/math:tf32", 4e-5)
