@@ -54,8 +54,15 @@ def test_torch_without_a_driver(monkeypatch):
 def test_a_gpu_hidden_by_cuda_visible_devices_says_so(monkeypatch):
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")
     assert gpu_unusable("torch 2.9.0", "12.1", False, ("12.4", "")) == (
-        "torch 2.9.0 sees no GPU with CUDA_VISIBLE_DEVICES='' (built for CUDA 12.1; the driver "
+        "torch 2.9.0 sees no GPU with CUDA_VISIBLE_DEVICES='' (built for CUDA 12.1, the driver "
         "supports 12.4)")
+
+
+def test_a_newer_minor_cuda_is_not_named_as_the_cause(monkeypatch):
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+    # CUDA's minor-version compatibility runs 12.5 on a 12.4 driver: not the cause.
+    assert torch_with(monkeypatch, "12.5").gpu_status() == (
+        "torch 2.9.0 sees no GPU (built for CUDA 12.5, the driver supports 12.4)")
 
 
 def fake_tensorflow(cuda: str | None, gpus: int = 0, opened: bool = True) -> NS:
@@ -80,11 +87,15 @@ def tensorflow_with(monkeypatch, cuda, gpus=0, driver=("12.4", ""), opened=True)
     return tensorflow_adapter.TensorflowAdapter(fake_tensorflow(cuda, gpus, opened))
 
 
-def test_tensorflow_cpu_build_and_newer_cuda(monkeypatch):
+def test_tensorflow_cpu_build_newer_cuda_and_missing_libraries(monkeypatch):
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
     assert tensorflow_with(monkeypatch, None).gpu_status() == (
         "tensorflow 2.21.0 is a CPU-only build (no CUDA)")
+    assert tensorflow_with(monkeypatch, "13.0", driver=("12.4", "")).gpu_status() == (
+        "tensorflow 2.21.0 built for CUDA 13.0; the driver supports 12.4")
     assert tensorflow_with(monkeypatch, "12.5.1").gpu_status() == (
-        "tensorflow 2.21.0 built for CUDA 12.5.1; the driver supports 12.4")
+        "tensorflow 2.21.0 sees no GPU (built for CUDA 12.5.1, the driver supports 12.4); its "
+        "GPU build needs the CUDA libraries of `pip install tensorflow[and-cuda]`")
 
 
 def test_tensorflow_with_a_physical_gpu_it_could_not_open_sees_no_gpu(monkeypatch):

@@ -70,15 +70,18 @@ class PipelineRunner:
                       self.counters, self.reset)
 
 
-def cuda_newer(built: str | None, driver: str | None) -> bool:
+def cuda_major_newer(built: str | None, driver: str | None) -> bool:
+    """Whether the framework's CUDA has a newer major version than the driver supports: that
+    cannot run at all (a newer minor one can, through CUDA's minor-version compatibility)."""
     b, d = parse_cuda(built), parse_cuda(driver)
-    return bool(b and d and b > d)
+    return bool(b and d and b[0] > d[0])
 
 
 def gpu_unusable(who: str, cuda_built: str | None, sees_gpu: bool,
-                 driver: tuple[str | None, str] | None = None) -> str | None:
-    """None when the framework sees a GPU; else why not, naming a mismatch where there is one:
-    "torch 2.5.1 built for CUDA 13.0; the driver supports 12.4"."""
+                 driver: tuple[str | None, str] | None = None, hint: str = "") -> str | None:
+    """None when the framework sees a GPU; else why not, naming the CUDA mismatch as the cause
+    only where it is one, a newer major version ("torch 2.5.1 built for CUDA 13.0; the driver
+    supports 12.4"); otherwise "sees no GPU" with both versions, and the framework's `hint`."""
     if sees_gpu:
         return None
     if not cuda_built:
@@ -86,12 +89,12 @@ def gpu_unusable(who: str, cuda_built: str | None, sees_gpu: bool,
     driver_cuda, why = driver if driver is not None else driver_cuda_version()
     if driver_cuda is None:
         return f"{who} built for CUDA {cuda_built}; {why}"
-    if cuda_newer(cuda_built, driver_cuda):
+    if cuda_major_newer(cuda_built, driver_cuda):
         return f"{who} built for CUDA {cuda_built}; the driver supports {driver_cuda}"
     visible = os.environ.get("CUDA_VISIBLE_DEVICES")
-    hint = f" with CUDA_VISIBLE_DEVICES={visible!r}" if visible is not None else ""
-    return (f"{who} sees no GPU{hint} (built for CUDA {cuda_built}; the driver supports "
-            f"{driver_cuda})")
+    shown = f" with CUDA_VISIBLE_DEVICES={visible!r}" if visible is not None else ""
+    return (f"{who} sees no GPU{shown} (built for CUDA {cuda_built}, the driver supports "
+            f"{driver_cuda}){'; ' + hint if hint else ''}")
 
 
 class Adapter:

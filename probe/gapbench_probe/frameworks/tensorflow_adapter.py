@@ -17,6 +17,11 @@ from gapbench_probe.frameworks.base import (
 from gapbench_probe.machine import driver_cuda_version
 from gapbench_probe.plan import Case
 
+# PyPI's tensorflow is built with CUDA but brings none of its libraries: without them it sees
+# no GPU, and says why only in its start-up log.
+GPU_LIBRARIES_HINT = ("its GPU build needs the CUDA libraries of `pip install "
+                      "tensorflow[and-cuda]`")
+
 
 class TensorflowAdapter(Adapter):
     name = "tensorflow"
@@ -91,7 +96,8 @@ class TensorflowAdapter(Adapter):
     def gpu_status(self) -> str:
         if self.gpus():
             return "ok"
-        return gpu_unusable(self.who(), self.cuda_built(), False, driver_cuda_version()) or ""
+        return gpu_unusable(self.who(), self.cuda_built(), False, driver_cuda_version(),
+                            GPU_LIBRARIES_HINT) or ""
 
     def tf32(self, op: str) -> bool:
         return bool(self.fw.config.experimental.tensor_float_32_execution_enabled())
