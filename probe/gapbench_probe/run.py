@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from gapbench_probe import __version__, problems
-from gapbench_probe.frameworks.base import Adapter, Unavailable
+from gapbench_probe.frameworks.base import Adapter, Unavailable, one_line
 from gapbench_probe.gbjson import (
     SKIP_PREFIX,
     aggregate_entries,
@@ -33,7 +33,6 @@ from gapbench_probe.problems import Problem
 from gapbench_probe.timing import measure
 
 SCHEMA = "1"  # gapbench's results schema, which the report reads
-MESSAGE_LIMIT = 400  # characters of an error kept in its entry (one line)
 
 
 @dataclass
@@ -57,11 +56,6 @@ def selected(adapter: type[Adapter], profile: Profile, devices: Iterable[str],
     devices = tuple(devices)
     return [(c, d) for c in cases(profile) if adapter.supports(c) for d in c.devices
             if d in devices and (pattern is None or pattern.search(c.name(adapter.name, d)))]
-
-
-def one_line(e: BaseException) -> str:
-    text = " ".join(str(e).split())
-    return f"{type(e).__name__}: {text}"[:MESSAGE_LIMIT] if text else type(e).__name__
 
 
 def context_of(adapter: type[Adapter], opened: Adapter | None, status: str, gpu_status: str,

@@ -17,8 +17,9 @@ def fake_torch(cuda: str | None, gpus: int = 0) -> NS:
     matmul = NS(allow_tf32=False)
     return NS(
         __version__="2.9.0", version=NS(cuda=cuda),
+        ones=lambda size, device: NS(add_=lambda x: None),
         cuda=NS(is_available=lambda: gpus > 0, device_count=lambda: gpus,
-                get_device_name=lambda i: "NVIDIA T4"),
+                get_device_name=lambda i: "NVIDIA T4", synchronize=lambda: None),
         backends=NS(cudnn=NS(version=lambda: 91000 if cuda else None,
                              is_available=lambda: bool(cuda), allow_tf32=True),
                     cuda=NS(matmul=matmul)),
@@ -34,6 +35,29 @@ def test_torch_newer_cuda_than_the_driver_names_both(monkeypatch):
     torch = torch_with(monkeypatch, "13.0")
     assert torch.gpu_status() == "torch 2.9.0 built for CUDA 13.0; the driver supports 12.4"
     assert torch.facts()["framework.gpu"].startswith("none: torch 2.9.0 built for CUDA 13.0")
+
+
+def test_torch_whose_cuda_fails_to_start_skips_with_the_error(monkeypatch):
+    torch = torch_with(monkeypatch, "12.8", gpus=1)
+
+    def fail(size, device):
+        raise RuntimeError("CUDA error: no kernel image is available for execution\non the "
+                           "device")
+    torch.fw.ones = fail
+    assert torch.gpu_status() == ("torch 2.9.0 sees a GPU but cannot use it: RuntimeError: CUDA "
+                                  "error: no kernel image is available for execution on the "
+                                  "device")
+
+
+def test_a_fact_that_fails_leaves_the_others(monkeypatch):
+    torch = torch_with(monkeypatch, "12.8", gpus=1)
+
+    def fail(index):
+        raise RuntimeError("CUDA driver initialization failed")
+    torch.fw.cuda.get_device_name = fail
+    facts = torch.facts()
+    assert facts["framework.gpu"] == "unknown: RuntimeError: CUDA driver initialization failed"
+    assert facts["framework.version"] == "2.9.0" and facts["framework.cuda_built"] == "12.8"
 
 
 def test_torch_cpu_only_build(monkeypatch):

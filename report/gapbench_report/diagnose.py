@@ -553,11 +553,11 @@ def rule_framework_misses_gpu(run: Run) -> list[Finding]:
         if ctx.get("framework.status") != "ok" or ctx.get("gpu.status") == "ok":
             continue  # not installed (nothing ran), or it sees the GPU
         who, name = framework_who(ctx), ctx.get("framework.name", "the framework")
-        built = framework.cuda_version(ctx.get("framework.cuda_built"))
-        if built is None:
+        cuda_built = str(ctx.get("framework.cuda_built", ""))
+        if cuda_built.startswith("none"):  # the probe's "none (CPU-only build)"
             advice = (f"It is a CPU-only build: install {name}'s CUDA build (for torch, the wheel "
                       "for your CUDA from pytorch.org; for TensorFlow, tensorflow[and-cuda]).")
-        else:
+        else:  # a CUDA build, or one the probe could not tell ("unknown: ...", absent)
             advice = (f"Install a {name} built for the CUDA your driver supports, or update the "
                       "NVIDIA driver; check CUDA_VISIBLE_DEVICES.")
         found.append(Finding(

@@ -398,6 +398,16 @@ def test_the_framework_that_does_not_see_the_gpu_doctor_sees():
                                              "installed in this Python (/usr/bin/python3)"}))
 
 
+def test_a_framework_whose_cuda_build_is_unknown_is_not_called_cpu_only():
+    unknown = probe_run(**{"gpu.status": "torch 2.9.0 sees a GPU but cannot use it: RuntimeError",
+                           "framework.cuda_built": "unknown: RuntimeError: CUDA driver failed"})
+    absent = probe_run(**{"gpu.status": "torch 2.9.0 sees no GPU"})
+    del absent.context["framework.cuda_built"]
+    for probe in (unknown, absent):
+        text = fired_on(library_run(**SEES_T4), probe)["framework_misses_gpu"].text
+        assert "CPU-only" not in text and "built for the CUDA your driver supports" in text
+
+
 def test_the_framework_built_for_a_newer_cuda_than_the_driver():
     found = fired_on(probe_run(**{"framework.cuda_built": "13.0", "gpu.status": "x"}))
     newer = found["framework_cuda_newer"]

@@ -19,6 +19,13 @@ from gapbench_probe.machine import driver_cuda_version, parse_cuda
 from gapbench_probe.plan import Case
 from gapbench_probe.problems import TF32_ROUNDOFF
 
+MESSAGE_LIMIT = 400  # characters of an error kept (one line)
+
+
+def one_line(e: BaseException) -> str:
+    text = " ".join(str(e).split())
+    return f"{type(e).__name__}: {text}"[:MESSAGE_LIMIT] if text else type(e).__name__
+
 
 class Unavailable(Exception):
     """The framework, or one feature of it, cannot be used here; str() is the reason."""
@@ -134,9 +141,20 @@ class Adapter:
     def who(self) -> str:
         return f"{self.name} {self.version()}"
 
-    def facts(self) -> dict[str, str]:
-        """The framework.* context keys."""
+    def fact_readers(self) -> dict[str, Any]:
+        """The framework.* context keys, each a value or a function that reads it."""
         raise NotImplementedError
+
+    def facts(self) -> dict[str, str]:
+        """The framework.* context keys; one that cannot be read (a CUDA call failing) is
+        "unknown: <error>", and the others are still given."""
+        out = {}
+        for key, fact in self.fact_readers().items():
+            try:
+                out[key] = str(fact() if callable(fact) else fact)
+            except Exception as e:  # noqa: BLE001 - whatever the framework raises
+                out[key] = f"unknown: {one_line(e)}"
+        return out
 
     def gpu_status(self) -> str:
         """"ok" where the framework sees a GPU, else the reason."""

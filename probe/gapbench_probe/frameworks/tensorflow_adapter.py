@@ -63,32 +63,36 @@ class TensorflowAdapter(Adapter):
             keras = self.fw.keras
         return keras
 
-    def facts(self) -> dict[str, str]:
+    def fact_readers(self) -> dict[str, Any]:
         tf = self.fw
-        gpus = self.gpus()
-        if gpus:
+        threading = tf.config.threading
+
+        def gpu() -> str:
+            gpus = self.gpus()
+            if not gpus:
+                return f"none: {self.gpu_status()}"
             physical = tf.config.list_physical_devices("GPU")
             details = tf.config.experimental.get_device_details(physical[0]) if physical else {}
-            gpu = (f"{details.get('device_name', gpus[0].name)} ({len(gpus)} "
-                   f"device{'s' if len(gpus) > 1 else ''})")
-        else:
-            gpu = f"none: {self.gpu_status()}"
-        threading = tf.config.threading
-        intra, inter = (threading.get_intra_op_parallelism_threads(),
-                        threading.get_inter_op_parallelism_threads())
-        tf32 = "on" if self.tf32("matmul") else "off"
+            return (f"{details.get('device_name', gpus[0].name)} ({len(gpus)} "
+                    f"device{'s' if len(gpus) > 1 else ''})")
+
+        def threads(count: int) -> str:
+            return f"{count} (TensorFlow's choice)" if count == 0 else str(count)
+
+        def tf32() -> str:
+            return "on" if self.tf32("matmul") else "off"
         return {
-            "framework.version": self.version(),
-            "framework.cuda_built": self.cuda_built() or "none (CPU-only build)",
-            "framework.cudnn_built": str(self.build_info().get("cudnn_version") or "none"),
+            "framework.version": self.version,
+            "framework.cuda_built": lambda: self.cuda_built() or "none (CPU-only build)",
+            "framework.cudnn_built": lambda: self.build_info().get("cudnn_version") or "none",
             "framework.gpu": gpu,
             "framework.tf32_matmul": tf32,
             "framework.tf32_conv": tf32,
-            "framework.mixed_precision": str(self.keras().mixed_precision.global_policy().name),
-            "framework.threads_intra_op": f"{intra} (TensorFlow's choice)" if intra == 0
-                                          else str(intra),
-            "framework.threads_inter_op": f"{inter} (TensorFlow's choice)" if inter == 0
-                                          else str(inter),
+            "framework.mixed_precision": lambda: self.keras().mixed_precision.global_policy().name,
+            "framework.threads_intra_op": lambda: threads(
+                threading.get_intra_op_parallelism_threads()),
+            "framework.threads_inter_op": lambda: threads(
+                threading.get_inter_op_parallelism_threads()),
             "framework.onednn": os.environ.get("TF_ENABLE_ONEDNN_OPTS", "unset (on by default)"),
             "framework.compiled_mode": self.compiler,
         }

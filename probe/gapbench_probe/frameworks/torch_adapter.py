@@ -12,6 +12,7 @@ from gapbench_probe.frameworks.base import (
     Runner,
     Unavailable,
     gpu_unusable,
+    one_line,
 )
 from gapbench_probe.machine import driver_cuda_version
 
@@ -25,6 +26,10 @@ def cudnn_text(version: int | None) -> str:
     return f"{version // 1000}.{version // 100 % 10}.{version % 100}"
 
 
+def on_off(flag: bool) -> str:
+    return "on" if flag else "off"
+
+
 class TorchAdapter(Adapter):
     name = "torch"
     module = "torch"
@@ -34,33 +39,42 @@ class TorchAdapter(Adapter):
     def sees_gpu(self) -> bool:
         return bool(self.fw.cuda.is_available() and self.fw.cuda.device_count() > 0)
 
-    def facts(self) -> dict[str, str]:
+    def fact_readers(self) -> dict[str, Any]:
         t = self.fw
-        built = t.version.cuda
-        cudnn = t.backends.cudnn.version() if built and t.backends.cudnn.is_available() else None
-        if self.sees_gpu():
+
+        def cudnn() -> str:
+            built = t.version.cuda and t.backends.cudnn.is_available()
+            return cudnn_text(t.backends.cudnn.version() if built else None)
+
+        def gpu() -> str:
+            if not self.sees_gpu():
+                return f"none: {self.gpu_status()}"
             count = t.cuda.device_count()
-            gpu = f"{t.cuda.get_device_name(0)} ({count} device{'s' if count > 1 else ''})"
-        else:
-            gpu = f"none: {self.gpu_status()}"
+            return f"{t.cuda.get_device_name(0)} ({count} device{'s' if count > 1 else ''})"
         return {
-            "framework.version": self.version(),
-            "framework.cuda_built": built or "none (CPU-only build)",
-            "framework.cudnn_built": cudnn_text(cudnn),
+            "framework.version": self.version,
+            "framework.cuda_built": lambda: t.version.cuda or "none (CPU-only build)",
+            "framework.cudnn_built": cudnn,
             "framework.gpu": gpu,
-            "framework.tf32_matmul": "on" if t.backends.cuda.matmul.allow_tf32 else "off",
-            "framework.tf32_conv": "on" if t.backends.cudnn.allow_tf32 else "off",
+            "framework.tf32_matmul": lambda: on_off(t.backends.cuda.matmul.allow_tf32),
+            "framework.tf32_conv": lambda: on_off(t.backends.cudnn.allow_tf32),
             "framework.mixed_precision": "off (torch has no global policy: torch.autocast turns "
                                          "it on per region; the probe runs float32)",
-            "framework.threads_intra_op": str(t.get_num_threads()),
-            "framework.threads_inter_op": str(t.get_num_interop_threads()),
+            "framework.threads_intra_op": t.get_num_threads,
+            "framework.threads_inter_op": t.get_num_interop_threads,
             "framework.compiled_mode": self.compiler,
         }
 
     def gpu_status(self) -> str:
-        if self.sees_gpu():
-            return "ok"
-        return gpu_unusable(self.who(), self.fw.version.cuda, False, driver_cuda_version()) or ""
+        if not self.sees_gpu():
+            return gpu_unusable(self.who(), self.fw.version.cuda, False,
+                                driver_cuda_version()) or ""
+        try:  # is_available() only counts devices: a CUDA context that cannot start fails here
+            self.fw.ones(1, device="cuda").add_(1)
+            self.fw.cuda.synchronize()
+        except Exception as e:  # noqa: BLE001 - whatever CUDA raises, every GPU case skips
+            return f"{self.who()} sees a GPU but cannot use it: {one_line(e)}"
+        return "ok"
 
     def tf32(self, op: str) -> bool:
         if op in ("conv", "lstm"):
