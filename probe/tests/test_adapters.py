@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import sys
 from types import SimpleNamespace as NS
+from unittest.mock import MagicMock
 
+import numpy as np
 import pytest
 
 from gapbench_probe.frameworks import ADAPTERS, Unavailable, tensorflow_adapter, torch_adapter
@@ -58,6 +60,23 @@ def test_a_fact_that_fails_leaves_the_others(monkeypatch):
     facts = torch.facts()
     assert facts["framework.gpu"] == "unknown: RuntimeError: CUDA driver initialization failed"
     assert facts["framework.version"] == "2.9.0" and facts["framework.cuda_built"] == "12.8"
+
+
+def test_torch_compile_failing_in_the_dense_step_backward_is_a_skip():
+    """torch.compile compiles the backward at its first use: a compiler failing there is a
+    skip, as in the forward; the same error in eager mode stays a failure."""
+    torch = MagicMock()  # any attribute, any call
+    torch.compile = lambda fn: fn
+    backward = torch.nn.functional.cross_entropy.return_value.backward
+    backward.side_effect = RuntimeError("InductorError: no working C++ compiler found")
+    adapter = torch_adapter.TorchAdapter(torch)
+    params = (np.zeros((4, 3)), np.zeros(3), np.zeros((3, 2)), np.zeros(2))
+    x, labels = np.zeros((2, 4), np.float32), np.zeros(2, np.int64)
+    with pytest.raises(Unavailable, match="^torch.compile does not work here: RuntimeError: "
+                                          "InductorError: no working C"):
+        adapter.dense("cpu", params, x, labels, 0.1, compiled=True).call()
+    with pytest.raises(RuntimeError, match="InductorError"):
+        adapter.dense("cpu", params, x, labels, 0.1, compiled=False).call()
 
 
 def test_torch_cpu_only_build(monkeypatch):

@@ -3,9 +3,9 @@ benchmark with the library benchmarks of the same work and shape, and the report
 
 from __future__ import annotations
 
-from gapbench_report import framework, render
+from gapbench_report import check, framework, render
 from gapbench_report.diagnose import Run
-from tests.synthetic import in_memory, runs
+from tests.synthetic import in_memory, runs, skipped
 
 TORCH = {"framework.name": "torch", "framework.version": "2.9.0", "framework.status": "ok"}
 CONV = "n:2/c:64/hw:56/k:64/r:3/stride:1/pad:1"
@@ -187,3 +187,19 @@ def test_no_pairs_no_section(tmp_path):
     render.render([library_file()], [], tmp_path / "r")
     assert "Your framework" not in (tmp_path / "r" / "summary.md").read_text(encoding="utf-8")
     assert not (tmp_path / "r" / "framework-vs-libraries.png").exists()
+
+
+def test_check_accepts_a_compiled_case_skipped_for_a_compiler_that_does_not_work_here():
+    no_compiler = "torch.compile does not work here: InductorError: no working C++ compiler"
+    compiled = "framework/torch/cpu/op:dense/batch:32/mode:compiled/real_time"
+
+    def probe_file(*entries):
+        return in_memory([e for group in entries for e in group], **TORCH,
+                         **{"framework.compiled_mode": "torch.compile"})
+    assert check.problems(probe_file(fw("dense/batch:32", 1e-4), skipped(compiled, no_compiler)),
+                          "framework") == []
+    # Strict for everything else: an eager case, another reason, a file not the probe's.
+    eager = "framework/torch/cpu/op:dense/batch:32/real_time"
+    assert check.problems(probe_file(skipped(eager, no_compiler)), "framework")
+    assert check.problems(probe_file(skipped(compiled, "out of memory")), "framework")
+    assert check.problems(in_memory(skipped(compiled, no_compiler)), "framework")

@@ -101,24 +101,24 @@ class TorchAdapter(Adapter):
             return out
         return Runner(call, fetch or numpy_of)
 
-    def compile(self, fn):
-        """torch.compile's function, compiled at its first call: a compiler that fails there
-        (no C++ compiler, no Triton) makes the case a skip, not a failure of the framework."""
-        compiled = self.fw.compile(fn)
+    def compiling(self, call):
+        """`call`, whose first call compiles: a compiler that fails there, in the forward or the
+        backward (no C++ compiler, no Triton), makes the case a skip, not a failure of the
+        framework."""
         first = [True]
 
-        def call(*args):
+        def guarded(*args):
             if not first[0]:
-                return compiled(*args)
+                return call(*args)
             try:
-                out = compiled(*args)
+                out = call(*args)
             except Exception as e:  # noqa: BLE001 - the compiler's own failures vary
-                raise Unavailable(f"torch.compile does not work here: {type(e).__name__}: "
+                raise Unavailable(f"{self.compiler} does not work here: {type(e).__name__}: "
                                   f"{str(e).strip().splitlines()[0] if str(e).strip() else ''}"
                                   ) from None
             first[0] = False
             return out
-        return call
+        return guarded
 
     # ---- ops ---------------------------------------------------------------------------------
     def sumsq(self, device, x, style):
@@ -160,7 +160,7 @@ class TorchAdapter(Adapter):
             getattr(layer, f"bias_ih{suffix}").copy_(self.fw.from_numpy(b))
             getattr(layer, f"bias_hh{suffix}").zero_()
         xt, ht, ct = self.to(x, device), self.to(h0, device), self.to(c0, device)
-        fn = self.compile(layer) if compiled else layer
+        fn = self.fw.compile(layer) if compiled else layer
         if scope == "seq":
             def call():
                 out, (_, c_last) = fn(xt, (ht[None], ct[None]))
@@ -170,7 +170,8 @@ class TorchAdapter(Adapter):
 
             def call():
                 return fn(x0, (ht, ct))
-        return self.run(device, call, lambda r: (numpy_of(r[0]), numpy_of(r[1])))
+        return self.run(device, self.compiling(call) if compiled else call,
+                        lambda r: (numpy_of(r[0]), numpy_of(r[1])))
 
     def matmul(self, device, a, b):
         at, bt = self.to(a, device), self.to(b, device)
@@ -190,7 +191,7 @@ class TorchAdapter(Adapter):
 
         def loss_of(xs, ys):
             return nn.functional.cross_entropy(model(xs), ys)
-        forward = self.compile(loss_of) if compiled else loss_of
+        forward = self.fw.compile(loss_of) if compiled else loss_of
 
         def step():
             optimizer.zero_grad(set_to_none=True)
@@ -203,7 +204,8 @@ class TorchAdapter(Adapter):
         def fetch(loss):
             return (float(loss.item()), numpy_of(model[0].weight.T), numpy_of(model[0].bias),
                     numpy_of(model[2].weight.T), numpy_of(model[2].bias))
-        return Runner(step, fetch)
+        # The whole step: torch.compile compiles the backward at its first use, outside forward.
+        return Runner(self.compiling(step) if compiled else step, fetch)
 
     def copy(self, device, host, memory):
         ht = self.fw.from_numpy(host)
