@@ -541,18 +541,23 @@ def framework_who(context: dict) -> str:
 
 def rule_framework_misses_gpu(run: Run) -> list[Finding]:
     """gapbench (doctor's facts, in its files' context) uses a GPU that the framework does not
-    see: the user's model silently runs on the CPU."""
-    seen = next((r.context for r in run.library_files if r.context.get("gpu.status") == "ok"),
-                None)
-    if seen is None:
-        return []
-    gpu = seen.get("gpu.name") or "a GPU"
+    see on the same machine: the user's model silently runs on the CPU."""
+    seen = {r.context.get("machine.id"): r.context for r in run.library_files
+            if r.context.get("gpu.status") == "ok"}
     found = []
     for r in run.framework_files:
         ctx = r.context
         if ctx.get("framework.status") != "ok" or ctx.get("gpu.status") == "ok":
             continue  # not installed (nothing ran), or it sees the GPU
+        library = seen.get(ctx.get("machine.id")) if ctx.get("machine.id") else None
+        if library is None:
+            continue  # no GPU for gapbench on the machine the probe ran on (or not known which)
+        gpu = library.get("gpu.name") or "a GPU"
         who, name = framework_who(ctx), ctx.get("framework.name", "the framework")
+        gpu_skips = sum(b.parsed.device == "gpu" and b.status == "skipped"
+                        for b in r.benchmarks().values())
+        skips = (f", and the probe skipped its {gpu_skips} GPU benchmark"
+                 f"{'s' if gpu_skips > 1 else ''}" if gpu_skips else "")
         cuda_built = str(ctx.get("framework.cuda_built", ""))
         if cuda_built.startswith("none"):  # the probe's "none (CPU-only build)"
             advice = (f"It is a CPU-only build: install {name}'s CUDA build (for torch, the wheel "
@@ -563,7 +568,7 @@ def rule_framework_misses_gpu(run: Run) -> list[Finding]:
         found.append(Finding(
             "framework_misses_gpu", "problem", f"{who} does not see the GPU",
             f"gapbench uses the {gpu} here, but {who} does not see it: {ctx.get('gpu.status')}. "
-            f"Your model runs on the CPU, and every GPU benchmark of {name} was skipped. {advice}",
+            f"Your model runs on the CPU{skips}. {advice}",
             cause=f"{name} not using the GPU"))
     return found
 

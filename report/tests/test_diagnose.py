@@ -398,6 +398,23 @@ def test_the_framework_that_does_not_see_the_gpu_doctor_sees():
                                              "installed in this Python (/usr/bin/python3)"}))
 
 
+def test_the_framework_missing_the_gpu_is_judged_on_its_own_machine_by_what_it_ran():
+    cpu_build = {"gpu.status": "torch 2.9.0+cpu is a CPU-only build (no CUDA)",
+                 "framework.cuda_built": "none (CPU-only build)"}
+    # --device cpu: no GPU benchmark in the file, none said to be skipped.
+    cpu_only = fired_on(library_run(**SEES_T4), probe_run(**cpu_build))["framework_misses_gpu"]
+    assert "Your model runs on the CPU. It is a CPU-only build" in cpu_only.text
+    both = probe_run(runs("framework/torch/cpu/op:matmul/n:16/real_time", [4e-6] * 3)
+                     + skipped("framework/torch/gpu/op:matmul/n:16/real_time", "CPU-only")
+                     + skipped("framework/torch/gpu/op:matmul/n:64/real_time", "CPU-only"),
+                     **cpu_build)
+    assert "Your model runs on the CPU, and the probe skipped its 2 GPU benchmarks." in fired_on(
+        library_run(**SEES_T4), both)["framework_misses_gpu"].text
+    # Silent: the probe ran on another machine than gapbench's.
+    assert "framework_misses_gpu" not in fired_on(
+        library_run(**SEES_T4), probe_run(**cpu_build, **{"machine.id": "other-machine"}))
+
+
 def test_a_framework_whose_cuda_build_is_unknown_is_not_called_cpu_only():
     unknown = probe_run(**{"gpu.status": "torch 2.9.0 sees a GPU but cannot use it: RuntimeError",
                            "framework.cuda_built": "unknown: RuntimeError: CUDA driver failed"})
