@@ -4,10 +4,12 @@
                    [--profile quick|full] [--out DIR] [--filter REGEX] [--seed N]
                    [--gapbench PATH]
 
-Runs with whichever Python runs it, and installs nothing: a framework that Python lacks gets a
-results file all the same, every benchmark skipped with the reason. Writes
-DIR/framework-<name>.json (default DIR: results/local, beside gapbench's own files), Google
-Benchmark's JSON in gapbench's scheme, for `gapbench-report render`, `check` and `compare`.
+Runs with whichever Python runs it, and installs nothing. Writes DIR/framework-<name>.json
+(default DIR: results/local, beside gapbench's own files), Google Benchmark's JSON in gapbench's
+scheme, for `gapbench-report render`, `check` and `compare`. A framework that Python lacks gets
+a file all the same, every benchmark skipped with the reason, except under `--framework all`
+where a file of it is there already (another Python's figures): that one is kept. A framework
+none of whose benchmarks matches --filter is not written at all.
 
 Exit status: 0 every benchmark ran or was skipped with a reason; 1 a benchmark failed (a wrong
 result or an error of the framework; the file is still written, with the error in it); 2 bad
@@ -25,9 +27,9 @@ from pathlib import Path
 from gapbench_probe import __version__
 from gapbench_probe.frameworks import ADAPTERS
 from gapbench_probe.gbjson import write_atomic
-from gapbench_probe.machine import ask_doctor
+from gapbench_probe.machine import ask_doctor, machine_id
 from gapbench_probe.plan import DEVICES, PROFILES
-from gapbench_probe.run import run_framework, selected
+from gapbench_probe.run import Run, run_framework, selected
 
 PROG = "gapbench-probe"
 
@@ -60,7 +62,9 @@ def parser() -> Parser:
                    help="seed of the random input data (default 42, or GAPBENCH_SEED)")
     p.add_argument("--gapbench", metavar="PATH",
                    help="the gapbench executable whose `doctor` gives the machine id (default: "
-                        "build/default/gapbench of this checkout, else gapbench on PATH)")
+                        "build/<preset>/gapbench of this checkout, default's first, else "
+                        "gapbench on PATH; without one, the machine.id of gapbench's results "
+                        "in --out)")
     p.add_argument("--version", action="version", version=f"{PROG} {__version__}")
     return p
 
@@ -115,16 +119,27 @@ def main(argv: list[str] | None = None) -> int:
     except UsageError as e:
         print(f"{PROG}: {e}", file=sys.stderr)
         return 2
-    doctor = ask_doctor(args.gapbench)
+    machine = machine_id(ask_doctor(args.gapbench), args.out)
     failed = False
     for name in args.frameworks:
-        run = run_framework(ADAPTERS[name], args.devices, args.profile, args.seed, doctor,
+        adapter, path = ADAPTERS[name], args.out / f"framework-{name}.json"
+        if not selected(adapter, args.profile, args.devices, args.pattern):
+            print(f"{PROG}: no {name} benchmark matches --filter {args.filter!r}: {path} not "
+                  "written")
+            continue
+        run = run_framework(adapter, args.devices, args.profile, args.seed, machine,
                             args.pattern)
-        path = args.out / f"framework-{name}.json"
-        try:
-            write_atomic(path, run.document())
-        except OSError as e:
-            print(f"{PROG}: {path}: cannot write: {e.strerror or e}", file=sys.stderr)
+        status = run.context["framework.status"]
+        if status != "ok" and args.framework == "all":
+            # Not asked for by name: the file may hold the figures another Python measured.
+            if path.exists():
+                print(f"{PROG}: {status}: {path} kept as it was", file=sys.stderr)
+            elif write(path, run):
+                print(f"{PROG}: {status}: wrote {path}, every benchmark skipped", file=sys.stderr)
+            else:
+                return 2
+            continue
+        if not write(path, run):
             return 2
         skipped = sum(run.skipped.values())
         print(f"{PROG}: wrote {path}: {run.timed} timed, {skipped} skipped, "
@@ -133,3 +148,12 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  skipped {count}: {reason}")
         failed = failed or bool(run.failed)
     return 1 if failed else 0
+
+
+def write(path: Path, run: Run) -> bool:
+    try:
+        write_atomic(path, run.document())
+    except OSError as e:
+        print(f"{PROG}: {path}: cannot write: {e.strerror or e}", file=sys.stderr)
+        return False
+    return True

@@ -83,10 +83,6 @@ def error_entries(name: str, index: int, repetitions: int, message: str) -> list
             for i in range(repetitions)]
 
 
-def document(context: dict, entries: list[dict]) -> dict:
-    return {"context": context, "benchmarks": entries}
-
-
 def write_atomic(path: Path, data: dict) -> None:
     """`data` as JSON into `path`: under a temporary name beside it (.NAME.PID.tmp), then renamed
     over it; a failure leaves the earlier file as it was, and the temporary file is removed."""

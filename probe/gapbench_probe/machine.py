@@ -38,8 +38,11 @@ def driver_cuda_version(library: str = "libcuda.so.1") -> tuple[str | None, str]
         cuda = ctypes.CDLL(library)
     except OSError:
         return None, f"no NVIDIA driver ({library} not found)"
+    get_version = getattr(cuda, "cuDriverGetVersion", None)
+    if get_version is None:  # not NVIDIA's libcuda, or a stub of it
+        return None, f"{library} has no cuDriverGetVersion"
     version = ctypes.c_int(0)
-    status = cuda.cuDriverGetVersion(ctypes.byref(version))
+    status = get_version(ctypes.byref(version))
     if status != 0 or version.value <= 0:
         return None, f"cuDriverGetVersion failed (CUresult {status})"
     return format_cuda(version.value), ""
@@ -74,11 +77,15 @@ class Doctor:
 
 
 def find_gapbench(explicit: str | None) -> Path | None:
+    """The executable given, else the one each preset builds into build/<preset>/ (default's
+    first), else gapbench on PATH."""
     if explicit:
         return Path(explicit)
-    built = REPO / "build" / "default" / "gapbench"
-    if built.is_file() and os.access(built, os.X_OK):
-        return built
+    default = REPO / "build" / "default" / "gapbench"
+    others = sorted(p for p in (REPO / "build").glob("*/gapbench") if p != default)
+    for built in (default, *others):
+        if built.is_file() and os.access(built, os.X_OK):
+            return built
     found = shutil.which("gapbench")
     return Path(found) if found else None
 
@@ -96,11 +103,34 @@ def ask_doctor(explicit: str | None) -> Doctor:
     return Doctor(facts, f"{exe} doctor")
 
 
-def machine_id(doctor: Doctor) -> tuple[str, str]:
+def results_machine_id(folder: Path) -> tuple[str, Path] | None:
+    """(machine.id, file) of the newest gapbench results file in `folder`: its context has a
+    machine.id and, unlike the probe's own files, no framework.name."""
+    found = []
+    for path in folder.glob("*.json"):
+        try:
+            context = json.loads(path.read_text(encoding="utf-8"))["context"]
+            mtime = path.stat().st_mtime
+        except (OSError, ValueError, KeyError, TypeError):
+            continue  # not a results file
+        if isinstance(context, dict) and context.get("machine.id") and \
+                "framework.name" not in context:
+            found.append((mtime, str(context["machine.id"]), path))
+    if not found:
+        return None
+    _, mid, path = max(found)
+    return mid, path
+
+
+def machine_id(doctor: Doctor, results: Path | None = None) -> tuple[str, str]:
     """(machine.id, where it came from): gapbench doctor's where it answered (the same id as the
-    families' files), else one of the probe's own from the CPU and memory."""
+    families' files), else that of gapbench's results already in `results`, else one of the
+    probe's own from the CPU and memory."""
     if doctor.facts.get("machine.id"):
         return str(doctor.facts["machine.id"]), doctor.source
+    found = results_machine_id(results) if results is not None else None
+    if found:
+        return found[0], f"machine.id of {found[1]} ({doctor.source})"
     text = f"{cpu_model()}|{os.cpu_count()}|{memory_total_bytes()}"
     return ("probe-" + hashlib.sha256(text.encode()).hexdigest()[:12],
             f"the probe's own (CPU model, cores, memory): {doctor.source}")

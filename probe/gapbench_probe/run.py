@@ -20,20 +20,19 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from gapbench_probe import __version__, problems
-from gapbench_probe.frameworks.base import Adapter, Unavailable
+from gapbench_probe.frameworks.base import Adapter, Unavailable, one_line
 from gapbench_probe.gbjson import (
     SKIP_PREFIX,
     aggregate_entries,
     error_entries,
     iteration_entries,
 )
-from gapbench_probe.machine import Doctor, cpu_model, driver_cuda_version, machine_id
+from gapbench_probe.machine import cpu_model, driver_cuda_version
 from gapbench_probe.plan import Case, Profile, cases
 from gapbench_probe.problems import Problem
 from gapbench_probe.timing import measure
 
 SCHEMA = "1"  # gapbench's results schema, which the report reads
-MESSAGE_LIMIT = 400  # characters of an error kept in its entry (one line)
 
 
 @dataclass
@@ -59,14 +58,9 @@ def selected(adapter: type[Adapter], profile: Profile, devices: Iterable[str],
             if d in devices and (pattern is None or pattern.search(c.name(adapter.name, d)))]
 
 
-def one_line(e: BaseException) -> str:
-    text = " ".join(str(e).split())
-    return f"{type(e).__name__}: {text}"[:MESSAGE_LIMIT] if text else type(e).__name__
-
-
 def context_of(adapter: type[Adapter], opened: Adapter | None, status: str, gpu_status: str,
-               profile: Profile, seed: int, doctor: Doctor) -> dict:
-    mid, source = machine_id(doctor)
+               profile: Profile, seed: int, machine: tuple[str, str]) -> dict:
+    mid, source = machine
     driver, why = driver_cuda_version()
     try:
         load = list(os.getloadavg())
@@ -136,7 +130,9 @@ def time_case(adapter: Adapter, case: Case, device: str, problem: Problem, profi
     """Validated, then timed: the entries of one benchmark (error entries where it failed)."""
     runner = getattr(adapter, case.op)(device, **problem.inputs)
     try:
-        wrong = problem.check(runner.fetch(runner.call()), adapter.input_roundoff(device, case.op))
+        result = runner.call()
+        wrong = adapter.misplaced(device, result) or problem.check(
+            runner.fetch(result), adapter.input_roundoff(device, case.op))
         if wrong:
             return error_entries(name, index, profile.repetitions, wrong)
         reps = measure(runner.call, profile, runner.counters, runner.reset)
@@ -149,7 +145,7 @@ def time_case(adapter: Adapter, case: Case, device: str, problem: Problem, profi
 
 
 def run_framework(adapter: type[Adapter], devices: Iterable[str], profile: Profile, seed: int,
-                  doctor: Doctor, pattern: re.Pattern | None = None,
+                  machine: tuple[str, str], pattern: re.Pattern | None = None,
                   say: Callable[[str], None] = print) -> Run:
     todo = selected(adapter, profile, devices, pattern)
     try:
@@ -162,7 +158,7 @@ def run_framework(adapter: type[Adapter], devices: Iterable[str], profile: Profi
             gpu = opened.gpu_status()
         except Exception as e:  # noqa: BLE001 - its GPU unusable, its CPU still measured
             gpu = f"{adapter.name}'s GPU check failed: {one_line(e)}"
-    run = Run(adapter.name, context_of(adapter, opened, status, gpu, profile, seed, doctor))
+    run = Run(adapter.name, context_of(adapter, opened, status, gpu, profile, seed, machine))
     problem, problem_key = None, None
     for index, (case, device) in enumerate(todo):
         name = case.name(adapter.name, device)

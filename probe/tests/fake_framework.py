@@ -32,7 +32,7 @@ class FakeAdapter(Adapter):
     faults: ClassVar[dict[str, str]] = {}  # op -> "wrong" | "raise" | "unavailable"
     gpu: ClassVar[str] = "ok"
 
-    def facts(self):
+    def fact_readers(self):
         return {"framework.version": self.version(), "framework.cuda_built": "12.4",
                 "framework.gpu": "Fake GPU (1 device)" if self.gpu == "ok" else f"none: {self.gpu}"}
 

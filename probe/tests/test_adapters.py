@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import sys
 from types import SimpleNamespace as NS
+from unittest.mock import MagicMock
 
+import numpy as np
 import pytest
 
 from gapbench_probe.frameworks import ADAPTERS, Unavailable, tensorflow_adapter, torch_adapter
@@ -17,8 +19,9 @@ def fake_torch(cuda: str | None, gpus: int = 0) -> NS:
     matmul = NS(allow_tf32=False)
     return NS(
         __version__="2.9.0", version=NS(cuda=cuda),
+        ones=lambda size, device: NS(add_=lambda x: None),
         cuda=NS(is_available=lambda: gpus > 0, device_count=lambda: gpus,
-                get_device_name=lambda i: "NVIDIA T4"),
+                get_device_name=lambda i: "NVIDIA T4", synchronize=lambda: None),
         backends=NS(cudnn=NS(version=lambda: 91000 if cuda else None,
                              is_available=lambda: bool(cuda), allow_tf32=True),
                     cuda=NS(matmul=matmul)),
@@ -34,6 +37,46 @@ def test_torch_newer_cuda_than_the_driver_names_both(monkeypatch):
     torch = torch_with(monkeypatch, "13.0")
     assert torch.gpu_status() == "torch 2.9.0 built for CUDA 13.0; the driver supports 12.4"
     assert torch.facts()["framework.gpu"].startswith("none: torch 2.9.0 built for CUDA 13.0")
+
+
+def test_torch_whose_cuda_fails_to_start_skips_with_the_error(monkeypatch):
+    torch = torch_with(monkeypatch, "12.8", gpus=1)
+
+    def fail(size, device):
+        raise RuntimeError("CUDA error: no kernel image is available for execution\non the "
+                           "device")
+    torch.fw.ones = fail
+    assert torch.gpu_status() == ("torch 2.9.0 sees a GPU but cannot use it: RuntimeError: CUDA "
+                                  "error: no kernel image is available for execution on the "
+                                  "device")
+
+
+def test_a_fact_that_fails_leaves_the_others(monkeypatch):
+    torch = torch_with(monkeypatch, "12.8", gpus=1)
+
+    def fail(index):
+        raise RuntimeError("CUDA driver initialization failed")
+    torch.fw.cuda.get_device_name = fail
+    facts = torch.facts()
+    assert facts["framework.gpu"] == "unknown: RuntimeError: CUDA driver initialization failed"
+    assert facts["framework.version"] == "2.9.0" and facts["framework.cuda_built"] == "12.8"
+
+
+def test_torch_compile_failing_in_the_dense_step_backward_is_a_skip():
+    """torch.compile compiles the backward at its first use: a compiler failing there is a
+    skip, as in the forward; the same error in eager mode stays a failure."""
+    torch = MagicMock()  # any attribute, any call
+    torch.compile = lambda fn: fn
+    backward = torch.nn.functional.cross_entropy.return_value.backward
+    backward.side_effect = RuntimeError("InductorError: no working C++ compiler found")
+    adapter = torch_adapter.TorchAdapter(torch)
+    params = (np.zeros((4, 3)), np.zeros(3), np.zeros((3, 2)), np.zeros(2))
+    x, labels = np.zeros((2, 4), np.float32), np.zeros(2, np.int64)
+    with pytest.raises(Unavailable, match="^torch.compile does not work here: RuntimeError: "
+                                          "InductorError: no working C"):
+        adapter.dense("cpu", params, x, labels, 0.1, compiled=True).call()
+    with pytest.raises(RuntimeError, match="InductorError"):
+        adapter.dense("cpu", params, x, labels, 0.1, compiled=False).call()
 
 
 def test_torch_cpu_only_build(monkeypatch):
@@ -54,16 +97,26 @@ def test_torch_without_a_driver(monkeypatch):
 def test_a_gpu_hidden_by_cuda_visible_devices_says_so(monkeypatch):
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")
     assert gpu_unusable("torch 2.9.0", "12.1", False, ("12.4", "")) == (
-        "torch 2.9.0 sees no GPU with CUDA_VISIBLE_DEVICES='' (built for CUDA 12.1; the driver "
+        "torch 2.9.0 sees no GPU with CUDA_VISIBLE_DEVICES='' (built for CUDA 12.1, the driver "
         "supports 12.4)")
 
 
-def fake_tensorflow(cuda: str | None, gpus: int = 0) -> NS:
+def test_a_newer_minor_cuda_is_not_named_as_the_cause(monkeypatch):
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+    # CUDA's minor-version compatibility runs 12.5 on a 12.4 driver: not the cause.
+    assert torch_with(monkeypatch, "12.5").gpu_status() == (
+        "torch 2.9.0 sees no GPU (built for CUDA 12.5, the driver supports 12.4)")
+
+
+def fake_tensorflow(cuda: str | None, gpus: int = 0, opened: bool = True) -> NS:
+    """`gpus` physical GPUs, each a logical device too where TensorFlow `opened` them."""
     build = {"is_cuda_build": bool(cuda), "cuda_version": cuda, "cudnn_version": "9"}
-    devices = [NS(name=f"/physical_device:GPU:{i}") for i in range(gpus)]
+    physical = [NS(name=f"/physical_device:GPU:{i}") for i in range(gpus)]
+    logical = [NS(name=f"/device:GPU:{i}") for i in range(gpus)] if opened else []
     return NS(
         __version__="2.21.0", sysconfig=NS(get_build_info=lambda: build),
-        config=NS(list_physical_devices=lambda kind: devices if kind == "GPU" else [],
+        config=NS(list_physical_devices=lambda kind: physical if kind == "GPU" else [],
+                  list_logical_devices=lambda kind: logical if kind == "GPU" else [],
                   experimental=NS(get_device_details=lambda d: {"device_name": "NVIDIA A100"},
                                   tensor_float_32_execution_enabled=lambda: True),
                   threading=NS(get_intra_op_parallelism_threads=lambda: 0,
@@ -71,17 +124,37 @@ def fake_tensorflow(cuda: str | None, gpus: int = 0) -> NS:
         keras=NS(mixed_precision=NS(global_policy=lambda: NS(name="mixed_float16"))))
 
 
-def tensorflow_with(monkeypatch, cuda, gpus=0, driver=("12.4", "")):
+def tensorflow_with(monkeypatch, cuda, gpus=0, driver=("12.4", ""), opened=True):
     monkeypatch.setattr(tensorflow_adapter, "driver_cuda_version", lambda: driver)
     monkeypatch.setitem(sys.modules, "keras", None)  # the stand-in's own tf.keras
-    return tensorflow_adapter.TensorflowAdapter(fake_tensorflow(cuda, gpus))
+    return tensorflow_adapter.TensorflowAdapter(fake_tensorflow(cuda, gpus, opened))
 
 
-def test_tensorflow_cpu_build_and_newer_cuda(monkeypatch):
+def test_tensorflow_cpu_build_newer_cuda_and_missing_libraries(monkeypatch):
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
     assert tensorflow_with(monkeypatch, None).gpu_status() == (
         "tensorflow 2.21.0 is a CPU-only build (no CUDA)")
+    assert tensorflow_with(monkeypatch, "13.0", driver=("12.4", "")).gpu_status() == (
+        "tensorflow 2.21.0 built for CUDA 13.0; the driver supports 12.4")
     assert tensorflow_with(monkeypatch, "12.5.1").gpu_status() == (
-        "tensorflow 2.21.0 built for CUDA 12.5.1; the driver supports 12.4")
+        "tensorflow 2.21.0 sees no GPU (built for CUDA 12.5.1, the driver supports 12.4); its "
+        "GPU build needs the CUDA libraries of `pip install tensorflow[and-cuda]`")
+
+
+def test_tensorflow_with_a_physical_gpu_it_could_not_open_sees_no_gpu(monkeypatch):
+    tensorflow = tensorflow_with(monkeypatch, "12.3", gpus=1, opened=False)
+    assert tensorflow.gpu_status().startswith("tensorflow 2.21.0 sees no GPU")
+
+
+def test_tensorflow_result_left_on_the_cpu_under_a_gpu_name_is_caught(monkeypatch):
+    tensorflow = tensorflow_with(monkeypatch, "12.3", gpus=1)
+    on_cpu = NS(device="/job:localhost/replica:0/task:0/device:CPU:0")
+    on_gpu = NS(device="/job:localhost/replica:0/task:0/device:GPU:0")
+    assert tensorflow.misplaced("gpu", (on_gpu, on_cpu)) == (
+        "tensorflow 2.21.0 computed it on /job:localhost/replica:0/task:0/device:CPU:0, not on "
+        "the GPU (soft device placement)")
+    assert tensorflow.misplaced("gpu", (7, on_gpu)) is None  # a pipeline's batch index
+    assert tensorflow.misplaced("cpu", on_cpu) is None
 
 
 TF32 = 2.0**-11

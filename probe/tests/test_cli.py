@@ -115,3 +115,52 @@ def test_a_real_run_without_the_frameworks(tmp_path):
         "framework/torch/cpu/op:matmul/n:16/real_time",
         "framework/torch/gpu/op:matmul/n:16/real_time"}
     assert "skipped 2: torch is not installed in this Python" in done.stdout
+
+
+def test_a_framework_the_filter_leaves_empty_is_not_written(tmp_path, fakes, capsys):
+    fakes(torch=fake("torch"), tensorflow=fake("tensorflow"))
+    earlier = tmp_path / "framework-tensorflow.json"
+    earlier.write_text("earlier figures")
+    assert cli.main(["--out", str(tmp_path), "--filter", "^framework/torch/"]) == 0
+    assert earlier.read_text() == "earlier figures"
+    assert json.loads((tmp_path / "framework-torch.json").read_text())["benchmarks"]
+    assert (f"gapbench-probe: no tensorflow benchmark matches --filter '^framework/torch/': "
+            f"{earlier} not written") in capsys.readouterr().out
+
+
+def missing(name: str):
+    """A fake framework whose module this Python lacks."""
+    return type(f"Missing{name}", (fake(name),), {"module": "gapbench_probe_no_such_framework"})
+
+
+def test_under_all_a_missing_framework_keeps_an_earlier_file(tmp_path, fakes, capsys):
+    fakes(torch=missing("torch"), tensorflow=fake("tensorflow"))
+    earlier = tmp_path / "framework-torch.json"
+    earlier.write_text("figures of another Python")
+    assert cli.main(["--out", str(tmp_path)]) == 0
+    assert earlier.read_text() == "figures of another Python"
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 1 and err[0].startswith("gapbench-probe: torch is not installed in this "
+                                               "Python (")
+    assert err[0].endswith(f": {earlier} kept as it was")
+    assert json.loads((tmp_path / "framework-tensorflow.json").read_text())["benchmarks"]
+
+
+def test_under_all_a_missing_framework_without_a_file_gets_one(tmp_path, fakes, capsys):
+    fakes(torch=missing("torch"))
+    assert cli.main(["--out", str(tmp_path)]) == 0
+    data = json.loads((tmp_path / "framework-torch.json").read_text())
+    assert all(e["error_message"].startswith("skipped: torch is not installed")
+               for e in data["benchmarks"])
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 1 and err[0].endswith("wrote " + str(tmp_path / "framework-torch.json")
+                                             + ", every benchmark skipped")
+
+
+def test_asked_for_by_name_a_missing_framework_replaces_the_file(tmp_path, fakes):
+    fakes(torch=missing("torch"))
+    (tmp_path / "framework-torch.json").write_text("earlier figures")
+    assert cli.main(["--framework", "torch", "--out", str(tmp_path)]) == 0
+    data = json.loads((tmp_path / "framework-torch.json").read_text())
+    assert {e["error_message"][:32] for e in data["benchmarks"]} == {
+        "skipped: torch is not installed "}

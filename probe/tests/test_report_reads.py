@@ -6,7 +6,6 @@ from __future__ import annotations
 import pytest
 
 from gapbench_probe.gbjson import write_atomic
-from gapbench_probe.machine import Doctor
 from gapbench_probe.run import run_framework
 from tests.fake_framework import fake
 
@@ -17,7 +16,7 @@ check = pytest.importorskip("gapbench_report.check")
 @pytest.mark.parametrize("gpu", ["ok", "torch 2.9.0 is a CPU-only build (no CUDA)"])
 def test_the_report_loads_and_checks_the_file(tmp_path, tiny, gpu):
     run = run_framework(fake("torch", gpu=gpu), ("cpu", "gpu"), tiny, 42,
-                        Doctor({"machine.id": "m"}, "t"), say=lambda line: None)
+                        ("m", "t"), say=lambda line: None)
     path = tmp_path / "framework-torch.json"
     write_atomic(path, run.document())
     results = report_results.load_results(path)

@@ -7,15 +7,14 @@ import re
 
 import pytest
 
-from gapbench_probe.machine import Doctor
 from gapbench_probe.run import run_framework
 from tests.fake_framework import fake
 
-DOCTOR = Doctor({"machine.id": "abc123", "gpu.status": "ok"}, "gapbench doctor")
+MACHINE = ("abc123", "gapbench doctor")
 
 
 def probe(adapter, tiny, devices=("cpu", "gpu"), pattern=None):
-    return run_framework(adapter, devices, tiny, 42, DOCTOR, pattern, say=lambda line: None)
+    return run_framework(adapter, devices, tiny, 42, MACHINE, pattern, say=lambda line: None)
 
 
 def runs_of(run) -> dict[str, list[dict]]:
@@ -129,3 +128,14 @@ def test_a_framework_whose_facts_or_gpu_check_raise_still_runs_on_the_cpu(tiny):
     assert run.context["gpu.status"] == (
         "torch's GPU check failed: RuntimeError: CUDA driver initialization failed")
     assert run.timed == len([n for n in runs_of(run) if "/cpu/" in n]) and not run.failed
+
+
+def test_a_gpu_result_computed_elsewhere_is_a_failure_never_a_figure(tiny):
+    def misplaced(self, device, result):
+        return "computed it on the CPU, not on the GPU" if device == "gpu" else None
+    adapter = type("SoftPlaced", (fake("tensorflow"),), {"misplaced": misplaced})
+    run = probe(adapter, tiny)
+    gpu = [e for e in run.entries if "/gpu/" in e["name"]]
+    assert gpu and {e.get("error_message") for e in gpu} == {
+        "computed it on the CPU, not on the GPU"}
+    assert run.timed == len([n for n in runs_of(run) if "/cpu/" in n])

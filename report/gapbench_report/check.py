@@ -4,7 +4,9 @@
 
 Checks: names follow the scheme and belong to the family (or `peak`); CPU entries have times;
 GPU entries ran when the context says the GPU is usable, and were otherwise skipped with the
-reason; no entry failed. Exit 0 when all hold, 1 when one does not, 2 for unusable input.
+reason; no entry failed. In a framework file (gapbench-probe's), a compiled-mode case may be
+skipped because the framework's compiler does not work on this machine. Exit 0 when all hold,
+1 when one does not, 2 for unusable input.
 """
 
 from __future__ import annotations
@@ -12,9 +14,17 @@ from __future__ import annotations
 import sys
 
 from gapbench_report import commandline
-from gapbench_report.results import SKIP_PREFIX, Results, load_results
+from gapbench_report.results import SKIP_PREFIX, Entry, Results, load_results
 
 PROG = "gapbench check"
+
+
+def compiler_missing(results: Results, e: Entry) -> bool:
+    """A framework's compiled-mode case skipped as its compiler does not work here (torch.compile
+    without a C++ compiler): a fact about the machine, not a fault of the run."""
+    compiler = results.context.get("framework.compiled_mode")
+    return bool(compiler) and e.name.axis("mode") == "compiled" and \
+        e.message.startswith(f"{SKIP_PREFIX}{compiler} does not work here: ")
 
 
 def problems(results: Results, family: str | None) -> list[str]:
@@ -33,6 +43,8 @@ def problems(results: Results, family: str | None) -> list[str]:
         elif e.skipped:
             if len(e.message) <= len(SKIP_PREFIX):
                 found.append(f"{label}: skipped without a reason")
+            if compiler_missing(results, e):
+                continue
             if e.name.device == "cpu":
                 found.append(f"{label}: a CPU variant was skipped: {e.message}")
             elif gpu_usable and not e.message.startswith(SKIP_PREFIX + "needs "):

@@ -541,29 +541,34 @@ def framework_who(context: dict) -> str:
 
 def rule_framework_misses_gpu(run: Run) -> list[Finding]:
     """gapbench (doctor's facts, in its files' context) uses a GPU that the framework does not
-    see: the user's model silently runs on the CPU."""
-    seen = next((r.context for r in run.library_files if r.context.get("gpu.status") == "ok"),
-                None)
-    if seen is None:
-        return []
-    gpu = seen.get("gpu.name") or "a GPU"
+    see on the same machine: the user's model silently runs on the CPU."""
+    seen = {r.context.get("machine.id"): r.context for r in run.library_files
+            if r.context.get("gpu.status") == "ok"}
     found = []
     for r in run.framework_files:
         ctx = r.context
         if ctx.get("framework.status") != "ok" or ctx.get("gpu.status") == "ok":
             continue  # not installed (nothing ran), or it sees the GPU
+        library = seen.get(ctx.get("machine.id")) if ctx.get("machine.id") else None
+        if library is None:
+            continue  # no GPU for gapbench on the machine the probe ran on (or not known which)
+        gpu = library.get("gpu.name") or "a GPU"
         who, name = framework_who(ctx), ctx.get("framework.name", "the framework")
-        built = framework.cuda_version(ctx.get("framework.cuda_built"))
-        if built is None:
+        gpu_skips = sum(b.parsed.device == "gpu" and b.status == "skipped"
+                        for b in r.benchmarks().values())
+        skips = (f", and the probe skipped its {gpu_skips} GPU benchmark"
+                 f"{'s' if gpu_skips > 1 else ''}" if gpu_skips else "")
+        cuda_built = str(ctx.get("framework.cuda_built", ""))
+        if cuda_built.startswith("none"):  # the probe's "none (CPU-only build)"
             advice = (f"It is a CPU-only build: install {name}'s CUDA build (for torch, the wheel "
                       "for your CUDA from pytorch.org; for TensorFlow, tensorflow[and-cuda]).")
-        else:
+        else:  # a CUDA build, or one the probe could not tell ("unknown: ...", absent)
             advice = (f"Install a {name} built for the CUDA your driver supports, or update the "
                       "NVIDIA driver; check CUDA_VISIBLE_DEVICES.")
         found.append(Finding(
             "framework_misses_gpu", "problem", f"{who} does not see the GPU",
             f"gapbench uses the {gpu} here, but {who} does not see it: {ctx.get('gpu.status')}. "
-            f"Your model runs on the CPU, and every GPU benchmark of {name} was skipped. {advice}",
+            f"Your model runs on the CPU{skips}. {advice}",
             cause=f"{name} not using the GPU"))
     return found
 
@@ -601,16 +606,18 @@ def rule_framework_cuda_newer(run: Run) -> list[Finding]:
 
 
 # A framework op taking this many times the library's time for the same smallest work: the
-# framework's per-op overhead (dispatch, Python, checks; on a GPU also launch and sync) dominates.
+# framework's per-op overhead (dispatch, Python, checks) dominates.
 FRAMEWORK_OVERHEAD = 3.0
 
 
 def rule_framework_overhead(run: Run) -> list[Finding]:
     """Per framework and device, the smallest matmul both measured: the framework's time over
-    the library's, and the difference, its overhead per op."""
-    versions = framework.framework_versions(run.framework_files)
+    the library's, and the difference, its overhead per op. On the GPU the library's figure is
+    kernel time only, while the framework's call also launches and waits: gapbench's own launch
+    and sync floor is added to the library's side, and without it the GPU stays unjudged."""
+    contexts = framework.framework_contexts(run.framework_files)
     smallest: dict[tuple[str, str], framework.Pair] = {}
-    for pair in framework.pairs(run.benchmarks, versions):
+    for pair in framework.pairs(run.benchmarks, contexts):
         if pair.op != "matmul" or pair.compiled:
             continue
         name = pair.framework.parsed
@@ -623,22 +630,29 @@ def rule_framework_overhead(run: Run) -> list[Finding]:
                   and b.median), None)
     found = []
     for (_, device), pair in smallest.items():
-        if pair.ratio < FRAMEWORK_OVERHEAD:
+        kernel = pair.library.median
+        if device == "gpu":
+            if floor is None:
+                continue
+            library = kernel + floor
+            what = (f"{fmt_seconds(library)} of {pair.library_name}'s kernel "
+                    f"({fmt_seconds(kernel)}) and a bare kernel launch and sync "
+                    f"({fmt_seconds(floor)})")
+        else:
+            library, what = kernel, f"{fmt_seconds(kernel)} of {pair.library_name}"
+        ratio = pair.framework.median / library
+        if ratio < FRAMEWORK_OVERHEAD:
             continue
         n = pair.framework.parsed.axis("n")
-        extra = pair.framework.median - pair.library.median
-        launch = (f" (a bare kernel launch and sync costs {fmt_seconds(floor)} here)"
-                  if device == "gpu" and floor else "")
+        extra = pair.framework.median - library
         found.append(Finding(
             "framework_overhead", "warning",
             f"{pair.name} pays {fmt_seconds(extra)} per op on the {device.upper()}",
             f"A {n}x{n} matmul through {pair.name} takes {fmt_seconds(pair.framework.median)} on "
-            f"the {device.upper()}, {framework.fmt_ratio(pair.ratio)} the "
-            f"{fmt_seconds(pair.library.median)} "
-            f"of {framework.library_words(pair.library.parsed.variant)} for the same work: about "
-            f"{fmt_seconds(extra)} of every call is the framework's own{launch}. A model of "
-            f"many small ops pays it on each: use bigger batches or fused ops, or the "
-            f"framework's compiled mode (tf.function, torch.compile).",
+            f"the {device.upper()}, {framework.fmt_ratio(ratio)} the {what} for the same work: "
+            f"about {fmt_seconds(extra)} of every call is the framework's own. A model of many "
+            "small ops pays it on each: use bigger batches or fused ops, or the framework's "
+            "compiled mode (tf.function, torch.compile).",
             subject=pair.framework.name))
     return found
 

@@ -6,6 +6,10 @@ TWINS is the one mapping from a framework benchmark to the library benchmarks th
 work: framework/<fw>/<device>/op:<op>/<axes> -> <family>/<variant>/<device>/<axes>. Where several
 library variants qualify, the fastest one timed stands for the libraries. Nothing is paired by
 guesswork: an op or a shape without a twin in this table (or not run by gapbench) has no row.
+
+On the GPU a framework that computes an op's float32 in TF32 (its context says so) pairs with
+the library's TF32 twin (math:tf32) where gapbench has one; where it has none (the dense step,
+the cuDNN LSTM) the pair stays, marked as TF32 against float32.
 """
 
 from __future__ import annotations
@@ -14,8 +18,7 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
-from gapbench_report.metrics import file_families
-from gapbench_report.results import Benchmark, Name, Results
+from gapbench_report.results import MATH_AXIS, Benchmark, Name, Results
 
 FAMILY = "framework"
 COMPILED = ("mode", "compiled")  # the framework's compiled mode; absent, eager
@@ -66,7 +69,16 @@ TWINS: dict[str, Twin] = {
 
 
 def is_framework_file(results: Results) -> bool:
-    return file_families(results) == [FAMILY]
+    """Whether gapbench-probe wrote it: by its context, since a probe file can hold no
+    benchmarks (nothing selected) and its families then say nothing."""
+    return "framework.name" in results.context
+
+
+# The context key that says whether a framework computes an op's float32 in TF32 on the GPU:
+# cuBLAS's setting for matmul and the dense step, cuDNN's for conv and the LSTM.
+TF32_KEYS = {"matmul": "framework.tf32_matmul", "dense": "framework.tf32_matmul",
+             "conv": "framework.tf32_conv", "lstm": "framework.tf32_conv"}
+MIXED_MATH = "framework TF32, library float32"
 
 
 def library_first(runs: Iterable[Results]) -> list[Results]:
@@ -87,6 +99,7 @@ class Pair:
     framework: Benchmark
     library: Benchmark
     version: str = ""  # the framework's, from its file's context
+    mixed_math: bool = False  # the framework ran TF32, the library (no TF32 twin) float32
 
     @property
     def ratio(self) -> float:
@@ -106,11 +119,23 @@ class Pair:
     def op(self) -> str:
         return self.framework.parsed.axis("op") or ""
 
+    @property
+    def library_name(self) -> str:
+        """"cuBLAS", "cuBLAS TF32": the library's words, with its math where not float32."""
+        words = library_words(self.library.parsed.variant)
+        math = self.library.parsed.math
+        return words if math == "fp32" else f"{words} {math.upper()}"
 
-def pairs(benchmarks: Iterable[Benchmark], versions: Mapping[str, str] | None = None
+    @property
+    def note(self) -> str:
+        return MIXED_MATH if self.mixed_math else ""
+
+
+def pairs(benchmarks: Iterable[Benchmark], contexts: Mapping[str, Mapping] | None = None
           ) -> list[Pair]:
     """Every timed framework benchmark that has a timed library twin, in the framework's order;
-    `versions` maps a framework's name to its version (framework_versions)."""
+    `contexts` maps a framework's name to its file's context (framework_contexts): its version,
+    and its TF32 settings."""
     benchmarks = list(benchmarks)
     fastest: dict[tuple, Benchmark] = {}
     for b in benchmarks:
@@ -118,25 +143,32 @@ def pairs(benchmarks: Iterable[Benchmark], versions: Mapping[str, str] | None = 
             key = twin_key(b.parsed.family, b.parsed.variant, b.parsed.device, b.parsed.axes)
             if key not in fastest or b.median < fastest[key].median:
                 fastest[key] = b
+
+    def fastest_twin(twin: Twin, name: Name, axes: dict[str, str]) -> Benchmark | None:
+        rivals = [fastest.get(twin_key(twin.family, v, name.device, axes))
+                  for v in twin.candidates(name)]
+        return min((r for r in rivals if r is not None), key=lambda r: r.median, default=None)
+
     found = []
     for b in benchmarks:
-        twin = TWINS.get(b.parsed.axis("op") or "") if b.parsed.family == FAMILY else None
+        op = b.parsed.axis("op") or ""
+        twin = TWINS.get(op) if b.parsed.family == FAMILY else None
         if twin is None or not b.median or any(b.parsed.axis(k) != v for k, v in twin.only):
             continue
+        context = (contexts or {}).get(b.parsed.variant, {})
+        tf32 = b.parsed.device == "gpu" and context.get(TF32_KEYS.get(op, "")) == "on"
         axes = twin.axes(b.parsed)
-        rivals = [fastest.get(twin_key(twin.family, v, b.parsed.device, axes))
-                  for v in twin.candidates(b.parsed)]
-        rivals = [r for r in rivals if r is not None]
-        if rivals:
-            best = min(rivals, key=lambda r: r.median)
-            found.append(Pair(b, best, (versions or {}).get(b.parsed.variant, "")))
+        best = fastest_twin(twin, b.parsed, {**axes, MATH_AXIS: "tf32"}) if tf32 else None
+        mixed = tf32 and best is None
+        best = best or fastest_twin(twin, b.parsed, axes)
+        if best is not None:
+            found.append(Pair(b, best, str(context.get("framework.version", "")), mixed))
     return found
 
 
-def framework_versions(runs: Iterable[Results]) -> dict[str, str]:
-    """Framework name -> version, from the framework files' contexts."""
-    return {str(r.context["framework.name"]): str(r.context.get("framework.version", ""))
-            for r in runs if is_framework_file(r) and "framework.name" in r.context}
+def framework_contexts(runs: Iterable[Results]) -> dict[str, dict]:
+    """Framework name -> its file's context."""
+    return {str(r.context["framework.name"]): r.context for r in runs if is_framework_file(r)}
 
 
 LIBRARY_WORDS = {"onednn": "oneDNN", "im2col_blas": "im2col + OpenBLAS", "cudnn": "cuDNN",
@@ -153,11 +185,15 @@ def fmt_ratio(ratio: float) -> str:
     return f"{ratio:.0f}x" if ratio >= 100 else f"{ratio:.3g}x"
 
 
+NOT_SIZES = ("stride", "pad")  # how a conv walks its input, not how much work it does
+
+
 def size_of(pair: Pair) -> float:
-    """The product of the framework benchmark's numeric axes: which shape of an op is largest."""
+    """The product of the framework benchmark's numeric shape axes: which shape of an op is
+    largest."""
     size = 1.0
-    for value in pair.framework.parsed.axes.values():
-        if value.isdigit():
+    for key, value in pair.framework.parsed.axes.items():
+        if value.isdigit() and key not in NOT_SIZES:
             size *= int(value)
     return size
 
@@ -176,7 +212,7 @@ def headlines(pairs: Iterable[Pair]) -> list[str]:
             ops[p.op] = p
     return [f"{name} on the {device.upper()} takes, at each op's largest size, this many times "
             "the library's time: " + ", ".join(
-                f"{op} {fmt_ratio(p.ratio)} ({library_words(p.library.parsed.variant)})"
+                f"{op} {fmt_ratio(p.ratio)} ({p.library_name}{'; ' + p.note if p.note else ''})"
                 for op, p in ops.items()) for (name, device), ops in largest.items()]
 
 

@@ -104,7 +104,7 @@ def build_report(runs: list[Results], baselines: list[Results]) -> Report:
     context = merged_context(framework.library_first(runs))  # the machine's, not a framework's
     benchmarks = merged_benchmarks(runs)
     report = Report(runs, baselines, context, by_family(benchmarks),
-                    pairs=framework.pairs(benchmarks, framework.framework_versions(runs)))
+                    pairs=framework.pairs(benchmarks, framework.framework_contexts(runs)))
     ids = {str(r.context.get("machine.id")) for r in runs}
     if len(ids) > 1:
         report.notes.append(f"The run's files come from {len(ids)} machines "
@@ -269,7 +269,9 @@ FRAMEWORK_BLURB = ("The same work on the same shape through your framework (gapb
                    "and through the library underneath it (gapbench): the ratio is what the "
                    "framework adds, on this machine. Framework times are host wall time per "
                    "synchronized call; the GPU libraries' are kernel time, so a GPU ratio "
-                   "includes the framework's launch and sync.")
+                   "includes the framework's launch and sync. A framework computing in TF32 on "
+                   "the GPU is set against the library's TF32 where gapbench has one, else "
+                   f"marked \"{framework.MIXED_MATH}\".")
 FRAMEWORK_HEADERS = ("framework", "op", "device", "size", "framework time", "library",
                      "library time", "framework / library")
 
@@ -280,9 +282,9 @@ def framework_rows(pairs: Iterable[framework.Pair]) -> list[list[str]]:
         axes = {k: v for k, v in p.framework.parsed.axes.items() if k not in ("op", "mode")}
         rows.append([p.name, p.op, p.framework.parsed.device.upper(), axes_label(axes),
                      fmt_seconds(p.framework.median),
-                     f"{framework.library_words(p.library.parsed.variant)} "
-                     f"({p.library.parsed.family}/{p.library.parsed.variant})",
-                     fmt_seconds(p.library.median), framework.fmt_ratio(p.ratio)])
+                     f"{p.library_name} ({p.library.parsed.family}/{p.library.parsed.variant})",
+                     fmt_seconds(p.library.median),
+                     framework.fmt_ratio(p.ratio) + (f" ({p.note})" if p.note else "")])
     return rows
 
 

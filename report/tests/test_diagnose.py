@@ -398,6 +398,33 @@ def test_the_framework_that_does_not_see_the_gpu_doctor_sees():
                                              "installed in this Python (/usr/bin/python3)"}))
 
 
+def test_the_framework_missing_the_gpu_is_judged_on_its_own_machine_by_what_it_ran():
+    cpu_build = {"gpu.status": "torch 2.9.0+cpu is a CPU-only build (no CUDA)",
+                 "framework.cuda_built": "none (CPU-only build)"}
+    # --device cpu: no GPU benchmark in the file, none said to be skipped.
+    cpu_only = fired_on(library_run(**SEES_T4), probe_run(**cpu_build))["framework_misses_gpu"]
+    assert "Your model runs on the CPU. It is a CPU-only build" in cpu_only.text
+    both = probe_run(runs("framework/torch/cpu/op:matmul/n:16/real_time", [4e-6] * 3)
+                     + skipped("framework/torch/gpu/op:matmul/n:16/real_time", "CPU-only")
+                     + skipped("framework/torch/gpu/op:matmul/n:64/real_time", "CPU-only"),
+                     **cpu_build)
+    assert "Your model runs on the CPU, and the probe skipped its 2 GPU benchmarks." in fired_on(
+        library_run(**SEES_T4), both)["framework_misses_gpu"].text
+    # Silent: the probe ran on another machine than gapbench's.
+    assert "framework_misses_gpu" not in fired_on(
+        library_run(**SEES_T4), probe_run(**cpu_build, **{"machine.id": "other-machine"}))
+
+
+def test_a_framework_whose_cuda_build_is_unknown_is_not_called_cpu_only():
+    unknown = probe_run(**{"gpu.status": "torch 2.9.0 sees a GPU but cannot use it: RuntimeError",
+                           "framework.cuda_built": "unknown: RuntimeError: CUDA driver failed"})
+    absent = probe_run(**{"gpu.status": "torch 2.9.0 sees no GPU"})
+    del absent.context["framework.cuda_built"]
+    for probe in (unknown, absent):
+        text = fired_on(library_run(**SEES_T4), probe)["framework_misses_gpu"].text
+        assert "CPU-only" not in text and "built for the CUDA your driver supports" in text
+
+
 def test_the_framework_built_for_a_newer_cuda_than_the_driver():
     found = fired_on(probe_run(**{"framework.cuda_built": "13.0", "gpu.status": "x"}))
     newer = found["framework_cuda_newer"]
@@ -432,10 +459,20 @@ def test_framework_overhead_per_op_against_the_library():
     assert "framework_overhead" not in fired_on(library_run(), slow)
 
 
-def test_framework_overhead_on_the_gpu_quotes_the_launch_floor():
+def test_framework_overhead_on_the_gpu_is_beyond_the_launch_and_sync_floor():
     library = library_run(runs("overhead/cublas/gpu/op:matmul/n:16/manual_time", [3e-6] * 3)
                           + runs("overhead/launch/gpu/what:launch_sync/manual_time", [8e-6] * 3))
-    found = fired_on(library, probe_run(runs("framework/torch/gpu/op:matmul/n:16/real_time",
-                                             [30e-6] * 3)))["framework_overhead"]
-    assert "on the GPU, 10x the 3 µs of cuBLAS" in found.text
-    assert "a bare kernel launch and sync costs 8 µs here" in found.text
+
+    def torch_gpu(seconds):
+        return probe_run(runs("framework/torch/gpu/op:matmul/n:16/real_time", [seconds] * 3))
+    found = fired_on(library, torch_gpu(60e-6))["framework_overhead"]
+    assert found.title == "torch 2.9.0 pays 49 µs per op on the GPU"
+    assert ("takes 60 µs on the GPU, 5.45x the 11 µs of cuBLAS's kernel (3 µs) and a bare kernel "
+            "launch and sync (8 µs) for the same work: about 49 µs of every call is the "
+            "framework's own") in found.text
+    # Silent: the kernel and a launch and sync is all it costs (10x cuBLAS's kernel time alone).
+    assert "framework_overhead" not in fired_on(library, torch_gpu(11e-6))
+    assert "framework_overhead" not in fired_on(library, torch_gpu(30e-6))
+    # Silent without the floor: the launch would count as the framework's own.
+    kernel_only = library_run(runs("overhead/cublas/gpu/op:matmul/n:16/manual_time", [3e-6] * 3))
+    assert "framework_overhead" not in fired_on(kernel_only, torch_gpu(60e-6))

@@ -3,9 +3,9 @@ benchmark with the library benchmarks of the same work and shape, and the report
 
 from __future__ import annotations
 
-from gapbench_report import framework, render
+from gapbench_report import check, framework, render
 from gapbench_report.diagnose import Run
-from tests.synthetic import in_memory, runs
+from tests.synthetic import in_memory, runs, skipped
 
 TORCH = {"framework.name": "torch", "framework.version": "2.9.0", "framework.status": "ok"}
 CONV = "n:2/c:64/hw:56/k:64/r:3/stride:1/pad:1"
@@ -82,11 +82,62 @@ def test_headlines_give_each_op_at_its_largest_size_eager():
         + lib("overhead/openblas/cpu/op:matmul/n:1024", 1e-2)
         + lib(f"conv/onednn/cpu/{CONV}", 2e-3)
         + lib("overhead/openblas/cpu/op:dense/batch:32", 3e-4)).benchmarks().values(),
-        {"torch": "2.9.0"})
+        {"torch": {"framework.version": "2.9.0"}})
     assert framework.headlines(pairs) == [
         "torch 2.9.0 on the CPU takes, at each op's largest size, this many times the library's "
         "time: matmul 1.1x (OpenBLAS), conv 2x (oneDNN), dense 3x (OpenBLAS)"]
     assert framework.fmt_ratio(332.4) == "332x" and framework.fmt_ratio(1.234) == "1.23x"
+
+
+def test_the_largest_shape_is_judged_by_the_shape_not_stride_or_pad():
+    wide = "n:2/c:256/hw:56/k:64/r:1/stride:1/pad:0"  # more work than CONV, and pad 0
+    pairs = framework.pairs(in_memory(
+        fw(f"conv/{CONV}", 4e-3) + fw(f"conv/{wide}", 9e-3)
+        + lib(f"conv/onednn/cpu/{CONV}", 2e-3) + lib(f"conv/onednn/cpu/{wide}", 3e-3)
+    ).benchmarks().values())
+    assert framework.headlines(pairs) == [
+        "torch on the CPU takes, at each op's largest size, this many times the library's time: "
+        "conv 3x (oneDNN)"]
+
+
+TF32_ON = {"torch": {**TORCH, "framework.tf32_matmul": "on", "framework.tf32_conv": "on"}}
+GPU_LIBRARIES = (lib("overhead/cublas/gpu/op:matmul/n:512", 1e-4)
+                 + lib("overhead/cublas/gpu/op:matmul/n:512/math:tf32", 4e-5)
+                 + lib("overhead/cublas/gpu/op:dense/batch:32", 2e-5)
+                 + lib("overhead/openblas/cpu/op:matmul/n:512", 2e-3))
+FRAMEWORK_MATMULS = (fw("matmul/n:512", 8e-5, "gpu") + fw("dense/batch:32", 6e-5, "gpu")
+                     + fw("matmul/n:512", 3e-3))
+
+
+def gpu_pairs(contexts) -> dict[str, framework.Pair]:
+    benchmarks = in_memory(FRAMEWORK_MATMULS + GPU_LIBRARIES).benchmarks().values()
+    return {f"{p.framework.parsed.device}/{p.op}": p
+            for p in framework.pairs(benchmarks, contexts)}
+
+
+def test_a_framework_in_tf32_pairs_with_the_library_in_tf32_on_the_gpu():
+    found = gpu_pairs(TF32_ON)
+    matmul = found["gpu/matmul"]
+    assert matmul.library.name == "overhead/cublas/gpu/op:matmul/n:512/math:tf32/manual_time"
+    assert matmul.ratio == 2.0 and matmul.library_name == "cuBLAS TF32" and not matmul.note
+    # No TF32 twin (gapbench's dense step is float32 only): kept, and marked.
+    dense = found["gpu/dense"]
+    assert dense.library.parsed.math == "fp32" and dense.note == framework.MIXED_MATH
+    # The CPU has no TF32; with TF32 off, the float32 twins, unmarked.
+    assert found["cpu/matmul"].library.parsed.variant == "openblas"
+    off = gpu_pairs({"torch": {**TORCH, "framework.tf32_matmul": "off"}})
+    assert off["gpu/matmul"].library.parsed.math == "fp32" and not off["gpu/dense"].note
+
+
+def test_the_table_and_headline_say_tf32_against_float32():
+    pairs = list(gpu_pairs(TF32_ON).values())
+    rows = {row[1] + " " + row[2]: row for row in render.framework_rows(pairs)}
+    assert rows["matmul GPU"][5:] == ["cuBLAS TF32 (overhead/cublas)", "40 µs", "2x"]
+    assert rows["dense GPU"][5:] == ["cuBLAS (overhead/cublas)", "20 µs",
+                                     "3x (framework TF32, library float32)"]
+    assert framework.headlines(pairs)[0] == (
+        "torch 2.9.0 on the GPU takes, at each op's largest size, this many times the library's "
+        "time: matmul 2x (cuBLAS TF32), dense 3x (cuBLAS; framework TF32, library float32)")
 
 
 def library_file(**context):
@@ -106,8 +157,15 @@ def test_the_machine_context_is_gapbench_own_whatever_the_order_of_the_files():
     assert Run.of(runs_).context["gpu.status"] == "ok"
     report = render.build_report(runs_, [])
     assert report.context["gpu.status"] == "ok" and report.context["gpu.name"] == "NVIDIA T4"
-    assert framework.framework_versions(runs_) == {"torch": "2.9.0"}
+    assert framework.framework_contexts(runs_)["torch"]["framework.version"] == "2.9.0"
     assert [p.name for p in report.pairs] == ["torch 2.9.0"]
+
+
+def test_a_framework_file_without_benchmarks_is_still_a_framework_file():
+    empty = in_memory([], **TORCH, **{"gpu.status": "torch 2.9.0 is a CPU-only build (no CUDA)"})
+    assert framework.is_framework_file(empty)
+    assert not framework.is_framework_file(library_file())
+    assert Run.of([empty, library_file()]).context["gpu.status"] == "ok"
 
 
 def test_the_report_shows_the_framework_beside_the_library(tmp_path):
@@ -129,3 +187,19 @@ def test_no_pairs_no_section(tmp_path):
     render.render([library_file()], [], tmp_path / "r")
     assert "Your framework" not in (tmp_path / "r" / "summary.md").read_text(encoding="utf-8")
     assert not (tmp_path / "r" / "framework-vs-libraries.png").exists()
+
+
+def test_check_accepts_a_compiled_case_skipped_for_a_compiler_that_does_not_work_here():
+    no_compiler = "torch.compile does not work here: InductorError: no working C++ compiler"
+    compiled = "framework/torch/cpu/op:dense/batch:32/mode:compiled/real_time"
+
+    def probe_file(*entries):
+        return in_memory([e for group in entries for e in group], **TORCH,
+                         **{"framework.compiled_mode": "torch.compile"})
+    assert check.problems(probe_file(fw("dense/batch:32", 1e-4), skipped(compiled, no_compiler)),
+                          "framework") == []
+    # Strict for everything else: an eager case, another reason, a file not the probe's.
+    eager = "framework/torch/cpu/op:dense/batch:32/real_time"
+    assert check.problems(probe_file(skipped(eager, no_compiler)), "framework")
+    assert check.problems(probe_file(skipped(compiled, "out of memory")), "framework")
+    assert check.problems(in_memory(skipped(compiled, no_compiler)), "framework")

@@ -19,6 +19,13 @@ from gapbench_probe.machine import driver_cuda_version, parse_cuda
 from gapbench_probe.plan import Case
 from gapbench_probe.problems import TF32_ROUNDOFF
 
+MESSAGE_LIMIT = 400  # characters of an error kept (one line)
+
+
+def one_line(e: BaseException) -> str:
+    text = " ".join(str(e).split())
+    return f"{type(e).__name__}: {text}"[:MESSAGE_LIMIT] if text else type(e).__name__
+
 
 class Unavailable(Exception):
     """The framework, or one feature of it, cannot be used here; str() is the reason."""
@@ -70,15 +77,18 @@ class PipelineRunner:
                       self.counters, self.reset)
 
 
-def cuda_newer(built: str | None, driver: str | None) -> bool:
+def cuda_major_newer(built: str | None, driver: str | None) -> bool:
+    """Whether the framework's CUDA has a newer major version than the driver supports: that
+    cannot run at all (a newer minor one can, through CUDA's minor-version compatibility)."""
     b, d = parse_cuda(built), parse_cuda(driver)
-    return bool(b and d and b > d)
+    return bool(b and d and b[0] > d[0])
 
 
 def gpu_unusable(who: str, cuda_built: str | None, sees_gpu: bool,
-                 driver: tuple[str | None, str] | None = None) -> str | None:
-    """None when the framework sees a GPU; else why not, naming a mismatch where there is one:
-    "torch 2.5.1 built for CUDA 13.0; the driver supports 12.4"."""
+                 driver: tuple[str | None, str] | None = None, hint: str = "") -> str | None:
+    """None when the framework sees a GPU; else why not, naming the CUDA mismatch as the cause
+    only where it is one, a newer major version ("torch 2.5.1 built for CUDA 13.0; the driver
+    supports 12.4"); otherwise "sees no GPU" with both versions, and the framework's `hint`."""
     if sees_gpu:
         return None
     if not cuda_built:
@@ -86,12 +96,12 @@ def gpu_unusable(who: str, cuda_built: str | None, sees_gpu: bool,
     driver_cuda, why = driver if driver is not None else driver_cuda_version()
     if driver_cuda is None:
         return f"{who} built for CUDA {cuda_built}; {why}"
-    if cuda_newer(cuda_built, driver_cuda):
+    if cuda_major_newer(cuda_built, driver_cuda):
         return f"{who} built for CUDA {cuda_built}; the driver supports {driver_cuda}"
     visible = os.environ.get("CUDA_VISIBLE_DEVICES")
-    hint = f" with CUDA_VISIBLE_DEVICES={visible!r}" if visible is not None else ""
-    return (f"{who} sees no GPU{hint} (built for CUDA {cuda_built}; the driver supports "
-            f"{driver_cuda})")
+    shown = f" with CUDA_VISIBLE_DEVICES={visible!r}" if visible is not None else ""
+    return (f"{who} sees no GPU{shown} (built for CUDA {cuda_built}, the driver supports "
+            f"{driver_cuda}){'; ' + hint if hint else ''}")
 
 
 class Adapter:
@@ -131,9 +141,20 @@ class Adapter:
     def who(self) -> str:
         return f"{self.name} {self.version()}"
 
-    def facts(self) -> dict[str, str]:
-        """The framework.* context keys."""
+    def fact_readers(self) -> dict[str, Any]:
+        """The framework.* context keys, each a value or a function that reads it."""
         raise NotImplementedError
+
+    def facts(self) -> dict[str, str]:
+        """The framework.* context keys; one that cannot be read (a CUDA call failing) is
+        "unknown: <error>", and the others are still given."""
+        out = {}
+        for key, fact in self.fact_readers().items():
+            try:
+                out[key] = str(fact() if callable(fact) else fact)
+            except Exception as e:  # noqa: BLE001 - whatever the framework raises
+                out[key] = f"unknown: {one_line(e)}"
+        return out
 
     def gpu_status(self) -> str:
         """"ok" where the framework sees a GPU, else the reason."""
@@ -142,6 +163,10 @@ class Adapter:
     def tf32(self, op: str) -> bool:
         """Whether the framework computes this op's float32 in TF32 on the GPU."""
         return False
+
+    def misplaced(self, device: str, result: Any) -> str | None:
+        """Why the result of a call on `device` did not come from there, or None where it did."""
+        return None
 
     def input_roundoff(self, device: str, op: str) -> float:
         return TF32_ROUNDOFF if device == "gpu" and self.tf32(op) else 0.0

@@ -17,6 +17,11 @@ from gapbench_probe.frameworks.base import (
 from gapbench_probe.machine import driver_cuda_version
 from gapbench_probe.plan import Case
 
+# PyPI's tensorflow is built with CUDA but brings none of its libraries: without them it sees
+# no GPU, and says why only in its start-up log.
+GPU_LIBRARIES_HINT = ("its GPU build needs the CUDA libraries of `pip install "
+                      "tensorflow[and-cuda]`")
+
 
 class TensorflowAdapter(Adapter):
     name = "tensorflow"
@@ -47,7 +52,9 @@ class TensorflowAdapter(Adapter):
             "cuda_version") else None
 
     def gpus(self) -> list:
-        return self.fw.config.list_physical_devices("GPU")
+        # The logical devices: a physical GPU that TensorFlow fails to open (its CUDA libraries
+        # missing) is listed all the same, and "/GPU:0" then runs on the CPU.
+        return self.fw.config.list_logical_devices("GPU")
 
     def keras(self):
         try:
@@ -56,31 +63,36 @@ class TensorflowAdapter(Adapter):
             keras = self.fw.keras
         return keras
 
-    def facts(self) -> dict[str, str]:
+    def fact_readers(self) -> dict[str, Any]:
         tf = self.fw
-        gpus = self.gpus()
-        if gpus:
-            details = tf.config.experimental.get_device_details(gpus[0])
-            gpu = (f"{details.get('device_name', gpus[0].name)} ({len(gpus)} "
-                   f"device{'s' if len(gpus) > 1 else ''})")
-        else:
-            gpu = f"none: {self.gpu_status()}"
         threading = tf.config.threading
-        intra, inter = (threading.get_intra_op_parallelism_threads(),
-                        threading.get_inter_op_parallelism_threads())
-        tf32 = "on" if self.tf32("matmul") else "off"
+
+        def gpu() -> str:
+            gpus = self.gpus()
+            if not gpus:
+                return f"none: {self.gpu_status()}"
+            physical = tf.config.list_physical_devices("GPU")
+            details = tf.config.experimental.get_device_details(physical[0]) if physical else {}
+            return (f"{details.get('device_name', gpus[0].name)} ({len(gpus)} "
+                    f"device{'s' if len(gpus) > 1 else ''})")
+
+        def threads(count: int) -> str:
+            return f"{count} (TensorFlow's choice)" if count == 0 else str(count)
+
+        def tf32() -> str:
+            return "on" if self.tf32("matmul") else "off"
         return {
-            "framework.version": self.version(),
-            "framework.cuda_built": self.cuda_built() or "none (CPU-only build)",
-            "framework.cudnn_built": str(self.build_info().get("cudnn_version") or "none"),
+            "framework.version": self.version,
+            "framework.cuda_built": lambda: self.cuda_built() or "none (CPU-only build)",
+            "framework.cudnn_built": lambda: self.build_info().get("cudnn_version") or "none",
             "framework.gpu": gpu,
             "framework.tf32_matmul": tf32,
             "framework.tf32_conv": tf32,
-            "framework.mixed_precision": str(self.keras().mixed_precision.global_policy().name),
-            "framework.threads_intra_op": f"{intra} (TensorFlow's choice)" if intra == 0
-                                          else str(intra),
-            "framework.threads_inter_op": f"{inter} (TensorFlow's choice)" if inter == 0
-                                          else str(inter),
+            "framework.mixed_precision": lambda: self.keras().mixed_precision.global_policy().name,
+            "framework.threads_intra_op": lambda: threads(
+                threading.get_intra_op_parallelism_threads()),
+            "framework.threads_inter_op": lambda: threads(
+                threading.get_inter_op_parallelism_threads()),
             "framework.onednn": os.environ.get("TF_ENABLE_ONEDNN_OPTS", "unset (on by default)"),
             "framework.compiled_mode": self.compiler,
         }
@@ -88,10 +100,22 @@ class TensorflowAdapter(Adapter):
     def gpu_status(self) -> str:
         if self.gpus():
             return "ok"
-        return gpu_unusable(self.who(), self.cuda_built(), False, driver_cuda_version()) or ""
+        return gpu_unusable(self.who(), self.cuda_built(), False, driver_cuda_version(),
+                            GPU_LIBRARIES_HINT) or ""
 
     def tf32(self, op: str) -> bool:
         return bool(self.fw.config.experimental.tensor_float_32_execution_enabled())
+
+    def misplaced(self, device: str, result) -> str | None:
+        # Soft device placement runs an op that cannot go on the GPU on the CPU, silently.
+        if device != "gpu":
+            return None
+        for tensor in result if isinstance(result, tuple) else (result,):
+            where = getattr(tensor, "device", None)
+            if isinstance(where, str) and "device:GPU:" not in where:
+                return (f"{self.who()} computed it on {where or 'no device'}, not on the GPU "
+                        "(soft device placement)")
+        return None
 
     # ---- helpers -----------------------------------------------------------------------------
     def where(self, device: str):

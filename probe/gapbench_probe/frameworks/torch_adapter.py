@@ -12,6 +12,7 @@ from gapbench_probe.frameworks.base import (
     Runner,
     Unavailable,
     gpu_unusable,
+    one_line,
 )
 from gapbench_probe.machine import driver_cuda_version
 
@@ -25,6 +26,10 @@ def cudnn_text(version: int | None) -> str:
     return f"{version // 1000}.{version // 100 % 10}.{version % 100}"
 
 
+def on_off(flag: bool) -> str:
+    return "on" if flag else "off"
+
+
 class TorchAdapter(Adapter):
     name = "torch"
     module = "torch"
@@ -34,33 +39,42 @@ class TorchAdapter(Adapter):
     def sees_gpu(self) -> bool:
         return bool(self.fw.cuda.is_available() and self.fw.cuda.device_count() > 0)
 
-    def facts(self) -> dict[str, str]:
+    def fact_readers(self) -> dict[str, Any]:
         t = self.fw
-        built = t.version.cuda
-        cudnn = t.backends.cudnn.version() if built and t.backends.cudnn.is_available() else None
-        if self.sees_gpu():
+
+        def cudnn() -> str:
+            built = t.version.cuda and t.backends.cudnn.is_available()
+            return cudnn_text(t.backends.cudnn.version() if built else None)
+
+        def gpu() -> str:
+            if not self.sees_gpu():
+                return f"none: {self.gpu_status()}"
             count = t.cuda.device_count()
-            gpu = f"{t.cuda.get_device_name(0)} ({count} device{'s' if count > 1 else ''})"
-        else:
-            gpu = f"none: {self.gpu_status()}"
+            return f"{t.cuda.get_device_name(0)} ({count} device{'s' if count > 1 else ''})"
         return {
-            "framework.version": self.version(),
-            "framework.cuda_built": built or "none (CPU-only build)",
-            "framework.cudnn_built": cudnn_text(cudnn),
+            "framework.version": self.version,
+            "framework.cuda_built": lambda: t.version.cuda or "none (CPU-only build)",
+            "framework.cudnn_built": cudnn,
             "framework.gpu": gpu,
-            "framework.tf32_matmul": "on" if t.backends.cuda.matmul.allow_tf32 else "off",
-            "framework.tf32_conv": "on" if t.backends.cudnn.allow_tf32 else "off",
+            "framework.tf32_matmul": lambda: on_off(t.backends.cuda.matmul.allow_tf32),
+            "framework.tf32_conv": lambda: on_off(t.backends.cudnn.allow_tf32),
             "framework.mixed_precision": "off (torch has no global policy: torch.autocast turns "
                                          "it on per region; the probe runs float32)",
-            "framework.threads_intra_op": str(t.get_num_threads()),
-            "framework.threads_inter_op": str(t.get_num_interop_threads()),
+            "framework.threads_intra_op": t.get_num_threads,
+            "framework.threads_inter_op": t.get_num_interop_threads,
             "framework.compiled_mode": self.compiler,
         }
 
     def gpu_status(self) -> str:
-        if self.sees_gpu():
-            return "ok"
-        return gpu_unusable(self.who(), self.fw.version.cuda, False, driver_cuda_version()) or ""
+        if not self.sees_gpu():
+            return gpu_unusable(self.who(), self.fw.version.cuda, False,
+                                driver_cuda_version()) or ""
+        try:  # is_available() only counts devices: a CUDA context that cannot start fails here
+            self.fw.ones(1, device="cuda").add_(1)
+            self.fw.cuda.synchronize()
+        except Exception as e:  # noqa: BLE001 - whatever CUDA raises, every GPU case skips
+            return f"{self.who()} sees a GPU but cannot use it: {one_line(e)}"
+        return "ok"
 
     def tf32(self, op: str) -> bool:
         if op in ("conv", "lstm"):
@@ -87,24 +101,24 @@ class TorchAdapter(Adapter):
             return out
         return Runner(call, fetch or numpy_of)
 
-    def compile(self, fn):
-        """torch.compile's function, compiled at its first call: a compiler that fails there
-        (no C++ compiler, no Triton) makes the case a skip, not a failure of the framework."""
-        compiled = self.fw.compile(fn)
+    def compiling(self, call):
+        """`call`, whose first call compiles: a compiler that fails there, in the forward or the
+        backward (no C++ compiler, no Triton), makes the case a skip, not a failure of the
+        framework."""
         first = [True]
 
-        def call(*args):
+        def guarded(*args):
             if not first[0]:
-                return compiled(*args)
+                return call(*args)
             try:
-                out = compiled(*args)
+                out = call(*args)
             except Exception as e:  # noqa: BLE001 - the compiler's own failures vary
-                raise Unavailable(f"torch.compile does not work here: {type(e).__name__}: "
+                raise Unavailable(f"{self.compiler} does not work here: {type(e).__name__}: "
                                   f"{str(e).strip().splitlines()[0] if str(e).strip() else ''}"
                                   ) from None
             first[0] = False
             return out
-        return call
+        return guarded
 
     # ---- ops ---------------------------------------------------------------------------------
     def sumsq(self, device, x, style):
@@ -146,7 +160,7 @@ class TorchAdapter(Adapter):
             getattr(layer, f"bias_ih{suffix}").copy_(self.fw.from_numpy(b))
             getattr(layer, f"bias_hh{suffix}").zero_()
         xt, ht, ct = self.to(x, device), self.to(h0, device), self.to(c0, device)
-        fn = self.compile(layer) if compiled else layer
+        fn = self.fw.compile(layer) if compiled else layer
         if scope == "seq":
             def call():
                 out, (_, c_last) = fn(xt, (ht[None], ct[None]))
@@ -156,7 +170,8 @@ class TorchAdapter(Adapter):
 
             def call():
                 return fn(x0, (ht, ct))
-        return self.run(device, call, lambda r: (numpy_of(r[0]), numpy_of(r[1])))
+        return self.run(device, self.compiling(call) if compiled else call,
+                        lambda r: (numpy_of(r[0]), numpy_of(r[1])))
 
     def matmul(self, device, a, b):
         at, bt = self.to(a, device), self.to(b, device)
@@ -176,7 +191,7 @@ class TorchAdapter(Adapter):
 
         def loss_of(xs, ys):
             return nn.functional.cross_entropy(model(xs), ys)
-        forward = self.compile(loss_of) if compiled else loss_of
+        forward = self.fw.compile(loss_of) if compiled else loss_of
 
         def step():
             optimizer.zero_grad(set_to_none=True)
@@ -189,7 +204,8 @@ class TorchAdapter(Adapter):
         def fetch(loss):
             return (float(loss.item()), numpy_of(model[0].weight.T), numpy_of(model[0].bias),
                     numpy_of(model[2].weight.T), numpy_of(model[2].bias))
-        return Runner(step, fetch)
+        # The whole step: torch.compile compiles the backward at its first use, outside forward.
+        return Runner(self.compiling(step) if compiled else step, fetch)
 
     def copy(self, device, host, memory):
         ht = self.fw.from_numpy(host)

@@ -10,7 +10,7 @@ from pathlib import Path
 import matplotlib
 from matplotlib.ticker import FuncFormatter, NullLocator
 
-from gapbench_report.framework import Pair, fmt_ratio, library_words
+from gapbench_report.framework import Pair, fmt_ratio
 from gapbench_report.labels import axes_label
 from gapbench_report.plots.common import PALETTE, RC, Grid, save
 
@@ -24,8 +24,9 @@ class FrameworkChart:
 
 def pair_label(pair: Pair) -> str:
     axes = {k: v for k, v in pair.framework.parsed.axes.items() if k not in ("op", "mode")}
+    note = f" ({pair.note})" if pair.note else ""
     return (f"{pair.name} {pair.op} · {pair.framework.parsed.device.upper()} · "
-            f"{axes_label(axes)} vs {library_words(pair.library.parsed.variant)}")
+            f"{axes_label(axes)} vs {pair.library_name}{note}")
 
 
 def framework_chart_data(pairs: Sequence[Pair]) -> FrameworkChart | None:
