@@ -16,8 +16,9 @@ from pathlib import Path
 import pytest
 
 from gapbench_report import labels, plots, render
+from gapbench_report.plots.common import skip_note
 from gapbench_report.results import Benchmark, load_results, parse_name
-from tests.synthetic import in_memory, runs
+from tests.synthetic import in_memory, runs, skipped
 
 DATA = Path(__file__).parent / "data" / "render"
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -580,7 +581,18 @@ def test_matmul_sweep_draws_each_math_mode_as_a_line_of_its_own():
     spec = next(s for s in plots.SWEEPS if s.name == "matmul")
     chart = plots.sweep_chart_data(spec, list(in_memory(entries).benchmarks().values()), {})
     (panel,) = chart.panels
-    assert sorted(line.label for line in panel.lines) == ["cublas · GPU", "cublas · GPU · math fp16",
-                                                         "openblas · CPU"]
+    assert sorted(line.label for line in panel.lines) == [
+        "cublas · GPU", "cublas · GPU · math fp16", "openblas · CPU"]
     assert all(len(line.xs) == 3 for line in panel.lines)
 
+
+
+def test_skip_note_counts_each_math_mode_of_a_variant_as_a_series():
+    reason = "no NVIDIA driver"
+    entries = [e for name in ("lstm/cudnn/gpu/batch:64/manual_time",
+                              "lstm/cudnn/gpu/batch:64/math:fp16/manual_time",
+                              "lstm/cublas/gpu/batch:64/manual_time",
+                              "lstm/cublas/gpu/batch:128/manual_time")
+               for e in skipped(name, reason)]
+    note = skip_note(in_memory(entries).benchmarks().values())
+    assert note == f"3 GPU variants skipped: {reason}"

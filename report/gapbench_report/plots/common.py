@@ -93,12 +93,14 @@ def is_number(value: str | None) -> bool:
 
 
 def skip_note(benchmarks: Iterable[Benchmark]) -> str:
-    """One line for the variants that produced no number: "4 GPU variants skipped: <reason>"."""
-    reasons: dict[tuple[str, str], set[str]] = {}
+    """One line for the variants that produced no number: "4 GPU variants skipped: <reason>".
+    Each math mode of a variant is a series of its own in the charts, so it counts as one."""
+    reasons: dict[tuple[str, str], set[tuple[str, str]]] = {}
     for b in benchmarks:
         if b.status != "ok":
             why = b.skip_reason if b.status == "skipped" else "failed"
-            reasons.setdefault((b.parsed.device, why or "?"), set()).add(b.parsed.variant)
+            series = (b.parsed.variant, b.parsed.math)
+            reasons.setdefault((b.parsed.device, why or "?"), set()).add(series)
     notes = []
     for (device, why), variants in reasons.items():
         word = "skipped" if why != "failed" else "failed"
