@@ -143,12 +143,15 @@ double max_abs(const std::vector<double>& v) {
   return m;
 }
 
+// How far independent per-step errors add up over the sequence: √steps.
+double random_walk(const Shape& s) { return std::sqrt(static_cast<double>(s.steps)); }
+
 // The header's bound for h and c: float32 sums and gates over a √steps random walk, plus the
 // inputs read in a narrower format, carried over as many steps as the forget gate lets them last.
 double error_bound(const Shape& s, const Reference& ref, Arithmetic arithmetic) {
   const double u = kFloat32Roundoff;
   const double terms = static_cast<double>(s.weight_rows() + 2);
-  const double steps = std::sqrt(static_cast<double>(s.steps));
+  const double steps = random_walk(s);
   const double float32 =
       std::sqrt(terms) * u * ref.magnitude + kGateUlps * u * std::max(1.0, max_abs(ref.c));
   const double carried = std::min(steps, 1.0 / (1.0 - std::min(ref.forget_max, 0.999)));
@@ -180,9 +183,8 @@ Tolerance h_tolerance(const Shape& s, const Reference& ref, Precision p) {
 }
 
 Tolerance c_tolerance(const Shape& s, const Reference& ref, Precision p) {
-  const double steps = std::sqrt(static_cast<double>(s.steps));
   return {error_bound(s, ref, p.arithmetic),
-          kSafety * steps * kGateUlps * kFloat32Roundoff + input_roundoff(p.c_stored)};
+          kSafety * random_walk(s) * kGateUlps * kFloat32Roundoff + input_roundoff(p.c_stored)};
 }
 
 Validation check_sequence(const std::string& what, const Shape& s, const Reference& ref,

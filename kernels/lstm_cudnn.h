@@ -98,9 +98,9 @@ class CudnnLstm {
                               cudnnDestroyDropoutDescriptor>;
 
   void fill_weight_space(const Weights& weights);
-  // Host floats into a device buffer of the data format, and back.
-  void upload(DeviceBuffer<unsigned char>& to, const float* from, std::size_t n);
-  std::vector<float> download(const DeviceBuffer<unsigned char>& from, std::size_t n) const;
+  // Host floats into a whole device buffer of the data format, and back.
+  void upload(const DeviceBuffer<unsigned char>& to, const float* from);
+  std::vector<float> download(const DeviceBuffer<unsigned char>& from) const;
 
   Shape shape_;
   Arithmetic arithmetic_;

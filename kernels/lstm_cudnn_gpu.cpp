@@ -183,27 +183,26 @@ void CudnnLstm::fill_weight_space(const Weights& weights) {
       image[b0 + r * v.row] = on_input ? weights.b[gate * H + r] : 0.0f;
     }
   }
-  upload(weight_space_, image.data(), image.size());
+  upload(weight_space_, image.data());
 }
 
-void CudnnLstm::upload(DeviceBuffer<unsigned char>& to, const float* from, std::size_t n) {
+void CudnnLstm::upload(const DeviceBuffer<unsigned char>& to, const float* from) {
+  const std::size_t n = to.bytes() / element_bytes_;
   std::vector<std::uint16_t> narrow;
   const void* bytes = from;
   if (element_bytes_ == 2) {
     narrow = to_16bit(from, n, arithmetic_);
     bytes = narrow.data();
   }
-  GAPBENCH_CHECK(
-      cudaMemcpyAsync(to.data(), bytes, n * element_bytes_, cudaMemcpyHostToDevice, stream_));
+  copy_to_device(to, static_cast<const unsigned char*>(bytes), stream_);
   GAPBENCH_CHECK(cudaStreamSynchronize(stream_));  // the host copies go out of scope
 }
 
-std::vector<float> CudnnLstm::download(const DeviceBuffer<unsigned char>& from,
-                                       std::size_t n) const {
-  std::vector<unsigned char> bytes(n * element_bytes_);
-  GAPBENCH_CHECK(
-      cudaMemcpyAsync(bytes.data(), from.data(), bytes.size(), cudaMemcpyDeviceToHost, stream_));
+std::vector<float> CudnnLstm::download(const DeviceBuffer<unsigned char>& from) const {
+  std::vector<unsigned char> bytes(from.bytes());
+  copy_to_host(bytes.data(), from, stream_);
   GAPBENCH_CHECK(cudaStreamSynchronize(stream_));
+  const std::size_t n = bytes.size() / element_bytes_;
   if (element_bytes_ == 2) {
     return from_16bit(reinterpret_cast<const std::uint16_t*>(bytes.data()), n, arithmetic_);
   }
@@ -213,9 +212,9 @@ std::vector<float> CudnnLstm::download(const DeviceBuffer<unsigned char>& from,
 }
 
 void CudnnLstm::set_inputs(const float* x, const float* h0, const float* c0) {
-  upload(x_, x, shape_.x_size());
-  upload(h0_, h0, shape_.state_size());
-  upload(c0_, c0, shape_.state_size());
+  upload(x_, x);
+  upload(h0_, h0);
+  upload(c0_, c0);
 }
 
 void CudnnLstm::poison_outputs() {
@@ -226,8 +225,7 @@ void CudnnLstm::poison_outputs() {
 }
 
 CudnnLstm::Outputs CudnnLstm::outputs() const {
-  return {download(y_, shape_.h_seq_size()), download(hy_, shape_.state_size()),
-          download(cy_, shape_.state_size())};
+  return {download(y_), download(hy_), download(cy_)};
 }
 
 void CudnnLstm::enqueue() {
