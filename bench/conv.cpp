@@ -75,13 +75,10 @@ void bench_cpu(State& state, const ConvShape& shape, CpuVariant variant) {
       break;
     }
     case CpuVariant::onednn_bf16: {
+      // Emulated bf16 is slower than float32: timing it under the bf16 name would mislead.
+      require_cpu_arithmetic(Arithmetic::bf16);
       OnednnConvolution& dnn =
           cached<OnednnConvolution>(shape.key() + ":bf16", shape, w, Arithmetic::bf16);
-      // Emulated bf16 is slower than float32: timing it under the bf16 name would mislead.
-      if (!dnn.native()) {
-        throw Skip("bf16 would run emulated on this CPU (oneDNN picked " + dnn.description() +
-                   "): it needs AVX-512 BF16 or AMX");
-      }
       const std::uint16_t* x16 = cached<Bf16Input>(shape.key(), data.x).bits.data();
       time_cpu(
           state, data, y, [&] { dnn.forward(x16, y.data()); }, Arithmetic::bf16);

@@ -15,7 +15,8 @@
 // weights and inputs (kernels/lstm.h): seq: every h_t of the reference's rows and their final c;
 // step: h and c after the first step from (x_0, h0, c0). The math:bf16 (oneDNN) and math:fp16
 // (cuDNN) variants hold x, h and the weights in that format, with the tolerance of its rounding;
-// bf16 skips on a CPU that would emulate it, fp16 on a GPU without fp16 tensor cores.
+// bf16 skips on a CPU where oneDNN would emulate or refuse it, fp16 on a GPU without fp16
+// tensor cores.
 #include "bench/lstm.h"
 
 #include <benchmark/benchmark.h>
@@ -82,9 +83,7 @@ void blas_body(State& state, const Shape& shape, Scope scope) {
 
 void onednn_body(State& state, const Shape& shape, Scope scope, Arithmetic arithmetic) {
   // Emulated bf16 is slower than float32: timing it under the bf16 name would mislead.
-  if (arithmetic == Arithmetic::bf16 && !onednn_bf16_native()) {
-    throw Skip("bf16 needs AVX-512 BF16 or AMX, which this CPU lacks (oneDNN would emulate it)");
-  }
+  require_cpu_arithmetic(arithmetic);
   const LstmData& d = cached<LstmData>(shape.key(), shape);
   const Problem& p = d.problem;
   const Shape run_shape = scope == Scope::seq ? shape : shape.one_step();

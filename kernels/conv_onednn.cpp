@@ -21,13 +21,6 @@ memory::data_type input_type(Arithmetic arithmetic) {
                               " variant (float32 or bf16)");
 }
 
-// oneDNN names a kernel by the instructions it uses: "brgconv:avx512_core_bf16",
-// "jit:avx512_core_amx"; an emulated bf16 convolution names plain avx512_core or less.
-bool bf16_instructions(const std::string& implementation) {
-  return implementation.find("bf16") != std::string::npos ||
-         implementation.find("amx") != std::string::npos;
-}
-
 }  // namespace
 
 struct OnednnConvolution::Impl {
@@ -127,10 +120,6 @@ void OnednnConvolution::run(void* x, float* y) {
 double OnednnConvolution::setup_seconds() const { return impl_->setup_seconds; }
 
 Arithmetic OnednnConvolution::arithmetic() const { return impl_->arithmetic; }
-
-bool OnednnConvolution::native() const {
-  return impl_->arithmetic != Arithmetic::bf16 || bf16_instructions(impl_->implementation);
-}
 
 std::string OnednnConvolution::description() const {
   const bool in = impl_->src_in.has_value(), out = impl_->dst_out.has_value();

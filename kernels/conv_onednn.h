@@ -11,8 +11,7 @@
 // Direct convolution (algorithm::convolution_direct), oneDNN's default strict math and its own
 // OpenMP threads (all cores). Float32 throughout, or (Arithmetic::bf16) the input and filter
 // held in bfloat16, the output float32, sums in float32: what a framework's bf16 autocast runs.
-// Whether bf16 runs natively (AVX-512 BF16, AMX) or emulated shows in implementation(); the
-// benchmark skips an emulated one rather than time it under the bf16 name.
+// Whether this CPU runs bf16 natively is kernels/onednn_isa.h's rule, asked before creating one.
 #pragma once
 
 #include <cstdint>
@@ -42,8 +41,6 @@ class OnednnConvolution {
   void forward(const std::uint16_t* x, float* y);
 
   Arithmetic arithmetic() const;
-  // True unless this is a bf16 convolution that oneDNN runs without bf16 instructions.
-  bool native() const;
 
   // Wall seconds the constructor spent: primitive and reorder creation (oneDNN JIT-compiles its
   // kernels here) and the filter's reorder.

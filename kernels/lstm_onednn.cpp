@@ -36,13 +36,6 @@ tag plain_tag(const dnnl::memory& m) {
 
 }  // namespace
 
-bool onednn_bf16_native() {
-  // cpu_isa values are masks: an ISA with bf16 instructions has every bit of avx512_core_bf16.
-  const auto isa = static_cast<unsigned>(dnnl::get_effective_cpu_isa());
-  const auto bf16 = static_cast<unsigned>(dnnl::cpu_isa::avx512_core_bf16);
-  return (isa & bf16) == bf16;
-}
-
 OnednnLstm::OnednnLstm(const Shape& s, const Weights& weights, Arithmetic arithmetic)
     : shape_((check_weights(s, weights), s)),
       arithmetic_((data_type(arithmetic), arithmetic)),

@@ -10,7 +10,8 @@
 //
 // Arithmetic: float32 throughout, or (Arithmetic::bf16) x, h and the weights held in bfloat16 with
 // float32 sums, gates, bias and c, oneDNN's bf16 LSTM configuration and what a framework's bf16
-// autocast runs. h_t comes out in bfloat16 too.
+// autocast runs. h_t comes out in bfloat16 too. Whether this CPU runs bf16 natively is
+// kernels/onednn_isa.h's rule, asked before creating one.
 #pragma once
 
 #include <dnnl.hpp>
@@ -20,10 +21,6 @@
 #include "kernels/lstm.h"
 
 namespace gapbench::lstm {
-
-// Whether oneDNN runs bf16 with bf16 instructions on this CPU (AVX-512 BF16 or AMX). Without
-// them a bf16 LSTM would be emulated, slower than float32, or refused.
-bool onednn_bf16_native();
 
 class OnednnLstm {
  public:

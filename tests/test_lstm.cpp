@@ -15,6 +15,7 @@
 
 #include "kernels/lstm.h"
 #include "kernels/lstm_onednn.h"
+#include "kernels/onednn_isa.h"
 #include "tests/narrow.h"
 
 namespace gapbench::lstm {
@@ -392,9 +393,10 @@ TEST(Lstm, NarrowToleranceAdmitsTheFormatsRoundingAndCatchesRealErrors) {
   }
 }
 
-// Skips where this CPU has no bf16 instructions: oneDNN would emulate them (or refuse).
+// Skips where this CPU has no bf16 instructions: oneDNN would emulate or refuse them.
 TEST(Lstm, OnednnBf16MatchesReferenceWithTheBf16Tolerance) {
-  if (!onednn_bf16_native()) GTEST_SKIP() << "no AVX-512 BF16 or AMX on this CPU";
+  if (const auto reason = onednn_arithmetic_unavailable_reason(Arithmetic::bf16))
+    GTEST_SKIP() << *reason;
   for (const Shape& s : {Shape{4, 50, 64, 10}, Shape{64, 50, 64, 100}, Shape{8, 512, 512, 25},
                          Shape{3, 16, 37, 5}, Shape{1, 1, 1, 4}}) {
     const Problem p(s, 31);

@@ -1,0 +1,42 @@
+// oneDNN's view of this CPU: the instruction set it runs with, and which arithmetic that set
+// computes natively. The one rule for the CPU variants' `math` axis, shared by conv and lstm: a
+// CPU variant whose arithmetic oneDNN would emulate (or refuse) here is skipped with the reason,
+// never timed under its math's name and never an error.
+//
+// What oneDNN 2.6 does with bf16, by DNNL_MAX_CPU_ISA (checked on a Zen 4, every cap):
+//   SSE41, AVX, AVX2              conv and LSTM refuse it ("could not create a primitive
+//                                 descriptor iterator")
+//   AVX512_CORE, AVX512_CORE_VNNI emulated: conv "jit_bf16:avx512_core" (bf16 in the name, but
+//                                 no bf16 instructions), LSTM the reference implementation
+//   AVX512_CORE_BF16, _AMX        native: "brgconv:avx512_core_bf16", LSTM "brgemm"
+// The implementation's name therefore cannot tell; the effective ISA can.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "kernels/base/validate.h"
+
+namespace gapbench {
+
+// Every skip for an instruction set the CPU lacks starts so ("skipped: this CPU lacks ..."); the
+// report's checks accept such a skip of a CPU variant and no other.
+inline constexpr const char* kCpuLacks = "this CPU lacks ";
+
+// oneDNN's instruction set here, after any DNNL_MAX_CPU_ISA cap, spelt as that variable takes
+// it in lower case: "sse41", "avx2", "avx512_core", "avx512_core_bf16", "avx512_core_amx".
+std::string onednn_isa();
+
+// The DNNL_MAX_CPU_ISA cap in force ("AVX2"), or "" when oneDNN may use all this CPU has.
+std::string onednn_isa_cap();
+
+// Why oneDNN cannot compute in `arithmetic` natively here, or nullopt: float32 always can; bf16
+// needs AVX-512 BF16 or AMX. fp16 and tf32 have no CPU variant.
+std::optional<std::string> onednn_arithmetic_unavailable_reason(Arithmetic arithmetic);
+
+// The same, for a given ISA (as onednn_isa() names it) and cap: the rule itself, for tests.
+std::optional<std::string> onednn_arithmetic_unavailable_reason(Arithmetic arithmetic,
+                                                                const std::string& isa,
+                                                                const std::string& cap);
+
+}  // namespace gapbench

@@ -1,0 +1,62 @@
+#include "kernels/onednn_isa.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <string>
+
+namespace gapbench {
+namespace {
+
+bool starts_with(const std::string& s, const std::string& prefix) {
+  return s.rfind(prefix, 0) == 0;
+}
+
+TEST(OnednnIsa, Bf16RunsNativelyOnlyWithBf16Instructions) {
+  for (const char* isa : {"avx512_core_bf16", "avx512_core_amx"}) {
+    EXPECT_FALSE(onednn_arithmetic_unavailable_reason(Arithmetic::bf16, isa, "")) << isa;
+  }
+  for (const char* isa : {"sse41", "avx", "avx2", "avx2_vnni", "avx512_core", "avx512_core_vnni"}) {
+    const auto reason = onednn_arithmetic_unavailable_reason(Arithmetic::bf16, isa, "");
+    ASSERT_TRUE(reason) << isa;
+    EXPECT_TRUE(starts_with(*reason, kCpuLacks)) << *reason;
+    EXPECT_NE(reason->find(std::string("best here is ") + isa + ","), std::string::npos) << *reason;
+  }
+  EXPECT_FALSE(onednn_arithmetic_unavailable_reason(Arithmetic::float32, "sse41", ""));
+}
+
+TEST(OnednnIsa, TheReasonSaysWhatOnednnWouldDoAndNamesACap) {
+  // Measured with oneDNN 2.6: AVX-512 without bf16 emulates it, AVX2 and below refuse it.
+  EXPECT_NE(onednn_arithmetic_unavailable_reason(Arithmetic::bf16, "avx512_core", "")
+                ->find("would emulate bf16"),
+            std::string::npos);
+  const auto capped = onednn_arithmetic_unavailable_reason(Arithmetic::bf16, "avx2", "AVX2");
+  ASSERT_TRUE(capped);
+  EXPECT_NE(capped->find("capped at avx2 (DNNL_MAX_CPU_ISA=AVX2)"), std::string::npos) << *capped;
+  EXPECT_NE(capped->find("would refuse bf16"), std::string::npos) << *capped;
+}
+
+TEST(OnednnIsa, ArithmeticsWithoutACpuVariantAreNamed) {
+  for (Arithmetic a : {Arithmetic::fp16, Arithmetic::tf32}) {
+    const auto reason = onednn_arithmetic_unavailable_reason(a, "avx512_core_amx", "");
+    ASSERT_TRUE(reason);
+    EXPECT_NE(reason->find(math_name(a)), std::string::npos) << *reason;
+    EXPECT_FALSE(starts_with(*reason, kCpuLacks)) << "not a missing instruction set: " << *reason;
+  }
+}
+
+// This process's own view: the effective ISA is named, agrees with the rule, and follows a cap.
+TEST(OnednnIsa, ThisCpuIsNamedAndTheRuleAgreesWithIt) {
+  const std::string isa = onednn_isa();
+  EXPECT_EQ(isa.find("isa mask"), std::string::npos) << "unnamed oneDNN ISA: " << isa;
+  const bool bf16 = isa.find("bf16") != std::string::npos || isa.find("amx") != std::string::npos;
+  EXPECT_EQ(!onednn_arithmetic_unavailable_reason(Arithmetic::bf16), bf16) << isa;
+  const char* cap = std::getenv("DNNL_MAX_CPU_ISA");
+  EXPECT_EQ(onednn_isa_cap(), cap ? cap : "");
+  if (cap && std::string(cap) == "AVX2") {
+    EXPECT_EQ(isa, "avx2");
+  }
+}
+
+}  // namespace
+}  // namespace gapbench
