@@ -4,9 +4,11 @@
 
 Checks: names follow the scheme and belong to the family (or `peak`); CPU entries have times;
 GPU entries ran when the context says the GPU is usable, and were otherwise skipped with the
-reason; no entry failed. In a framework file (gapbench-probe's), a compiled-mode case may be
-skipped because the framework's compiler does not work on this machine. Exit 0 when all hold,
-1 when one does not, 2 for unusable input.
+reason; no entry failed. A CPU variant may be skipped only because this CPU lacks the
+instructions its arithmetic needs (bf16 without AVX-512 BF16 or AMX), and only where the file's
+own context agrees (oneDNN's instruction set has no bf16). In a framework file
+(gapbench-probe's), a compiled-mode case may be skipped because the framework's compiler does not
+work on this machine. Exit 0 when all hold, 1 when one does not, 2 for unusable input.
 """
 
 from __future__ import annotations
@@ -27,6 +29,18 @@ def compiler_missing(results: Results, e: Entry) -> bool:
         e.message.startswith(f"{SKIP_PREFIX}{compiler} does not work here: ")
 
 
+# How gapbench words a skip for an instruction set the CPU lacks (kernels/onednn_isa.h).
+CPU_LACKS_PREFIX = f"{SKIP_PREFIX}this CPU lacks "
+
+
+def cpu_lacks_instructions(results: Results, e: Entry) -> bool:
+    """A bf16 CPU variant skipped because oneDNN, as this run saw the CPU (after any
+    DNNL_MAX_CPU_ISA cap), has no bf16 instructions: a fact about the machine, not a fault."""
+    isa = results.context.get("onednn.isa")
+    return e.message.startswith(CPU_LACKS_PREFIX) and e.name.axis("math") == "bf16" and \
+        isinstance(isa, str) and "bf16" not in isa and "amx" not in isa
+
+
 def problems(results: Results, family: str | None) -> list[str]:
     """Everything wrong with the file, one line each (empty when it passes)."""
     found = []
@@ -43,7 +57,7 @@ def problems(results: Results, family: str | None) -> list[str]:
         elif e.skipped:
             if len(e.message) <= len(SKIP_PREFIX):
                 found.append(f"{label}: skipped without a reason")
-            if compiler_missing(results, e):
+            if compiler_missing(results, e) or cpu_lacks_instructions(results, e):
                 continue
             if e.name.device == "cpu":
                 found.append(f"{label}: a CPU variant was skipped: {e.message}")

@@ -103,6 +103,43 @@ class Check(unittest.TestCase):
         r.entries[2].raw.update(error_occurred=False, real_time=3.0, iterations=5)
         self.assertTrue(any("ran although" in p for p in check.problems(r, None)))
 
+    def _bf16_cpu_skip(self, message: str, isa: str | None, math: str = "/math:bf16") -> list:
+        """check's problems with a oneDNN CPU variant ended by `message`, on a CPU whose oneDNN
+        ran `isa` (None: a file that does not say)."""
+        data = json.loads((DATA / "good.json").read_text())
+        name = f"conv/onednn/cpu/n:2/c:64/hw:56/k:64/r:3/stride:1/pad:1{math}/real_time"
+        data["benchmarks"][0].update(name=name, run_name=name, error_occurred=True,
+                                     error_message=message, iterations=0, real_time=0)
+        if isa is not None:
+            data["context"]["onednn.isa"] = isa
+        with tempfile.TemporaryDirectory() as folder:
+            path = Path(folder) / "r.json"
+            path.write_text(json.dumps(data))
+            return check.problems(load_results(path), None)
+
+    def test_a_cpu_without_bf16_instructions_may_skip_the_bf16_variant(self):
+        lacks = ("skipped: this CPU lacks bf16 instructions (AVX-512 BF16 or AMX): oneDNN is "
+                 "capped at avx2 (DNNL_MAX_CPU_ISA=AVX2), where it would refuse bf16")
+        for isa in ("avx2", "sse41", "avx512_core"):
+            with self.subTest(isa=isa):
+                self.assertEqual(self._bf16_cpu_skip(lacks, isa), [])
+        # The file's own context must agree: oneDNN with bf16 instructions, or no word of it.
+        for isa in ("avx512_core_bf16", "avx512_core_amx", None):
+            with self.subTest(isa=isa):
+                found = self._bf16_cpu_skip(lacks, isa)
+                self.assertEqual(len(found), 1, found)
+                self.assertIn("a CPU variant was skipped", found[0])
+        # Only the arithmetic that needs the instructions: a float32 variant never skips so.
+        self.assertEqual(len(self._bf16_cpu_skip(lacks, "avx2", math="")), 1)
+
+    def test_a_cpu_variant_that_fails_or_skips_for_another_reason_is_still_a_problem(self):
+        failed = self._bf16_cpu_skip("could not create a primitive descriptor iterator", "avx2")
+        self.assertEqual(len(failed), 1, failed)
+        self.assertIn("failed: could not create a primitive descriptor iterator", failed[0])
+        other = self._bf16_cpu_skip("skipped: bf16 needs AVX-512 BF16 or AMX", "avx2")
+        self.assertEqual(len(other), 1, other)
+        self.assertIn("a CPU variant was skipped", other[0])
+
     def test_unusable_input_exits_2(self):
         self.assertEqual(check.main([str(DATA / "truncated.json")]), 2)
 
