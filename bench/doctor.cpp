@@ -247,13 +247,22 @@ std::string text_report(const std::vector<Fact>& facts, const std::vector<Findin
                        {"Frequency scaling", r.get("cpu.frequency_scaling")},
                    });
 
-  r.section("CPU libraries", {
-                                 {"OpenBLAS version", r.get("openblas.version")},
-                                 {"OpenBLAS kernels chosen for", r.get("openblas.core")},
-                                 {"OpenBLAS threads", r.get("openblas.threads")},
-                                 {"OpenBLAS build", r.get("openblas.config")},
-                                 {"oneDNN version", r.get("onednn.version")},
-                             });
+  // "VAR=value" for a fact set from an environment variable, "" (no row) when it is not set.
+  const auto assignment = [&](const std::string& variable, const char* key) {
+    const std::string value = r.get(key);
+    return value.empty() ? value : variable + "=" + value;
+  };
+  r.section("CPU libraries",
+            {
+                {"OpenBLAS version", r.get("openblas.version")},
+                {"OpenBLAS kernels chosen for", r.get("openblas.core")},
+                {"OpenBLAS core forced by", assignment("OPENBLAS_CORETYPE", "openblas.coretype")},
+                {"OpenBLAS threads", r.get("openblas.threads")},
+                {"OpenBLAS build", r.get("openblas.config")},
+                {"oneDNN version", r.get("onednn.version")},
+                {"oneDNN instruction set", r.get("onednn.isa")},
+                {"oneDNN capped by", assignment("DNNL_MAX_CPU_ISA", "onednn.isa_cap")},
+            });
 
   r.section("Google Benchmark", {
                                     {"Library build type", r.get("gbench.library_build_type")},

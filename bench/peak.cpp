@@ -2,7 +2,8 @@
 // (each family's bench test runs `peak/` beside itself), so "the vectorized pass reaches 85% of
 // memory bandwidth" compares two numbers from one machine, one build, one moment.
 //
-// Names: peak/<memcpy|triad|read>/cpu/mib:<buffer MiB>/real_time/threads:<n>
+// Names: peak/<memcpy|triad|read>/cpu/mib:<buffer MiB>/real_time/threads:<n>, the buffer four
+//   times the last-level cache and at least 256 MiB (kernels/membw.h: streaming_buffer_mib)
 //   memcpy  one large memcpy per thread (its own slice of the buffers)
 //   triad   STREAM's a = b + s*c
 //   read    a streaming sum: reads only, the ceiling of a reduction (preprocess's sumsq reads
@@ -23,6 +24,7 @@
 
 #include "bench/peak.h"
 #include "fixtures/harness.h"
+#include "fixtures/machine.h"
 #include "fixtures/setup_cache.h"
 #include "kernels/base/data.h"
 #include "kernels/gemm.h"
@@ -141,9 +143,11 @@ Ceilings probe_ceilings() {
 }
 
 GAPBENCH_FAMILY(peak) {
-  // Buffers well past any last-level cache; one thread and every hardware thread.
+  // Buffers well past the last-level cache, all of it (256 MiB on small machines, more where
+  // the cache is large); one thread and every hardware thread.
   const int all = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  for (std::size_t mib : profile.pick<std::size_t>({256}, {256, 1024})) {
+  const std::size_t floor_mib = membw::streaming_buffer_mib(last_level_cache_bytes());
+  for (std::size_t mib : profile.pick<std::size_t>({floor_mib}, {floor_mib, 4 * floor_mib})) {
     for (int threads : all > 1 ? std::vector<int>{1, all} : std::vector<int>{1}) {
       for (auto [variant, body] :
            {std::pair{"memcpy", &bench_memcpy}, std::pair{"triad", &bench_triad},

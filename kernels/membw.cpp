@@ -40,4 +40,12 @@ void triad_reference(const float* b, const float* c, float scalar, std::size_t n
   }
 }
 
+std::size_t streaming_buffer_mib(std::size_t last_level_cache_bytes) {
+  constexpr std::size_t kMiB = std::size_t{1} << 20;
+  const std::size_t wanted = 4 * ((last_level_cache_bytes + kMiB - 1) / kMiB);
+  std::size_t mib = 256;
+  while (mib < wanted) mib *= 2;
+  return mib;
+}
+
 }  // namespace gapbench::membw

@@ -20,4 +20,10 @@ double read_sum_reference(const float* x, std::size_t n);
 // float64 reference of triad.
 void triad_reference(const float* b, const float* c, float scalar, std::size_t n, double* out);
 
+// MiB of the buffer a bandwidth measurement streams so that it reads memory, not a cache: four
+// times the last-level cache (every instance of it: a 64-core EPYC has 8 L3 slices of 32 MiB, and
+// each core's thread streams its slice of the buffer through its own), at least 256 MiB, rounded
+// up to a power of two. 0 bytes (unknown) gives the 256 MiB floor.
+std::size_t streaming_buffer_mib(std::size_t last_level_cache_bytes);
+
 }  // namespace gapbench::membw

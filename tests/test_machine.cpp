@@ -6,11 +6,13 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
 #include "fixtures/device_probe.h"
 #include "fixtures/nvml.h"
+#include "kernels/onednn_isa.h"
 
 namespace gapbench {
 namespace {
@@ -44,6 +46,7 @@ std::vector<Fact> healthy_facts() {
       {"cpu.isa", "sse4_2 avx avx2 fma"},
       {"cpu.cores", "16"},
       {"openblas.core", "Zen"},
+      {"onednn.isa", "avx2"},
       {"cpu.memory_total_bytes", "135089704960"},
       {"cpu.governor", "performance"},
       {"cpu.frequency_scaling", "disabled"},
@@ -110,6 +113,12 @@ TEST(MachineFacts, HasPlausibleCpuFacts) {
   EXPECT_FALSE(fact(facts, "openblas.core").empty());
   const std::string onednn = fact(facts, "onednn.version");
   EXPECT_EQ(std::count(onednn.begin(), onednn.end(), '.'), 2) << onednn;
+  // What the libraries use, after any cap: a capped run is told apart from a real one.
+  EXPECT_EQ(fact(facts, "onednn.isa"), onednn_isa());
+  const char* cap = std::getenv("DNNL_MAX_CPU_ISA");
+  EXPECT_EQ(fact(facts, "onednn.isa_cap"), cap ? cap : "");
+  const char* coretype = std::getenv("OPENBLAS_CORETYPE");
+  EXPECT_EQ(fact(facts, "openblas.coretype"), coretype ? coretype : "");
   const std::string gbench = fact(facts, "gbench.library_build_type");
   EXPECT_TRUE(gbench == "release" || gbench == "debug") << gbench;
 }
@@ -173,6 +182,8 @@ TEST(MachineFacts, MachineIdChangesWithWhatChangesTheNumbers) {
   std::vector<Fact> same = facts;
   set(same, "gpu.memory_free_bytes", "1");
   set(same, "gpu.memory_total_bytes", "84900000000");
+  // oneDNN's own ISA, uncapped, follows from cpu.isa: an id from before it was known still holds.
+  set(same, "onednn.isa", "avx512_core_bf16");
   EXPECT_EQ(machine_id(same), id);
 
   // Everything that changes the numbers changes the id: another GPU of the same model, another
@@ -182,6 +193,7 @@ TEST(MachineFacts, MachineIdChangesWithWhatChangesTheNumbers) {
            {"gpu.uuid", "GPU-00000000-0000-0000-0000-000000000002"},
            {"nvidia.driver_release", "590.10.01"},
            {"openblas.core", "Cooperlake"},
+           {"onednn.isa_cap", "AVX2"},
            {"cpu.isa", "avx2 fma"},
            {"cpu.cores", "8"}}) {
     std::vector<Fact> other = facts;
@@ -339,6 +351,17 @@ TEST(MachineFindings, CpuGovernorAndBuildTypes) {
   EXPECT_TRUE(machine_findings(no_cpufreq).empty());
   set(no_cpufreq, "cpu.frequency_scaling", "enabled");
   EXPECT_TRUE(any_contains(machine_findings(no_cpufreq), "frequency scaling enabled"));
+}
+
+TEST(MachineFindings, CappedCpuLibrariesAreAWarningThatNamesTheCaps) {
+  std::vector<Fact> facts = healthy_facts();
+  set(facts, "onednn.isa_cap", "AVX2");
+  set(facts, "openblas.coretype", "Haswell");
+  set(facts, "openblas.core", "Haswell");
+  const auto findings = machine_findings(facts);
+  ASSERT_EQ(ids(findings), std::vector<std::string>{"cpu_library_capped:warning"});
+  EXPECT_TRUE(any_contains(findings, "DNNL_MAX_CPU_ISA=AVX2 holds oneDNN at avx2"));
+  EXPECT_TRUE(any_contains(findings, "OPENBLAS_CORETYPE=Haswell gives OpenBLAS the Haswell"));
 }
 
 TEST(MachineFindings, BusyGpuMemoryIsReported) {
