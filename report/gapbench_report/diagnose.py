@@ -15,6 +15,7 @@ hand-written kernels against libraries): they are listed apart, after the facts.
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass, replace
 
@@ -94,6 +95,33 @@ def mib(n: float) -> str:
 
 def pct(x: float) -> str:
     return f"{100 * x:.0f}%"
+
+
+# ---- benchmarks that failed -----------------------------------------------------------------
+
+FAILED_RULE = "benchmarks_failed"
+
+
+def rule_failed(run: Run) -> list[Finding]:
+    """Benchmarks that ended in an error, not a skip (Benchmark.status, as each family's Failed
+    list reads it): their figures, and whatever rule would have judged them, are missing. It
+    leads the findings and the verdict (rank(), verdict()), so that a partial run is never read
+    as a whole one."""
+    failed = [b for b in run.benchmarks if b.status == "failed"]
+    if not failed:
+        return []
+    families = Counter(b.parsed.family for b in failed)  # in the order they first failed
+    where = ", ".join(family if len(families) == 1 else f"{n} in {family}"
+                      for family, n in families.items())
+    first, many = failed[0], len(failed) > 1
+    title = f"{len(failed)} benchmark{'s' if many else ''} failed ({where})"
+    error = " ".join((first.error or "no message").split()).rstrip(".")  # one line
+    return [Finding(
+        FAILED_RULE, "problem", title,
+        f"{'The first to fail, ' if many else ''}{first.name}: {error}. What failed is missing "
+        "from this report and from the findings below: see the Failed list in the section of "
+        f"{' and '.join(families)}, fix the cause and run again.",
+        cause=f"{title}, {'the first ' if many else ''}{first.name}: {error}")]
 
 
 # ---- the GPU itself -----------------------------------------------------------------------
@@ -658,6 +686,7 @@ def rule_framework_overhead(run: Run) -> list[Finding]:
 
 
 RULES: tuple[Callable[[Run], list[Finding]], ...] = (
+    rule_failed,
     rule_machine, rule_memory_skips, rule_machine_changed, rule_pcie_link, rule_pageable_vs_pinned,
     rule_gpu_loses, rule_elementwise, rule_naive_vs_library, rule_pipeline_idle,
     rule_pipeline_stage_drift, rule_batch_too_small, rule_lstm_launch_bound, rule_mixed_precision,
@@ -666,8 +695,9 @@ RULES: tuple[Callable[[Run], list[Finding]], ...] = (
 
 
 def rank(f: Finding) -> tuple:
-    """Facts before lessons; problems, warnings, info; the largest measured loss first."""
-    return f.lesson, SEVERITIES.index(f.severity), -(f.impact or 0.0)
+    """Failed benchmarks first; facts before lessons; problems, warnings, info; the largest
+    measured loss first."""
+    return f.rule != FAILED_RULE, f.lesson, SEVERITIES.index(f.severity), -(f.impact or 0.0)
 
 
 def diagnose(runs: list[Results], baselines: list[Results] | None = None,
@@ -703,8 +733,13 @@ def with_baselines(f: Finding, mine: Benchmark | None,
 
 
 def verdict(findings: list[Finding], limit: int = 3) -> str:
-    """One line: what invalidates the run, else the biggest measured losses on this machine,
-    each with its factor and cause in words."""
+    """One line: benchmarks that failed, if any (how many, where, the first error); then what
+    invalidates the run, else the biggest measured losses on this machine, each with its factor
+    and cause in words."""
+    failed = next((f for f in findings if f.rule == FAILED_RULE), None)
+    if failed:
+        rest = verdict([f for f in findings if f is not failed], limit)
+        return f"{failed.cause}. {rest}"
     problems = [f for f in findings if f.severity == "problem" and not f.lesson]
     if problems:
         return "Fix first: " + "; ".join(f.title for f in problems[:limit]) + "."

@@ -34,13 +34,18 @@ def runs(name: str, seconds: list[float], unit: str = "ns",
     return entries
 
 
-def skipped(name: str, reason: str, repetitions: int = 3) -> list[dict]:
-    """A benchmark skipped with `reason` (without the "skipped: " prefix)."""
+def failed(name: str, message: str, repetitions: int = 3) -> list[dict]:
+    """A benchmark that ended in an error with `message` (one starting "skipped: " is a skip)."""
     return [{"name": name, "family_index": 0, "per_family_instance_index": 0, "run_name": name,
              "run_type": "iteration", "repetitions": repetitions, "repetition_index": i,
-             "threads": 1, "error_occurred": True, "error_message": SKIP_PREFIX + reason,
+             "threads": 1, "error_occurred": True, "error_message": message,
              "iterations": 0, "real_time": 0.0, "cpu_time": 0.0, "time_unit": "ns"}
             for i in range(repetitions)]
+
+
+def skipped(name: str, reason: str, repetitions: int = 3) -> list[dict]:
+    """A benchmark skipped with `reason` (without the "skipped: " prefix)."""
+    return failed(name, SKIP_PREFIX + reason, repetitions)
 
 
 def document(entries: list[dict], **context: str) -> dict:
