@@ -203,7 +203,8 @@ struct GpuSetup {
     run(kWarm);
     const double consume_seconds = wall_seconds([&] { run(kBatches); }) / kBatches;
     consumer->take_compute_seconds();
-    plan = {producer.images(), consumer->repeats(), p.seconds, consume_seconds};
+    plan = {producer.images(), consumer->repeats(), p.seconds, consume_seconds,
+            ConsumerCost::device};
   }
   Producer producer;
   std::unique_ptr<GpuConsumer> consumer;
