@@ -16,13 +16,17 @@
 // Timing: CPU real time; GPU manual time holding host wall time around whole batches.
 // Counters: items_per_second (batches/s); idle_fraction (the consumer's share of time spent
 //   waiting for input; on the GPU, the share of wall time its compute stream did not compute);
-//   ideal_items_per_second = min(workers / t_produce, 1 / t_consume), each stage measured alone
-//   on the benchmark's thread just before and after the timed run (AloneSamples; the GPU
-//   consumer's steady-state cost at set-up): `workers` producers in perfect overlap with the
-//   consumer (on a machine with fewer cores than workers + 1, out of reach);
-//   produce_ms_measured, consume_ms_measured (those costs, which the report holds against the
-//   nominal produce_ms and consume_ms); images_per_batch, gemm_repeats (what the calibration
-//   chose).
+//   ideal_items_per_second = min(workers / t_produce, 1 / t_consume, cores / t_cpu), each stage
+//   measured alone on the benchmark's thread just before and after the timed run (AloneSamples;
+//   the GPU consumer's steady-state cost at set-up): `workers` producers in perfect overlap with
+//   the consumer on the `cores` this process may use (its CPU affinity), t_cpu being the CPU
+//   time of one batch: t_produce + t_consume on the CPU, where the producers and the consumer
+//   are workers + 1 busy threads (Colab's 2 cores hold 2 producers and a consumer only at
+//   2 / (t_produce + t_consume)); t_produce on the GPU, whose consumer thread sleeps while the
+//   device computes (fixtures/pipeline.h: ideal_items_per_second); cores (that count, from
+//   which the report tells which bound limits); produce_ms_measured, consume_ms_measured (those
+//   costs, which the report holds against the nominal produce_ms and consume_ms);
+//   images_per_batch, gemm_repeats (what the calibration chose).
 #include "bench/pipeline.h"
 
 #include <cblas.h>
@@ -31,6 +35,7 @@
 #include <cmath>
 #include <sstream>
 
+#include "fixtures/machine.h"
 #include "fixtures/setup_cache.h"
 #include "kernels/base/data.h"
 #include "kernels/gemm.h"
@@ -240,11 +245,6 @@ Plan AloneSamples::apply(Plan plan) const {
   return plan;
 }
 
-double Plan::ideal_items_per_second(std::size_t workers) const {
-  if (produce_seconds <= 0.0 || consume_seconds <= 0.0) return 0.0;
-  return std::min(static_cast<double>(workers) / produce_seconds, 1.0 / consume_seconds);
-}
-
 Calibrated calibrate_producer(Producer& producer, double produce_ms) {
   std::vector<float> out;
   std::vector<std::uint8_t> scratch(kImage.bytes());
@@ -280,7 +280,10 @@ void set_pipeline_counters(State& state, std::size_t batches, double idle_fracti
                            const Plan& plan, std::size_t workers) {
   state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * batches));
   state.counters["idle_fraction"] = idle_fraction;
-  state.counters["ideal_items_per_second"] = plan.ideal_items_per_second(workers);
+  const std::size_t cores = usable_cores();
+  state.counters["ideal_items_per_second"] = ideal_items_per_second(
+      plan.produce_seconds, plan.consume_seconds, workers, cores, plan.consumer);
+  state.counters["cores"] = static_cast<double>(cores);
   state.counters["produce_ms_measured"] = plan.produce_seconds * 1e3;
   state.counters["consume_ms_measured"] = plan.consume_seconds * 1e3;
   state.counters["images_per_batch"] = static_cast<double>(plan.images);

@@ -67,9 +67,7 @@ struct Plan {
   std::size_t images = 0;   // per batch, for the producer's nominal cost
   std::size_t repeats = 0;  // Y = F · W2 per step, for the consumer's nominal cost
   double produce_seconds = 0.0, consume_seconds = 0.0;
-  // min(workers / t_produce, 1 / t_consume): what `workers` producers in perfect overlap with
-  // the consumer would reach (0 before both stages were measured).
-  double ideal_items_per_second(std::size_t workers) const;
+  ConsumerCost consumer = ConsumerCost::cpu;  // the GPU step's cost is the device's
 };
 
 // Each stage's cost alone, sampled on the benchmark's thread with no pipeline running: just
@@ -104,7 +102,8 @@ std::vector<float> step_weights(std::size_t rows, std::size_t cols, std::uint64_
 // Batches each timed iteration consumes, after one untimed batch that validates and fills.
 std::size_t batches_per_iteration(const Profile& profile);
 
-// items_per_second (batches), idle_fraction, the ideal and the measured stage costs.
+// items_per_second (batches), idle_fraction, the ideal on the cores this process may use, those
+// cores and the measured stage costs.
 void set_pipeline_counters(State& state, std::size_t batches, double idle_fraction,
                            const Plan& plan, std::size_t workers);
 

@@ -16,7 +16,9 @@
 // synchronize): by default a waiting host thread spins, and on a machine with few cores (Colab
 // has two) a spinning consumer takes the core the producers need, so prefetch and parallel
 // would measure that contention instead of overlap. (`none`'s pageable copy waits inside the
-// driver as the driver chooses: that is the naive loop's cost, as a framework pays it.)
+// driver as the driver chooses: that is the naive loop's cost, as a framework pays it.) So the
+// ideal leaves the cores to the producers: its core bound is cores / t_produce
+// (ConsumerCost::device).
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
@@ -203,7 +205,8 @@ struct GpuSetup {
     run(kWarm);
     const double consume_seconds = wall_seconds([&] { run(kBatches); }) / kBatches;
     consumer->take_compute_seconds();
-    plan = {producer.images(), consumer->repeats(), p.seconds, consume_seconds};
+    plan = {producer.images(), consumer->repeats(), p.seconds, consume_seconds,
+            ConsumerCost::device};
   }
   Producer producer;
   std::unique_ptr<GpuConsumer> consumer;

@@ -1,6 +1,7 @@
 // gapbench's fault rules, proven on the real gapbench executable: bad flags, a filter that
 // matches nothing, an unwritable results path, a failing benchmark, and a run killed half-way.
 #include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -201,13 +202,27 @@ TEST_F(Cli, HostCopyCountsBytesCopiedAndTwiceThatAsTraffic) {
   EXPECT_NEAR(traffic / copied, 2.0, 1e-6);
 }
 
-// The pipeline's ideal counts its producers: min(workers / t_produce, 1 / t_consume) from the
-// stage costs measured beside the run (two workers here: parallel may no longer "beat" it).
-TEST_F(Cli, PipelineIdealCountsItsWorkers) {
+// The pipeline's ideal counts its producers and the cores it may use: min(workers / t_produce,
+// 1 / t_consume, cores / (t_produce + t_consume)) from the stage costs measured beside the run.
+// gapbench runs on one core of this process's affinity here (a child inherits it), whatever the
+// machine has: the ideal of 2 producers and the consumer is then one core's, 1 / (t_p + t_c).
+TEST_F(Cli, PipelineIdealCountsItsWorkersAndTheCoresItMayUse) {
+  cpu_set_t saved;
+  ASSERT_EQ(sched_getaffinity(0, sizeof saved, &saved), 0);
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+    if (CPU_ISSET(cpu, &saved)) {
+      CPU_SET(cpu, &one);
+      break;
+    }
+  }
+  ASSERT_EQ(sched_setaffinity(0, sizeof one, &one), 0);
   const std::string out = dir_ + "/results.json";
   const Result r =
       run({"--benchmark_filter=^pipeline/parallel/cpu/produce_ms:4/consume_ms:1/depth:2/workers:2/",
            kOneRepetition, "--benchmark_min_time=0.01", "--benchmark_out=" + out});
+  ASSERT_EQ(sched_setaffinity(0, sizeof saved, &saved), 0);
   ASSERT_EQ(r.status, 0) << r.err;
   const std::string json = read_file(out);
   auto counter = [&](const std::string& key) { return first_number(json, key); };
@@ -215,7 +230,8 @@ TEST_F(Cli, PipelineIdealCountsItsWorkers) {
   const double consume = counter("consume_ms_measured") * 1e-3;
   ASSERT_GT(produce, 0.0);
   ASSERT_GT(consume, 0.0);
-  EXPECT_NEAR(counter("ideal_items_per_second"), std::min(2.0 / produce, 1.0 / consume),
+  EXPECT_EQ(counter("cores"), 1.0);
+  EXPECT_NEAR(counter("ideal_items_per_second"), 1.0 / (produce + consume),
               1e-6 * counter("ideal_items_per_second"));
 }
 

@@ -241,6 +241,39 @@ TEST(Pipeline, IdleFractionIsZeroBeforeAnyBatch) {
   EXPECT_DOUBLE_EQ(s.idle_fraction(), 0.25);
 }
 
+// ---- the ideal ----
+
+// Produce 4 ms, consume 1 ms, as the quick profile's loading-bound case.
+TEST(Ideal, ProducersOrConsumerLimitWhereEveryThreadHasACore) {
+  EXPECT_DOUBLE_EQ(ideal_items_per_second(4e-3, 1e-3, 2, 8, ConsumerCost::cpu), 500.0);
+  EXPECT_DOUBLE_EQ(ideal_items_per_second(4e-3, 1e-3, 1, 2, ConsumerCost::cpu), 250.0);
+  EXPECT_DOUBLE_EQ(ideal_items_per_second(4e-3, 1e-3, 8, 16, ConsumerCost::cpu), 1000.0);
+  // workers + 1 cores are always enough: the cap never binds there.
+  EXPECT_DOUBLE_EQ(ideal_items_per_second(4e-3, 1e-3, 2, 3, ConsumerCost::cpu), 500.0);
+}
+
+TEST(Ideal, CoresCapItWithFewerCoresThanBusyThreads) {
+  // parallel, 2 producers and the consumer on 2 cores: 2 / (4 + 1) ms, not 2 / 4 ms.
+  EXPECT_DOUBLE_EQ(ideal_items_per_second(4e-3, 1e-3, 2, 2, ConsumerCost::cpu), 400.0);
+  // More workers cannot raise it.
+  EXPECT_DOUBLE_EQ(ideal_items_per_second(4e-3, 1e-3, 4, 2, ConsumerCost::cpu), 400.0);
+  // prefetch on one core: one producer and the consumer take turns.
+  EXPECT_DOUBLE_EQ(ideal_items_per_second(4e-3, 1e-3, 1, 1, ConsumerCost::cpu), 200.0);
+}
+
+TEST(Ideal, ADeviceConsumerLeavesTheCoresToTheProducers) {
+  // Two producers on two cores: the sleeping consumer takes none of them.
+  EXPECT_DOUBLE_EQ(ideal_items_per_second(4e-3, 1e-3, 2, 2, ConsumerCost::device), 500.0);
+  // Four producers on two cores: cores / t_produce.
+  EXPECT_DOUBLE_EQ(ideal_items_per_second(4e-3, 1e-3, 4, 2, ConsumerCost::device), 500.0);
+  EXPECT_DOUBLE_EQ(ideal_items_per_second(4e-3, 1e-3, 2, 1, ConsumerCost::device), 250.0);
+}
+
+TEST(Ideal, ZeroBeforeBothStagesWereMeasured) {
+  EXPECT_EQ(ideal_items_per_second(0.0, 1e-3, 2, 2, ConsumerCost::cpu), 0.0);
+  EXPECT_EQ(ideal_items_per_second(4e-3, 0.0, 2, 2, ConsumerCost::cpu), 0.0);
+}
+
 // ---- calibration ----
 
 TEST(Calibration, FindsTheCountOfALinearCost) {

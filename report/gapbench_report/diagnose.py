@@ -29,6 +29,7 @@ from gapbench_report.metrics import (
     find,
     largest,
     number,
+    pipeline_ideal,
     preprocess_metrics,
     transfer_pair,
 )
@@ -381,20 +382,23 @@ def _pipeline_case(b: Benchmark) -> tuple:
     return b.parsed.device, axes.get("produce_ms"), axes.get("consume_ms")
 
 
-def _pipeline_rates(run: Run) -> dict[tuple, dict[str, float]]:
-    """The best batches/s of each pipeline variant, per case."""
-    rates: dict[tuple, dict[str, float]] = {}
+def _pipeline_fastest(run: Run) -> dict[tuple, dict[str, Benchmark]]:
+    """The fastest benchmark (batches/s) of each pipeline variant, per case."""
+    fastest: dict[tuple, dict[str, Benchmark]] = {}
     for b in run.benchmarks:
         if b.parsed.family == "pipeline" and (rate := b.counter("items_per_second")):
-            case = rates.setdefault(_pipeline_case(b), {})
-            case[b.parsed.variant] = max(rate, case.get(b.parsed.variant, 0.0))
-    return rates
+            case = fastest.setdefault(_pipeline_case(b), {})
+            best = case.get(b.parsed.variant)
+            if best is None or rate > best.counter("items_per_second"):
+                case[b.parsed.variant] = b
+    return fastest
 
 
 def rule_pipeline_idle(run: Run) -> list[Finding]:
     """`none` waiting for input, with the advice its siblings' measured rates support: prefetch
-    or parallel producers only where they were measured faster than `none`."""
-    rates = _pipeline_rates(run)
+    or parallel producers only where they were measured faster than `none`, and where the cores
+    limit the faster one, that more workers cannot help."""
+    fastest = _pipeline_fastest(run)
     found = []
     for b in run.benchmarks:
         idle = b.counter("idle_fraction")
@@ -404,17 +408,22 @@ def rule_pipeline_idle(run: Run) -> list[Finding]:
         device, produce, consume = case = _pipeline_case(b)
         text = (f"Without prefetch ({device.upper()}, producer {produce} ms and step {consume} ms "
                 f"per batch) the training step waits {pct(idle)} of the time for the next batch.")
-        measured = rates.get(case, {})
+        measured = {v: f.counter("items_per_second") for v, f in fastest.get(case, {}).items()}
         none_rate = measured.get("none")
         helpers = {v: r for v, r in measured.items() if v in ("prefetch", "parallel")}
         impact = 1 / (1 - idle) if idle < 1 else None  # were the step never kept waiting
         if not none_rate or not helpers:
             text += " Prefetch was not measured beside it."
         elif (gain := max(helpers.values()) / none_rate) >= PIPELINE_GAIN:
-            how = ("prefetch (tf.data prefetch, a DataLoader worker)"
-                   if max(helpers, key=helpers.get) == "prefetch"
+            best = max(helpers, key=helpers.get)
+            how = ("prefetch (tf.data prefetch, a DataLoader worker)" if best == "prefetch"
                    else "several producers (tf.data num_parallel_calls, DataLoader workers)")
             text += f" Measured here, {how} gave {gain:.2f}x the batches/s: use it."
+            ideal = pipeline_ideal(fastest[case][best])
+            if ideal and ideal.limit == "cores":
+                text += (f" Beyond that, this machine's {ideal.cores} cores are the limit, not "
+                         "the producers: more workers cannot help (see \"The cores limit the input "
+                         "pipeline\").")
             impact = gain  # what was measured to be lost, not the bound
         else:
             others = ", ".join(f"{v} {r:.0f}" for v, r in sorted(helpers.items()))
@@ -432,6 +441,42 @@ def rule_pipeline_idle(run: Run) -> list[Finding]:
         found = [replace(worst, text=f"{worst.text} ({more} more case{'s' if more > 1 else ''} "
                                      f"wait{'' if more > 1 else 's'} {pct(IDLE_SHARE)} or more.)")]
     return found
+
+
+def rule_pipeline_cores(run: Run) -> list[Finding]:
+    """Pipeline variants whose ideal the cores cap (fewer cores than busy threads: producers
+    plus a CPU consumer), where more workers cannot help. Quotes the one the cores cut most: its
+    measured share of that ideal, and how far its stage costs moved over the repetitions, so a
+    noisy machine is told from a slow pipeline."""
+    capped = [(b, i) for b in run.benchmarks
+              if b.parsed.family == "pipeline" and (i := pipeline_ideal(b)) and i.limit == "cores"]
+    if not capped:
+        return []
+    b, ideal = max(capped, key=lambda c: c[1].stages_allow / c[1].bounds["cores"])
+    workers = b.parsed.axes.get("workers", "1")
+    producers = "1 producer" if workers == "1" else f"{workers} producers"
+    cpu = ("producing and consuming one batch take" if b.parsed.device == "cpu"
+           else "producing one batch takes (the GPU step's thread sleeps)")
+    cpu_ms = ideal.cores / ideal.bounds["cores"] * 1e3
+    text = (f"On the {ideal.cores} cores this process may use, {variant_label(b.parsed.variant)} "
+            f"with {producers} ({b.parsed.device.upper()}, producer "
+            f"{b.parsed.axes.get('produce_ms')} ms and step {b.parsed.axes.get('consume_ms')} ms "
+            f"per batch) is limited by the cores, not its producers: {cpu} {cpu_ms:.1f} ms of CPU "
+            f"time, so its ideal is {ideal.bounds['cores']:.0f} batches/s, under the "
+            f"{ideal.stages_allow:.0f} its stages would allow with a core per thread. It "
+            f"measured {ideal.rate:.0f}, {pct(ideal.ratio)} of that ideal. More workers cannot "
+            "help here; less CPU time per batch can: a cheaper producer (cache decoded data, "
+            "vectorize the preprocessing), a step off these cores (on the GPU, with waits that "
+            f"sleep), or more cores. Its stage costs, each measured alone beside its "
+            f"{len(b.samples)} repetitions, ran {ideal.stage_ranges}")
+    if ideal.stage_spread > STAGE_DRIFT:
+        text += (f", {pct(ideal.stage_spread)} apart: the machine's speed moved under the run "
+                 "(other jobs, a VM's steal time), and the ratio with it")
+    text += "."
+    if len(capped) > 1:
+        text += f" ({len(capped) - 1} more pipeline variant(s) limited by the cores.)"
+    return [Finding("pipeline_cores", "info", "The cores limit the input pipeline", text,
+                    subject=b.name)]
 
 
 def rule_pipeline_stage_drift(run: Run) -> list[Finding]:
@@ -689,8 +734,9 @@ RULES: tuple[Callable[[Run], list[Finding]], ...] = (
     rule_failed,
     rule_machine, rule_memory_skips, rule_machine_changed, rule_pcie_link, rule_pageable_vs_pinned,
     rule_gpu_loses, rule_elementwise, rule_naive_vs_library, rule_pipeline_idle,
-    rule_pipeline_stage_drift, rule_batch_too_small, rule_lstm_launch_bound, rule_mixed_precision,
-    rule_framework_misses_gpu, rule_framework_cuda_newer, rule_framework_overhead,
+    rule_pipeline_cores, rule_pipeline_stage_drift, rule_batch_too_small, rule_lstm_launch_bound,
+    rule_mixed_precision, rule_framework_misses_gpu, rule_framework_cuda_newer,
+    rule_framework_overhead,
 )
 
 

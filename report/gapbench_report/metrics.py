@@ -7,8 +7,10 @@ measured peak, the pinned/pageable ratio. portable_metrics() names each such fig
 
 from __future__ import annotations
 
+import math
 import statistics
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 from gapbench_report.results import Benchmark, Results
 
@@ -84,6 +86,75 @@ def _ratio(numerator: float | None, denominator: float | None) -> float | None:
     if numerator is None or not denominator:
         return None
     return numerator / denominator
+
+
+# ---- the pipeline against its ideal ----------------------------------------------------------
+
+# The cores are named the limit of a pipeline's ideal only where they cap it this far below what
+# its producers and consumer allow: at a tie (2 producers of 2 ms and a step of 2 ms on 2 cores)
+# the stage costs' noise would flip the name from one run to the next.
+CORE_MARGIN = 0.05
+
+
+@dataclass(frozen=True)
+class PipelineIdeal:
+    """A pipeline benchmark against its ideal, from its counters: rates and bounds in batches/s
+    from the medians over its repetitions, each stage cost's range over them."""
+
+    rate: float  # measured
+    ideal: float  # gapbench's ideal_items_per_second
+    # What each bound allows: "producers" workers / t_produce, "consumer" 1 / t_consume and
+    # "cores" the cores over the CPU time of one batch (absent from files before the cores were
+    # counted).
+    bounds: dict[str, float]
+    limit: str  # the bound that limits the ideal, one of bounds'
+    cores: int | None
+    produce_ms: tuple[float, float]  # min and max over the repetitions, each measured alone
+    consume_ms: tuple[float, float]
+
+    @property
+    def ratio(self) -> float:
+        return self.rate / self.ideal
+
+    @property
+    def stages_allow(self) -> float:
+        """The ideal were every thread on a core of its own: min(producers, consumer)."""
+        return min(self.bounds["producers"], self.bounds["consumer"])
+
+    @property
+    def stage_ranges(self) -> str:
+        """"produce 4.1–6.7 ms, consume 1.0–1.1 ms": how far the stage costs moved."""
+        return ", ".join(f"{stage} {lo:.1f}–{hi:.1f} ms" for stage, (lo, hi) in
+                         (("produce", self.produce_ms), ("consume", self.consume_ms)))
+
+    @property
+    def stage_spread(self) -> float:
+        """The larger of the two stage costs' (max - min) / min over the repetitions."""
+        return max((hi - lo) / lo for lo, hi in (self.produce_ms, self.consume_ms))
+
+
+def pipeline_ideal(b: Benchmark) -> PipelineIdeal | None:
+    """`b` against its ideal, and the bound that limits it, as gapbench's ideal counts them
+    (fixtures/pipeline.h: ideal_items_per_second): the cores bound the CPU time of a batch,
+    t_produce + t_consume, or on the GPU, whose consumer thread sleeps while the device computes,
+    t_produce alone. The one place the report decides which bound limits. None for a benchmark
+    without its rate, ideal or stage costs."""
+    rate, ideal = b.counter("items_per_second"), b.counter("ideal_items_per_second")
+    produce = b.counters.get("produce_ms_measured", ())
+    consume = b.counters.get("consume_ms_measured", ())
+    workers = number(b.parsed.axes.get("workers", "1"))
+    if not (rate and ideal and workers and produce and consume) or min(produce + consume) <= 0:
+        return None
+    t_produce, t_consume = statistics.median(produce) * 1e-3, statistics.median(consume) * 1e-3
+    bounds = {"producers": workers / t_produce, "consumer": 1 / t_consume}
+    cores = b.counter("cores")
+    if cores:
+        bounds["cores"] = cores / (t_produce + (t_consume if b.parsed.device == "cpu" else 0.0))
+    stage = min(("producers", "consumer"), key=bounds.__getitem__)
+    capped = bounds.get("cores", math.inf) < (1 - CORE_MARGIN) * bounds[stage]
+    return PipelineIdeal(rate, ideal, bounds, "cores" if capped else stage,
+                         round(cores) if cores else None, (min(produce), max(produce)),
+                         (min(consume), max(consume)))
 
 
 # The op of each preprocess shape and the ceiling it is judged against: sumsq only reads,

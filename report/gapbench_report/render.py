@@ -157,6 +157,17 @@ class Row:
     reason: str  # skip reason or error, empty when it ran
 
 
+def throughput_cell(b: Benchmark) -> str:
+    """The throughput counters; for the pipeline also its share of its ideal, the bound that
+    limits that ideal, and how far the stage costs moved over the repetitions (a noisy machine
+    against a slow pipeline)."""
+    text = fmt_throughput(b)
+    if (ideal := metrics.pipeline_ideal(b)) is not None:
+        text += (f" · {ideal.ratio:.0%} of its {ideal.limit}-bound ideal · "
+                 f"{ideal.stage_ranges}")
+    return text
+
+
 def table_rows(benchmarks: Iterable[Benchmark]) -> list[Row]:
     rows = []
     for b in benchmarks:
@@ -167,7 +178,7 @@ def table_rows(benchmarks: Iterable[Benchmark]) -> list[Row]:
             fmt_seconds(spread[0]) if spread else "",
             f"{fmt_seconds(spread[1])} – {fmt_seconds(spread[2])}" if spread else "",
             str(len(b.samples)) if b.samples else "",
-            fmt_throughput(b) if b.status == "ok" else "",
+            throughput_cell(b) if b.status == "ok" else "",
             b.skip_reason or b.error or ""))
     return rows
 

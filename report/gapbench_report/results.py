@@ -39,10 +39,11 @@ PROCESS_KEY = "gapbench_process"
 REQUIRED_CONTEXT = ("gapbench.schema", "gapbench.version", "gapbench.profile", "gapbench.seed",
                     "machine.id", "gpu.status")
 SECONDS_PER_UNIT = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
-# Counters the report reads, as given: rates, shares, and the pipeline's measured stage costs.
+# Counters the report reads, as given: rates, shares, and the pipeline's measured stage costs and
+# the cores its ideal counted.
 COUNTERS = ("bytes_per_second", "traffic_bytes_per_second", "items_per_second", "flops",
             "overhead_share", "idle_fraction", "ideal_items_per_second", "produce_ms_measured",
-            "consume_ms_measured")
+            "consume_ms_measured", "cores")
 
 
 class ResultsError(Exception):

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import re
 
+import pytest
+
 from gapbench_report.diagnose import diagnose, verdict
-from gapbench_report.metrics import crossover, run_metrics
+from gapbench_report.metrics import crossover, pipeline_ideal, run_metrics
 from tests.synthetic import in_memory, runs, skipped
 
 MiB = 2**20
@@ -191,6 +193,85 @@ def test_pipeline_stage_drift_fires_past_ten_percent_and_is_silent_within():
     assert "produce 4 ms measured 6.1 ms beside none (CPU)" in text and "1 stage cost was" in text
     steady = _pipeline(189, produce_ms_measured=[4.3] * 3, consume_ms_measured=[0.95] * 3)
     assert "pipeline_stage_drift" not in rules_fired(steady)
+
+
+# The issue's run on 2 cores: parallel, 2 producers of 4 ms and a step of 1 ms, 3 busy threads.
+# Stage costs as measured alone beside each repetition (produce moved 4.1 to 6.7 ms).
+PRODUCE_MS, CONSUME_MS = [4.1, 4.2, 6.7], [1.0, 1.0, 1.1]
+
+
+def _parallel(rate, cores, device="cpu", workers=2):
+    """parallel's entries with the counters gapbench writes, its ideal counted on `cores`."""
+    t_p, t_c = 4.2e-3, 1.0e-3  # the medians
+    cpu = t_p + t_c if device == "cpu" else t_p
+    ideal = min(workers / t_p, 1 / t_c, cores / cpu)
+    timing = "real_time" if device == "cpu" else "manual_time"
+    name = (f"pipeline/parallel/{device}/produce_ms:4/consume_ms:1/depth:2/workers:{workers}/"
+            f"{timing}")
+    return runs(name, [0.01] * 3, items_per_second=[rate] * 3, ideal_items_per_second=[ideal] * 3,
+                cores=[cores] * 3, produce_ms_measured=PRODUCE_MS, consume_ms_measured=CONSUME_MS)
+
+
+def test_cores_not_producers_named_the_limit_where_they_cap_the_ideal():
+    entries = _pipeline(189) + _parallel(354, cores=2)
+    fired = rules_fired(entries)
+    text = fired["pipeline_cores"]
+    # 2 cores over 4.2 + 1.0 ms: 385 batches/s, under the 476 of 2 producers of 4.2 ms.
+    assert "On the 2 cores" in text and "385 batches/s" in text and "476" in text
+    assert "92% of that ideal" in text and "More workers cannot help" in text
+    # How far the stage costs moved, beside the ratio: a noisy machine, not a slow pipeline.
+    assert "produce 4.1–6.7 ms, consume 1.0–1.1 ms, 63% apart" in text
+    # The idle finding's advice stands (parallel measured faster) and says where it ends.
+    assert "several producers" in fired["pipeline_idle"] and "use it." in fired["pipeline_idle"]
+    assert "2 cores are the limit" in fired["pipeline_idle"]
+
+
+def test_producers_limit_keeps_the_old_advice():
+    """With a core per thread (4 cores for 3 threads) the producers limit: no finding on cores,
+    and the idle finding's advice is the one given before cores were counted."""
+    fired = rules_fired(_pipeline(189) + _parallel(354, cores=4))
+    assert "pipeline_cores" not in fired
+    before = rules_fired(_pipeline(189, parallel_rate=354))["pipeline_idle"]
+    assert fired["pipeline_idle"] == before
+    assert "several producers" in before and "cores" not in before
+
+
+def test_steady_stage_costs_are_not_called_noise():
+    entries = runs(PIPE.format(v="parallel", d=2, w=2), [0.01] * 3, items_per_second=[370] * 3,
+                   ideal_items_per_second=[2 / 5.2e-3] * 3, cores=[2] * 3,
+                   produce_ms_measured=[4.2] * 3, consume_ms_measured=[1.0, 1.0, 1.05])
+    text = rules_fired(entries)["pipeline_cores"]
+    assert "produce 4.2–4.2 ms, consume 1.0–1.1 ms." in text and "apart" not in text
+
+
+def test_which_bound_limits_the_pipeline_ideal():
+    def ideal(entries):
+        (b,) = in_memory(entries).benchmarks().values()
+        return pipeline_ideal(b)
+
+    capped = ideal(_parallel(354, cores=2))
+    assert capped.limit == "cores" and capped.cores == 2
+    assert capped.bounds["cores"] == pytest.approx(2 / 5.2e-3)
+    assert capped.stages_allow == pytest.approx(2 / 4.2e-3)
+    assert capped.ratio == pytest.approx(354 / (2 / 5.2e-3))
+    assert ideal(_parallel(354, cores=4)).limit == "producers"
+    # The GPU's consumer thread sleeps: 2 producers on 2 cores are not capped, 4 are.
+    assert ideal(_parallel(354, cores=2, device="gpu")).limit == "producers"
+    four = ideal(_parallel(354, cores=2, device="gpu", workers=4))
+    assert four.limit == "cores" and four.bounds["cores"] == pytest.approx(2 / 4.2e-3)
+    # Near a tie (2 producers of 2 ms and a step of 1.98 ms on 2 cores: the cores allow 503
+    # batches/s, the step 505) the stage is named, not the cores, so noise in the stage costs
+    # does not flip the finding from run to run.
+    tie = ideal(runs("pipeline/parallel/cpu/produce_ms:2/consume_ms:2/depth:2/workers:2/"
+                     "real_time", [0.01] * 3, items_per_second=[450] * 3,
+                     ideal_items_per_second=[503] * 3, cores=[2] * 3,
+                     produce_ms_measured=[2.0] * 3, consume_ms_measured=[1.98] * 3))
+    assert tie.limit == "consumer"
+    # A file from before the cores were counted: the stages alone.
+    old = ideal(runs(PIPE.format(v="parallel", d=2, w=2), [0.01] * 3, items_per_second=[354] * 3,
+                     ideal_items_per_second=[476] * 3, produce_ms_measured=[4.2] * 3,
+                     consume_ms_measured=[1.0] * 3))
+    assert old.limit == "producers" and "cores" not in old.bounds and old.cores is None
 
 
 def test_lstm_steps_near_the_launch_floor_are_launch_bound():

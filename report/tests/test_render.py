@@ -516,6 +516,53 @@ def test_pipeline_ideal_is_drawn_per_number_of_producers():
     assert panel.ideals[1].ys == pytest.approx([500, 500])
 
 
+def _parallel_on(cores: int, p: float, device: str = "cpu") -> Benchmark:
+    """parallel with 2 producers of `p` ms and a step of 1 ms, its ideal counted on `cores`."""
+    t_p, t_c = p * 1e-3, 1e-3
+    ideal = min(2 / t_p, 1 / t_c, cores / (t_p + (t_c if device == "cpu" else 0.0)))
+    return bench(f"pipeline/parallel/{device}/produce_ms:{p:g}/consume_ms:1/depth:2/workers:2/"
+                 "real_time", [1e-2] * 3, items_per_second=[0.9 * ideal] * 3,
+                 ideal_items_per_second=[ideal] * 3, cores=[cores] * 3,
+                 produce_ms_measured=[p] * 3, consume_ms_measured=[0.9, 1.0, 1.2])
+
+
+def test_pipeline_ideal_says_where_the_cores_cap_it():
+    """On 2 cores, 2 producers and the step are 3 busy threads: from produce 2 ms on the cores,
+    not the producers, bound the ideal, and the chart says so there."""
+    spec = next(s for s in plots.SWEEPS if s.name == "pipeline")
+    (panel,) = plots.sweep_chart_data(spec, [_parallel_on(2, p) for p in (0.5, 4, 8)], {}).panels
+    (ideal,) = panel.ideals
+    assert ideal.label == ("ideal, 2 producers: min(workers / produce, 1 / consume, "
+                           "cores / (produce + consume))")
+    (capped,) = panel.capped
+    assert capped.label == "ideal capped by the 2 cores"
+    assert capped.xs == [4, 8] and capped.ys == pytest.approx([2 / 5e-3, 2 / 9e-3])
+    # With a core per thread nothing is capped and the label is the stages' alone.
+    (panel,) = plots.sweep_chart_data(spec, [_parallel_on(4, p) for p in (0.5, 4, 8)], {}).panels
+    assert panel.capped == []
+    assert panel.ideals[0].label == "ideal, 2 producers: min(workers / produce, 1 / consume)"
+
+
+def test_pipeline_ideal_lines_per_device():
+    """The GPU's consumer sleeps: its ideal has its own line and its own cap, cores / produce."""
+    spec = next(s for s in plots.SWEEPS if s.name == "pipeline")
+    rows = [_parallel_on(1, p, device) for p in (4, 8) for device in ("cpu", "gpu")]
+    (panel,) = plots.sweep_chart_data(spec, rows, {}).panels
+    assert [i.label for i in panel.ideals] == [
+        "CPU ideal, 2 producers: min(workers / produce, 1 / consume, cores / (produce + consume))",
+        "GPU ideal, 2 producers: min(workers / produce, 1 / consume, cores / produce)"]
+    assert panel.ideals[0].ys == pytest.approx([1 / 5e-3, 1 / 9e-3])
+    assert panel.ideals[1].ys == pytest.approx([1 / 4e-3, 1 / 8e-3])
+
+
+def test_pipeline_row_shows_its_share_of_the_ideal_and_the_stage_costs_range():
+    (row,) = render.table_rows([_parallel_on(2, 4)])
+    assert row.throughput.endswith(" · 90% of its cores-bound ideal · produce 4.0–4.0 ms, "
+                                   "consume 0.9–1.2 ms")
+    (row,) = render.table_rows([_parallel_on(4, 4)])
+    assert "90% of its producers-bound ideal" in row.throughput
+
+
 def test_each_files_ceilings_are_shown_and_a_changed_run_is_marked(tmp_path):
     from tests.synthetic import write
     peak = runs("peak/read/cpu/mib:256/real_time/threads:1", [0.01] * 3,

@@ -112,6 +112,7 @@ class SweepPanel:
     vlines: list[RefLine] = field(default_factory=list)  # crossover sizes
     ideals: list[Line] = field(default_factory=list)
     note: str = ""
+    capped: list[Line] = field(default_factory=list)  # ideal points the cores cap, as marks
 
 
 @dataclass
@@ -213,23 +214,47 @@ def _crossovers(spec: SweepSpec, lines: list[Line]) -> tuple[list[RefLine], list
     return marks, notes
 
 
-def _ideals(spec: SweepSpec, rows: list[Benchmark]) -> list[Line]:
-    """The ideal counter against x, one line per number of producers (the pipeline's ideal is
-    min(workers / produce, 1 / consume))."""
-    by_workers: dict[str, dict[float, list[float]]] = {}
+def _ideals(spec: SweepSpec, rows: list[Benchmark], chart_rows: list[Benchmark]
+            ) -> tuple[list[Line], list[Line]]:
+    """The ideal counter against x, one line per device and number of producers (the
+    pipeline's ideal is min(workers / produce, 1 / consume), capped by the cores where the
+    producers and a CPU consumer are more busy threads than there are cores); and the points
+    the cores cap (metrics.pipeline_ideal decides), as marks. A line's label is the same in
+    every panel of the chart (`chart_rows`): the legend holds it once."""
+    if not spec.ideal_counter:
+        return [], []
+    devices = {b.parsed.device for b in chart_rows}
+    capped_keys = {(b.parsed.device, b.parsed.axes.get("workers", "1")) for b in chart_rows
+                   if (i := metrics.pipeline_ideal(b)) and i.limit == "cores"}
+    by_key: dict[tuple[str, str], dict[float, list[float]]] = {}
+    capped: dict[int, tuple[list[float], list[float]]] = {}  # cores -> xs, ys
     for b in rows:
-        value = b.counter(spec.ideal_counter) if spec.ideal_counter else None
-        if value is not None:
-            by_x = by_workers.setdefault(b.parsed.axes.get("workers", "1"), {})
-            by_x.setdefault(metrics.number(b.parsed.axes[spec.x]), []).append(value)
+        value = b.counter(spec.ideal_counter)
+        if value is None:
+            continue
+        x = metrics.number(b.parsed.axes[spec.x])
+        key = (b.parsed.device, b.parsed.axes.get("workers", "1"))
+        by_key.setdefault(key, {}).setdefault(x, []).append(value)
+        if (i := metrics.pipeline_ideal(b)) and i.limit == "cores" and i.cores:
+            xs, ys = capped.setdefault(i.cores, ([], []))
+            xs.append(x)
+            ys.append(value * spec.metric.scale)
     lines = []
-    for workers, by_x in sorted(by_workers.items(), key=lambda kv: metrics.number(kv[0]) or 0):
+    for (device, workers), by_x in sorted(by_key.items(),
+                                          key=lambda kv: (kv[0][0], metrics.number(kv[0][1]) or 0)):
         xs = sorted(by_x)
         ys = [sorted(by_x[x])[len(by_x[x]) // 2] * spec.metric.scale for x in xs]
+        who = f"{device.upper()} ideal" if len(devices) > 1 else "ideal"
         producers = "1 producer" if workers == "1" else f"{workers} producers"
-        lines.append(Line(f"ideal, {producers}: min(workers / produce, 1 / consume)", "",
-                          ("ideal", workers), xs, ys, ys, ys))
-    return lines
+        bounds = "workers / produce, 1 / consume"
+        if (device, workers) in capped_keys:
+            bounds += ", cores / " + ("(produce + consume)" if device == "cpu" else "produce")
+        lines.append(Line(f"{who}, {producers}: min({bounds})", "", ("ideal", device, workers),
+                          xs, ys, ys, ys))
+    marks = [Line(f"ideal capped by the {cores} core{'s' if cores > 1 else ''}", "",
+                  ("capped", str(cores)), xs, ys, ys, ys)
+             for cores, (xs, ys) in sorted(capped.items())]
+    return lines, marks
 
 
 def sweep_chart_data(spec: SweepSpec, benchmarks: Sequence[Benchmark],
@@ -245,7 +270,8 @@ def sweep_chart_data(spec: SweepSpec, benchmarks: Sequence[Benchmark],
         lines = _lines(spec, group)
         marks, notes = _crossovers(spec, lines) if spec.crossover else ([], [])
         note = "; ".join(filter(None, [skip_note(group)] + notes))
-        panels.append(SweepPanel(axes_label(dict(rest)), lines, marks, _ideals(spec, group), note))
+        ideals, capped = _ideals(spec, group, rows)
+        panels.append(SweepPanel(axes_label(dict(rest)), lines, marks, ideals, note, capped))
     if not any(p.lines for p in panels):
         return None
     return SweepChart(spec, panels, pcie_lines(context) if spec.link_lines else [])
@@ -317,6 +343,9 @@ def _draw_sweep_panel(ax, chart: SweepChart, panel: SweepPanel, styles: dict) ->
         # A dash marker too: with one producer cost per panel there is no line to draw.
         ax.plot(ideal.xs, ideal.ys, color="black" if k == 0 else "#777777", linestyle="--",
                 linewidth=1.2, marker="_", markersize=16, label=ideal.label)
+    for mark in panel.capped:
+        ax.plot(mark.xs, mark.ys, color="black", linestyle="none", marker="x", markersize=7,
+                label=mark.label)
     for ref in chart.hlines:
         ax.axhline(ref.value, color="black", linestyle=ref.style, linewidth=1)
         ax.annotate(ref.label, (0.01, ref.value), xycoords=("axes fraction", "data"),
@@ -354,7 +383,7 @@ def draw_sweep_chart(chart: SweepChart, stem: Path) -> Path:
     panels = chart.panels
     columns = 2 if len(panels) > 1 else 1
     labels = list(dict.fromkeys(line.label for p in panels for line in p.lines))
-    labels += list(dict.fromkeys(i.label for p in panels for i in p.ideals))
+    labels += list(dict.fromkeys(i.label for p in panels for i in p.ideals + p.capped))
     grid = Grid(math.ceil(len(panels) / columns), columns, (6.4 if columns > 1 else 8.0, 3.0),
                 right=legend_width(labels))
     with matplotlib.rc_context(RC):
