@@ -1,5 +1,7 @@
 #include "bench/doctor.h"
 
+#include <unistd.h>
+
 #include <cstdio>
 #include <iostream>
 #include <regex>
@@ -9,6 +11,7 @@
 
 #include "fixtures/device_probe.h"
 #include "fixtures/machine.h"
+#include "fixtures/results_file.h"
 
 namespace gapbench {
 
@@ -30,7 +33,7 @@ constexpr const char* kUsage =
     "Exit status: 0 when nothing found invalidates GPU results, also on a machine with no NVIDIA\n"
     "driver at all (a CPU machine); 3 when something does: a driver older than the CUDA runtime,\n"
     "a driver that sees no usable GPU, a GPU whose compute mode forbids contexts; 2 for an\n"
-    "unknown argument.\n";
+    "unknown argument, or a report that cannot be written (stdout closed, a full disk).\n";
 
 constexpr int kLabelWidth = 36;
 constexpr std::size_t kLineWidth = 100;
@@ -300,7 +303,7 @@ std::string json_report(const std::vector<Fact>& facts, const std::vector<Findin
 
 }  // namespace
 
-int run_doctor(int argc, char** argv) {
+int run_doctor(int argc, char** argv, bool stdout_closed) {
   bool json = false;
   for (int i = 0; i < argc; ++i) {
     const std::string arg = argv[i];
@@ -315,10 +318,21 @@ int run_doctor(int argc, char** argv) {
     std::cerr << "gapbench doctor: unknown argument '" << arg << "' (try --help)\n";
     return 2;
   }
+  // The report is the whole point: one that is not delivered is a failure, not exit 0.
+  if (stdout_closed) {
+    std::cerr
+        << "gapbench doctor: standard output is closed; there is nowhere to write the report\n";
+    return 2;
+  }
   const std::vector<Fact> facts = machine_facts();
   const std::vector<Finding> findings = machine_findings(facts);
-  std::cout << (json ? json_report(facts, findings) : text_report(facts, findings));
-  std::cout.flush();
+  try {
+    write_all(STDOUT_FILENO, json ? json_report(facts, findings) : text_report(facts, findings),
+              "standard output");
+  } catch (const std::runtime_error& e) {
+    std::cerr << "gapbench doctor: " << e.what() << "\n";
+    return 2;
+  }
   constexpr int kGpuResultsInvalid = 3;
   for (const Finding& f : findings) {
     if (f.invalidates_gpu_results) return kGpuResultsInvalid;

@@ -4,17 +4,25 @@
 //   gapbench doctor [--json]
 //
 // Exit status: 0 every benchmark ran or was skipped with a reason; 1 a benchmark failed (its
-// error is in the output and the results file); 2 bad arguments, an unwritable results path, or
-// a filter that matches no benchmark.
+// error is in the output and the results file); 2 bad arguments, an unwritable results path or
+// results that could not be written (a full disk), or a filter that matches no benchmark or that
+// the matcher cannot take.
 #include <benchmark/benchmark.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <exception>
 #include <iostream>
 #include <memory>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -44,10 +52,12 @@ report "skipped: <reason>".
   doctor                describe this machine: GPU, driver, libraries, PCIe, clocks, CPU.
 
 Google Benchmark's flags work as usual, e.g. --benchmark_filter=REGEX,
---benchmark_out=FILE (written atomically: a failed or killed run leaves FILE as it was),
+--benchmark_out=FILE (written atomically: a failed or killed run leaves FILE as it was;
+a device or FIFO such as /dev/stdout is written into),
 --benchmark_repetitions=N, --benchmark_min_time=SECONDS, --benchmark_list_tests=true.
 
-Exit status: 0 all ran or skipped with a reason, 1 a benchmark failed, 2 usage error.
+Exit status: 0 all ran or skipped with a reason, 1 a benchmark failed, 2 usage error or
+results that could not be written.
 )";
 
 struct UsageError {
@@ -145,7 +155,8 @@ void check_number(const std::string& setting) {
   }
 }
 
-std::uint64_t parse_seed(const std::string& text) {
+// `setting` names where the value came from: "--seed" or "environment variable GAPBENCH_SEED".
+std::uint64_t parse_seed(const std::string& text, const std::string& setting) {
   std::size_t used = 0;
   unsigned long long seed = 0;
   try {
@@ -154,16 +165,16 @@ std::uint64_t parse_seed(const std::string& text) {
     used = 0;
   }
   if (text.empty() || used != text.size() || text[0] == '-') {
-    throw UsageError{"--seed needs a non-negative integer, got '" + text + "'"};
+    throw UsageError{setting + " needs a non-negative integer, got '" + text + "'"};
   }
   return seed;
 }
 
-gapbench::Profile parse_profile(const std::string& text) {
+gapbench::Profile parse_profile(const std::string& text, const std::string& setting) {
   try {
     return gapbench::Profile::parse(text);
   } catch (const std::invalid_argument& e) {
-    throw UsageError{e.what()};
+    throw UsageError{setting + ": " + e.what()};
   }
 }
 
@@ -172,22 +183,25 @@ struct Options {
   gapbench::Profile profile;
   std::uint64_t seed = gapbench::kDefaultSeed;
   std::optional<std::string> results_path;  // from --benchmark_out
-  std::string filter = ".";
-  bool listing = false;  // --benchmark_list_tests: names only, nothing runs
+  std::string results_format = "json";      // --benchmark_out_format
+  bool listing = false;                     // --benchmark_list_tests: names only, nothing runs
   std::vector<std::string> benchmark_args;
 };
 
 Options parse_options(int argc, char** argv) {
   Options o;
   if (const char* env = std::getenv("GAPBENCH_PROFILE"); env && *env)
-    o.profile = parse_profile(env);
-  if (const char* env = std::getenv("GAPBENCH_SEED"); env && *env) o.seed = parse_seed(env);
+    o.profile = parse_profile(env, "environment variable GAPBENCH_PROFILE");
+  if (const char* env = std::getenv("GAPBENCH_SEED"); env && *env)
+    o.seed = parse_seed(env, "environment variable GAPBENCH_SEED");
   // Google Benchmark would read BENCHMARK_OUT itself and write that file non-atomically.
   if (const char* env = std::getenv("BENCHMARK_OUT"); env && *env) o.results_path = env;
   unsetenv("BENCHMARK_OUT");
   for (const char* name : {"BENCHMARK_FORMAT", "BENCHMARK_OUT_FORMAT"}) {
     if (const auto setting = from_environment(name)) check_format(*setting);
   }
+  if (const auto setting = from_environment("BENCHMARK_OUT_FORMAT"))
+    o.results_format = value_of(*setting);
   for (const char* name :
        {"BENCHMARK_REPETITIONS", "BENCHMARK_MIN_TIME", "BENCHMARK_MIN_WARMUP_TIME"}) {
     if (const auto setting = from_environment(name)) check_number(*setting);
@@ -195,18 +209,18 @@ Options parse_options(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (starts_with(arg, "--profile=")) {
-      o.profile = parse_profile(value_of(arg));
+      o.profile = parse_profile(value_of(arg), "--profile");
     } else if (starts_with(arg, "--seed=")) {
-      o.seed = parse_seed(value_of(arg));
+      o.seed = parse_seed(value_of(arg), "--seed");
     } else if (arg == "--profile" || arg == "--seed") {
       throw UsageError{arg + " needs a value: " + arg + "=..."};
     } else if (starts_with(arg, "--benchmark_out=")) {
       o.results_path = value_of(arg);
     } else {
-      if (starts_with(arg, "--benchmark_filter=")) o.filter = value_of(arg);
       if (starts_with(arg, "--benchmark_list_tests")) o.listing = flag_is_true(arg);
       if (starts_with(arg, "--benchmark_format=") || starts_with(arg, "--benchmark_out_format=")) {
         check_format(arg);
+        if (starts_with(arg, "--benchmark_out_format=")) o.results_format = value_of(arg);
       }
       if (starts_with(arg, "--benchmark_repetitions") || starts_with(arg, "--benchmark_min_")) {
         check_number(arg.find('=') == std::string::npos ? arg + "=" : arg);
@@ -243,6 +257,105 @@ void add_ceilings(const char* when, Add&& add) {
   add(std::string("stability.read_gbps_") + when, text);
 }
 
+// A filter as messages quote it: whole, or its start and its length when it is long.
+std::string quoted(const std::string& filter) {
+  constexpr std::size_t kShown = 100;
+  if (filter.size() <= kShown) return "'" + filter + "'";
+  return "'" + filter.substr(0, kShown) + "...' (" + std::to_string(filter.size()) + " characters)";
+}
+
+// Stops Google Benchmark after it has matched the filter, before the first benchmark runs.
+class StopBeforeRunning : public benchmark::BenchmarkReporter {
+ public:
+  StopBeforeRunning() {
+    SetOutputStream(&out_);
+    SetErrorStream(&err_);
+  }
+  bool ReportContext(const Context&) override { return false; }
+  void ReportRuns(const std::vector<Run>&) override {}
+  std::string errors() const { return err_.str(); }
+
+ private:
+  std::ostringstream out_, err_;
+};
+
+// Refuses the filter when Google Benchmark's matcher cannot take it, and one that matches
+// nothing, before anything is written. The matcher is std::regex, which compiles recursively, a
+// stack frame per character of a plain filter: a long one overflows the stack and kills
+// gapbench (20,000 characters did with an 8 MiB stack). The limit depends on the pattern and on
+// `ulimit -s`, so it is not guessed: Google Benchmark's own matching runs first in a child
+// process, which has this process's stack and stack limit, and fails exactly where the run would.
+// Returns false for a filter that matches nothing.
+bool check_filter(const std::string& filter) {
+  int pipe_fds[2];
+  if (pipe(pipe_fds) != 0) return true;  // the run itself will tell
+  const pid_t pid = fork();
+  if (pid < 0) {
+    close(pipe_fds[0]);
+    close(pipe_fds[1]);
+    return true;
+  }
+  if (pid == 0) {
+    close(pipe_fds[0]);
+    const rlimit no_core{0, 0};  // a crash here is the answer, not a bug to keep a core of
+    setrlimit(RLIMIT_CORE, &no_core);
+    StopBeforeRunning reporter;
+    const std::size_t matched = benchmark::RunSpecifiedBenchmarks(&reporter);
+    try {
+      gapbench::write_all(pipe_fds[1], std::to_string(matched) + "\n" + reporter.errors(), "");
+    } catch (const std::exception&) {
+    }
+    _exit(0);
+  }
+  close(pipe_fds[1]);
+  std::string said;
+  char chunk[4096];
+  for (ssize_t n; (n = read(pipe_fds[0], chunk, sizeof chunk)) != 0;) {
+    if (n > 0) said.append(chunk, static_cast<std::size_t>(n));
+    if (n < 0 && errno != EINTR) break;
+  }
+  close(pipe_fds[0]);
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (WIFSIGNALED(status)) {
+    std::string why = std::string("it died of ") + strsignal(WTERMSIG(status));
+    if (WTERMSIG(status) == SIGSEGV) {
+      rlimit stack{};
+      getrlimit(RLIMIT_STACK, &stack);
+      why = "matching it overflows the stack (ulimit -s: " +
+            (stack.rlim_cur == RLIM_INFINITY ? std::string("unlimited")
+                                             : std::to_string(stack.rlim_cur / 1024) + " KiB") +
+            "); shorten it";
+    }
+    throw UsageError{"--benchmark_filter " + quoted(filter) +
+                     " is more than Google Benchmark's regex matcher can take: " + why};
+  }
+  const auto newline = said.find('\n');
+  if (!WIFEXITED(status) || newline == std::string::npos || said.compare(0, newline, "0") != 0) {
+    return true;  // it matched (or the check could not tell): run
+  }
+  std::string error = said.substr(newline + 1);
+  while (!error.empty() && std::isspace(static_cast<unsigned char>(error.back()))) error.pop_back();
+  // Google Benchmark says either "Failed to match any benchmarks against regex: ..." or, for a
+  // pattern std::regex refuses, "Could not compile benchmark re: <why>": a syntax error, or one
+  // over std::regex's own cap (100,000 automaton states, about as many characters).
+  const std::string compile_error = "Could not compile benchmark re: ";
+  if (const auto at = error.find(compile_error); at != std::string::npos) {
+    throw UsageError{"--benchmark_filter " + quoted(filter) + " cannot be used as a regular " +
+                     "expression: " + error.substr(at + compile_error.size())};
+  }
+  return false;
+}
+
+void say_filter_matches_nothing(const std::string& filter,
+                                const std::vector<std::string>& families) {
+  std::string list;
+  for (const auto& f : families) list += (list.empty() ? "" : ", ") + f;
+  std::fprintf(stderr, "gapbench: the filter %s matches no benchmark (families: %s)\n",
+               quoted(filter).c_str(), list.c_str());
+}
+
 int run(int argc, char** argv) {
   const Options options = parse_options(argc, argv);
   gapbench::set_run_seed(options.seed);
@@ -252,17 +365,9 @@ int run(int argc, char** argv) {
       argv[0], "--benchmark_repetitions=" + std::to_string(options.profile.repetitions()),
       min_time_flag(options.profile.min_time_seconds())};
   args.insert(args.end(), options.benchmark_args.begin(), options.benchmark_args.end());
-  // The partial file is made before anything runs: an unwritable place is refused up front.
-  std::unique_ptr<gapbench::AtomicResultsFile> results;
-  if (options.results_path) {
-    try {
-      results = std::make_unique<gapbench::AtomicResultsFile>(*options.results_path);
-    } catch (const std::runtime_error& e) {
-      throw UsageError{e.what()};
-    }
-    gapbench::remove_partial_if_abandoned(*results);
-    args.push_back("--benchmark_out=" + results->partial_path());
-  }
+  // Google Benchmark takes a file reporter only with an output file of its own, which it opens;
+  // ours writes into memory (see BufferedFileReporter), so that file is /dev/null.
+  if (options.results_path) args.push_back("--benchmark_out=/dev/null");
   std::vector<char*> cargs;
   for (auto& a : args) cargs.push_back(a.data());
   int cargc = static_cast<int>(cargs.size());
@@ -271,6 +376,24 @@ int run(int argc, char** argv) {
   if (benchmark::ReportUnrecognizedArguments(cargc, cargs.data())) return 2;
 
   const std::vector<std::string> families = gapbench::register_families(options.profile);
+  const std::string filter = benchmark::GetBenchmarkFilter();  // BENCHMARK_FILTER too
+  if (!check_filter(filter)) {
+    say_filter_matches_nothing(filter, families);
+    return 2;
+  }
+  // The partial file is made before anything runs: an unwritable place is refused up front.
+  std::unique_ptr<gapbench::AtomicResultsFile> results;
+  std::unique_ptr<gapbench::BufferedFileReporter> file_reporter;
+  if (options.results_path) {
+    try {
+      results = std::make_unique<gapbench::AtomicResultsFile>(*options.results_path);
+    } catch (const std::runtime_error& e) {
+      throw UsageError{e.what()};
+    }
+    gapbench::remove_partial_if_abandoned(*results);
+    file_reporter = std::make_unique<gapbench::BufferedFileReporter>(options.results_format);
+  }
+
   const std::vector<gapbench::Fact> facts = gapbench::machine_facts();
   for (const auto& f : facts) benchmark::AddCustomContext(f.key, f.value);
   // doctor's findings about this machine, as "finding.<id>": "<severity>: <text>". The report
@@ -279,7 +402,7 @@ int run(int argc, char** argv) {
     benchmark::AddCustomContext("finding." + f.id, f.severity + ": " + f.text);
   // A run that includes peak/ (every family's bench run does) measures the ceilings at its start
   // and its end, so the report can tell a machine that changed speed during the run.
-  bool probe = results && !options.listing && includes_peak(options.filter);
+  bool probe = results && !options.listing && includes_peak(filter);
   if (probe) {
     try {
       add_ceilings("start", [](const std::string& k, const std::string& v) {
@@ -295,15 +418,12 @@ int run(int argc, char** argv) {
   // The version of gapbench's additions to Google Benchmark's JSON; the report checks it.
   benchmark::AddCustomContext("gapbench.schema", "1");
 
-  const std::size_t ran = benchmark::RunSpecifiedBenchmarks();
+  const std::size_t ran = benchmark::RunSpecifiedBenchmarks(nullptr, file_reporter.get());
   benchmark::Shutdown();
   gapbench::release_setup_cache();
 
   if (ran == 0) {
-    std::string list;
-    for (const auto& f : families) list += (list.empty() ? "" : ", ") + f;
-    std::fprintf(stderr, "gapbench: the filter '%s' matches no benchmark (families: %s)\n",
-                 options.filter.c_str(), list.c_str());
+    say_filter_matches_nothing(filter, families);
     return 2;
   }
   // Every benchmark matched but none ran a body (no repetitions): nothing to replace results with.
@@ -312,19 +432,22 @@ int run(int argc, char** argv) {
                  results ? ("; " + results->path() + " is left as it was").c_str() : "");
     return 2;
   }
-  if (probe) {
-    try {  // the run's results matter more than the probe: a failure here only warns
-      std::vector<std::pair<std::string, std::string>> end;
-      add_ceilings("end",
-                   [&](const std::string& k, const std::string& v) { end.emplace_back(k, v); });
-      gapbench::add_to_context(results->partial_path(), end);
-    } catch (const std::exception& e) {
-      std::fprintf(stderr,
-                   "gapbench: warning: the ceilings at the run's end were not recorded: %s\n",
-                   e.what());
+  if (results) {
+    std::string text = file_reporter->text();
+    if (probe) {
+      try {  // the run's results matter more than the probe: a failure here only warns
+        std::vector<std::pair<std::string, std::string>> end;
+        add_ceilings("end",
+                     [&](const std::string& k, const std::string& v) { end.emplace_back(k, v); });
+        text = gapbench::with_context(text, end);
+      } catch (const std::exception& e) {
+        std::fprintf(stderr,
+                     "gapbench: warning: the ceilings at the run's end were not recorded: %s\n",
+                     e.what());
+      }
     }
+    results->commit(text, options.results_format == "json");
   }
-  if (results) results->commit();
   if (const int failed = gapbench::failure_count(); failed > 0) {
     std::fprintf(stderr,
                  "gapbench: %d benchmark run(s) failed; their errors are in the output above%s\n",
@@ -337,7 +460,12 @@ int run(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc > 1 && std::string(argv[1]) == "doctor") return gapbench::run_doctor(argc - 2, argv + 2);
+  // Before any file is opened: a closed stdout would otherwise be the results file's descriptor.
+  const std::vector<int> closed = gapbench::reopen_closed_standard_streams();
+  if (argc > 1 && std::string(argv[1]) == "doctor") {
+    const bool stdout_closed = std::find(closed.begin(), closed.end(), 1) != closed.end();
+    return gapbench::run_doctor(argc - 2, argv + 2, stdout_closed);
+  }
   // Hidden, not in --help: the child process overhead/startup runs to time CUDA start-up.
   if (argc > 1 && std::string(argv[1]) == "startup-probe") {
     return gapbench::overhead::run_startup_probe(argc - 2, argv + 2);

@@ -29,15 +29,19 @@ inline bool file_exists(const std::string& path) {
   return stat(path.c_str(), &st) == 0;
 }
 
-// The partial files ("<path>.partial.XXXXXX") that runs writing `path` have left beside it.
+// The partial files ("<path>.partial.XXXXXX", the name cut short when long) that runs writing
+// `path` have left beside it.
 inline std::vector<std::string> partial_files(const std::string& path) {
   const auto slash = path.rfind('/');
   const std::string dir = slash == std::string::npos ? "." : path.substr(0, slash);
-  const std::string prefix = path.substr(slash + 1) + ".partial";
+  const std::string stem = path.substr(slash + 1, 200);
   std::vector<std::string> found;
   if (DIR* d = opendir(dir.c_str())) {
     while (const dirent* e = readdir(d)) {
-      if (std::string(e->d_name).rfind(prefix, 0) == 0) found.push_back(dir + "/" + e->d_name);
+      const std::string name = e->d_name;
+      if (name.rfind(stem, 0) == 0 && name.find(".partial.") != std::string::npos) {
+        found.push_back(dir + "/" + name);
+      }
     }
     closedir(d);
   }

@@ -1,9 +1,11 @@
 // gapbench's fault rules, proven on the real gapbench executable: bad flags, a filter that
-// matches nothing, an unwritable results path, a failing benchmark, and a run killed half-way.
+// matches nothing or that the matcher cannot take, an unwritable results path, a full disk, closed
+// streams, devices and FIFOs as results, a failing benchmark, and a run killed half-way.
 #include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
-#include <spawn.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -12,6 +14,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
+#include <functional>
 #include <regex>
 #include <string>
 #include <thread>
@@ -20,9 +24,8 @@
 #include "fixtures/child_probe.h"
 #include "fixtures/device_probe.h"
 #include "fixtures/machine.h"
+#include "fixtures/results_file.h"
 #include "tests/temp_dir.h"
-
-extern char** environ;
 
 namespace {
 
@@ -36,22 +39,31 @@ class Cli : public ::testing::Test {
   };
 
   // Starts gapbench with `args`; stdout and stderr go to files in the test's directory.
-  pid_t start(const std::vector<std::string>& args) {
+  // `in_child` runs in the child just before gapbench starts: limits, closed descriptors.
+  pid_t start(const std::vector<std::string>& args, const std::function<void()>& in_child = {}) {
     std::vector<std::string> all = {GAPBENCH_EXE};
     all.insert(all.end(), args.begin(), args.end());
     std::vector<char*> argv;
     for (auto& a : all) argv.push_back(a.data());
     argv.push_back(nullptr);
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, 1, (dir_ + "/stdout").c_str(),
-                                     O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    posix_spawn_file_actions_addopen(&actions, 2, (dir_ + "/stderr").c_str(),
-                                     O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    pid_t pid = -1;
-    const int rc = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
-    posix_spawn_file_actions_destroy(&actions);
-    EXPECT_EQ(rc, 0) << "cannot start " << GAPBENCH_EXE;
+    const std::string out = dir_ + "/stdout", err = dir_ + "/stderr";
+    const pid_t pid = fork();
+    if (pid == 0) {
+      const int out_fd = open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      const int err_fd = open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      dup2(out_fd, 1);
+      dup2(err_fd, 2);
+      close(out_fd);
+      close(err_fd);
+      // Whatever the test runner ignores, gapbench meets each signal as a shell would give it.
+      for (int sig = 1; sig < NSIG; ++sig) signal(sig, SIG_DFL);
+      const rlimit no_core{0, 0};  // the signal tests end runs with core-dumping signals
+      setrlimit(RLIMIT_CORE, &no_core);
+      if (in_child) in_child();
+      execv(argv[0], argv.data());
+      _exit(127);
+    }
+    EXPECT_GT(pid, 0) << "cannot start " << GAPBENCH_EXE;
     return pid;
   }
 
@@ -79,11 +91,11 @@ class Cli : public ::testing::Test {
   // A run that is half-way for long: one short benchmark (peak/read, families run in name
   // order), whose printed result shows the run is under way with its results file open, then
   // 10^8 floats through the element-wise pass, 30 times.
-  pid_t start_long_run(const std::string& out) {
-    return start(
-        {"--benchmark_filter=^(peak/read/cpu/mib:256/real_time/threads:1|"
-         "preprocess/elementwise/cpu/op:sumsq)",
-         "--benchmark_repetitions=30", "--benchmark_out=" + out});
+  pid_t start_long_run(const std::string& out, const std::function<void()>& in_child = {}) {
+    return start({"--benchmark_filter=^(peak/read/cpu/mib:256/real_time/threads:1|"
+                  "preprocess/elementwise/cpu/op:sumsq)",
+                  "--benchmark_repetitions=30", "--benchmark_out=" + out},
+                 in_child);
   }
 
   // Waits (up to 120 s) until the long run has finished its first benchmark.
@@ -91,6 +103,19 @@ class Cli : public ::testing::Test {
     for (int i = 0; i < 1200; ++i) {
       if (!partial_files(out).empty() &&
           read_file(dir_ + "/stdout").find("peak/read/cpu") != std::string::npos) {
+        return true;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    return false;
+  }
+
+  // Waits (up to 60 s) until a run has its partial file and has begun: Google Benchmark has
+  // printed its context ("Running ...") to stderr.
+  bool wait_until_started(const std::string& out) {
+    for (int i = 0; i < 600; ++i) {
+      if (!partial_files(out).empty() &&
+          read_file(dir_ + "/stderr").find("Running ") != std::string::npos) {
         return true;
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
@@ -141,6 +166,22 @@ TEST_F(Cli, BadProfileAndSeedAreRefused) {
   r = run({"--seed=-3"});
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.err.find("--seed needs a non-negative integer"), std::string::npos) << r.err;
+  // From the environment, the message names the variable, not the flag.
+  setenv("GAPBENCH_SEED", "abc", 1);
+  r = run({});
+  unsetenv("GAPBENCH_SEED");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(
+      r.err.find("environment variable GAPBENCH_SEED needs a non-negative integer, got 'abc'"),
+      std::string::npos)
+      << r.err;
+  setenv("GAPBENCH_PROFILE", "huge", 1);
+  r = run({});
+  unsetenv("GAPBENCH_PROFILE");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("environment variable GAPBENCH_PROFILE: unknown profile 'huge'"),
+            std::string::npos)
+      << r.err;
 }
 
 TEST_F(Cli, FilterMatchingNothingIsAnErrorAndKeepsThePreviousResults) {
@@ -300,16 +341,20 @@ TEST_F(Cli, RunKilledHalfWayLeavesThePreviousResults) {
   EXPECT_EQ(read_file(out), "previous");
 }
 
-TEST_F(Cli, InterruptedRunRemovesItsPartialFile) {
+// Each signal that ends a run removes its partial file, and the run still ends by that signal
+// (the exit status a shell shows), not by an exit of its own.
+TEST_F(Cli, EveryTerminatingSignalRemovesThePartialFile) {
   const std::string out = dir_ + "/results.json";
-  write_file(out, "previous");
-  const pid_t pid = start_long_run(out);
-  ASSERT_TRUE(wait_until_running(out));
-  kill(pid, SIGTERM);
-  const Result r = wait_for(pid);
-  EXPECT_EQ(r.status, 128 + SIGTERM);
-  EXPECT_EQ(read_file(out), "previous");
-  EXPECT_TRUE(partial_files(out).empty());
+  for (int sig : {SIGHUP, SIGINT, SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM, SIGXFSZ, SIGPIPE, SIGTERM}) {
+    write_file(out, "previous");
+    const pid_t pid = start_long_run(out);
+    ASSERT_TRUE(wait_until_started(out)) << strsignal(sig);
+    kill(pid, sig);
+    const Result r = wait_for(pid);
+    EXPECT_EQ(r.status, 128 + sig) << strsignal(sig) << ": " << r.err;
+    EXPECT_EQ(read_file(out), "previous") << strsignal(sig);
+    EXPECT_TRUE(partial_files(out).empty()) << strsignal(sig);
+  }
 }
 
 // Two runs writing the same results file: each has its own partial file, so neither damages
@@ -467,6 +512,214 @@ TEST_F(Cli, HelpAndDoctor) {
   r = run({"doctor", "--json"});
   EXPECT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.out.find("\"facts\""), std::string::npos);
+}
+
+// ---- a full disk, closed streams, devices, FIFOs and links as results -----------------------
+
+// A file-size limit (`ulimit -f` with SIGXFSZ ignored) fails the write as a full disk does: one
+// line that says so, exit 2, the previous file kept and no partial file left.
+TEST_F(Cli, AWriteThatFailsKeepsThePreviousResults) {
+  const std::string out = dir_ + "/r.json";
+  write_file(out, "previous");
+  // stderr through a pipe, stdout to /dev/null: the limit is for the results file alone.
+  int err_pipe[2];
+  ASSERT_EQ(pipe(err_pipe), 0);
+  const pid_t pid = start({kTinyFilter, kOneRepetition, "--benchmark_out=" + out}, [&] {
+    dup2(err_pipe[1], 2);
+    close(err_pipe[0]);
+    close(err_pipe[1]);
+    const int null = open("/dev/null", O_WRONLY);
+    dup2(null, 1);
+    close(null);
+    const rlimit limit{1024, 1024};  // the document is larger (its context alone is)
+    setrlimit(RLIMIT_FSIZE, &limit);
+    signal(SIGXFSZ, SIG_IGN);
+  });
+  close(err_pipe[1]);
+  std::string err;
+  char chunk[4096];
+  for (ssize_t n; (n = read(err_pipe[0], chunk, sizeof chunk)) > 0;) err.append(chunk, n);
+  close(err_pipe[0]);
+  const Result r = wait_for(pid);
+  EXPECT_EQ(r.status, 2) << err;
+  const std::regex said("gapbench: could not write [0-9]+ bytes to " + out + ": File too large; " +
+                        out + " is left as it was\n");
+  EXPECT_TRUE(std::regex_search(err, said)) << err;
+  EXPECT_EQ(read_file(out), "previous");
+  EXPECT_TRUE(partial_files(out).empty());
+}
+
+// Runs `script` as root in a private mount namespace (`unshare -m`), so that a tmpfs or a device
+// node made there is never the machine's own. Returns false when that is not possible here.
+bool run_unshared(const std::string& script) {
+  if (geteuid() != 0 || std::system("unshare -m true 2>/dev/null") != 0) return false;
+  const std::string command = "unshare -m sh -c '" + script + "'";
+  return std::system(command.c_str()) == 0;
+}
+
+// The real thing: a full tmpfs, in a private mount namespace.
+TEST_F(Cli, AFullDiskKeepsThePreviousResults) {
+  const std::string disk = dir_ + "/disk";
+  ASSERT_EQ(mkdir(disk.c_str(), 0755), 0);
+  // One page, and the previous file holds it: the partial file gets no byte.
+  const std::string script =
+      "mount -t tmpfs -o size=4k gapbench-test " + disk + " || exit 1; printf previous > " + disk +
+      "/r.json; \"" + GAPBENCH_EXE + "\" " + kTinyFilter + " " + kOneRepetition +
+      " --benchmark_out=" + disk + "/r.json > " + dir_ + "/stdout 2> " + dir_ +
+      "/stderr; echo $? > " + dir_ + "/status; cat " + disk + "/r.json > " + dir_ +
+      "/after; ls -a " + disk + " > " + dir_ + "/listing";
+  if (!run_unshared(script)) GTEST_SKIP() << "needs root and unshare -m (a private tmpfs)";
+  EXPECT_EQ(read_file(dir_ + "/status"), "2\n");
+  const std::string err = read_file(dir_ + "/stderr");
+  EXPECT_TRUE(std::regex_search(err, std::regex("could not write [0-9]+ bytes to " + disk +
+                                                "/r.json: No space left on device")))
+      << err;
+  EXPECT_EQ(read_file(dir_ + "/after"), "previous");
+  EXPECT_EQ(read_file(dir_ + "/listing"), ".\n..\nr.json\n");
+}
+
+// A character device is written into, never renamed over: /dev/full (made in a private tmpfs,
+// never the machine's own /dev) fails the write with one line, and stays a device.
+TEST_F(Cli, ADeviceIsWrittenIntoNeverReplaced) {
+  const std::string dev = dir_ + "/dev";
+  ASSERT_EQ(mkdir(dev.c_str(), 0755), 0);
+  const std::string script = "mount -t tmpfs gapbench-test " + dev + " && mknod " + dev +
+                             "/full c 1 7 || exit 1; \"" + GAPBENCH_EXE + "\" " + kTinyFilter +
+                             " " + kOneRepetition + " --benchmark_out=" + dev + "/full > " + dir_ +
+                             "/stdout 2> " + dir_ + "/stderr; echo $? > " + dir_ +
+                             "/status; test -c " + dev + "/full && echo device > " + dir_ +
+                             "/kind; ls -a " + dev + " > " + dir_ + "/listing";
+  if (!run_unshared(script)) GTEST_SKIP() << "needs root and unshare -m (a private tmpfs)";
+  EXPECT_EQ(read_file(dir_ + "/status"), "2\n");
+  const std::string err = read_file(dir_ + "/stderr");
+  EXPECT_TRUE(std::regex_search(err, std::regex("gapbench: could not write [0-9]+ bytes to " + dev +
+                                                "/full: No space left on device\n$")))
+      << err;
+  EXPECT_EQ(read_file(dir_ + "/kind"), "device\n");
+  EXPECT_EQ(read_file(dir_ + "/listing"), ".\n..\nfull\n");
+}
+
+// A FIFO gets the document through it and stays a FIFO.
+TEST_F(Cli, AFifoGetsTheResultsAndStaysAFifo) {
+  const std::string fifo = dir_ + "/results.fifo";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0644), 0);
+  const int reader = open(fifo.c_str(), O_RDONLY | O_NONBLOCK);  // there before the writer
+  ASSERT_GE(reader, 0);
+  const Result r = run({kTinyFilter, kOneRepetition, "--benchmark_out=" + fifo});
+  EXPECT_EQ(r.status, 0) << r.err;
+  std::string json;
+  char chunk[4096];
+  for (ssize_t n; (n = read(reader, chunk, sizeof chunk)) > 0;) json.append(chunk, n);
+  close(reader);
+  EXPECT_TRUE(gapbench::complete_json_document(json)) << json;
+  EXPECT_NE(json.find("transfer/memcpy/cpu/bytes:4096"), std::string::npos);
+  struct stat st {};
+  ASSERT_EQ(lstat(fifo.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISFIFO(st.st_mode));
+  EXPECT_TRUE(partial_files(fifo).empty());
+}
+
+// --benchmark_out=/dev/fd/1 (or /dev/stdout) means gapbench's own stdout, even when that is a
+// file: the document follows the console output there, instead of replacing the file.
+TEST_F(Cli, StdoutAsResultsFollowsTheConsoleOutput) {
+  const Result r = run({kTinyFilter, kOneRepetition, "--benchmark_out=/dev/fd/1"});
+  EXPECT_EQ(r.status, 0) << r.err;
+  const auto table = r.out.find("transfer/memcpy/cpu/bytes:4096/real_time ");
+  const auto json = r.out.find("{\n  \"context\"");
+  ASSERT_NE(table, std::string::npos) << r.out;
+  ASSERT_NE(json, std::string::npos) << r.out;
+  EXPECT_LT(table, json);
+  EXPECT_TRUE(gapbench::complete_json_document(r.out.substr(json)));
+}
+
+// With stdout or stderr closed (`>&-`), the results file must not take its descriptor: the
+// console text would land inside the JSON.
+TEST_F(Cli, ClosedStandardStreamsStayOutOfTheResults) {
+  const std::string out = dir_ + "/r.json";
+  for (const std::vector<int>& closed : std::vector<std::vector<int>>{{1}, {2}, {0, 1, 2}}) {
+    std::string which;
+    for (int fd : closed) which += std::to_string(fd) + " ";
+    write_file(out, "previous");
+    const Result r = wait_for(start({kTinyFilter, kOneRepetition, "--benchmark_out=" + out}, [&] {
+      for (int fd : closed) close(fd);
+    }));
+    EXPECT_EQ(r.status, 0) << "closed " << which << r.err;
+    const std::string json = read_file(out);
+    EXPECT_TRUE(gapbench::complete_json_document(json)) << "closed " << which << json;
+    EXPECT_EQ(json.find("Running "), std::string::npos) << "console text in the results";
+  }
+}
+
+// ---- the filter ---------------------------------------------------------------------------------
+
+// Google Benchmark's std::regex recurses once per character of a plain filter; a filter that
+// overflows the stack is refused, with one line, before anything is written. The limit is the
+// stack's, found by matching in a child: with 8 MiB a 50,000-character filter is refused; with
+// 256 MiB the same filter is matched (and matches nothing).
+TEST_F(Cli, AFilterTheMatcherCannotTakeIsRefusedBeforeAnythingIsWritten) {
+  const std::string out = dir_ + "/r.json";
+  write_file(out, "previous");
+  const std::string filter = "--benchmark_filter=" + std::string(50000, 'x');
+  rlimit stack{};
+  ASSERT_EQ(getrlimit(RLIMIT_STACK, &stack), 0);
+  const auto with_stack = [&](rlim_t bytes) {
+    return [bytes, stack] {
+      const rlimit limit{bytes, stack.rlim_max};
+      setrlimit(RLIMIT_STACK, &limit);
+    };
+  };
+  Result r = wait_for(start({filter, "--benchmark_out=" + out}, with_stack(8 << 20)));
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("(50000 characters) is more than Google Benchmark's regex matcher can "
+                       "take: matching it overflows the stack (ulimit -s: 8192 KiB)"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(read_file(out), "previous");
+  EXPECT_TRUE(partial_files(out).empty());
+
+  if (stack.rlim_max != RLIM_INFINITY && stack.rlim_max < (256u << 20)) return;
+  r = wait_for(start({filter, "--benchmark_out=" + out}, with_stack(256u << 20)));
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("(50000 characters) matches no benchmark"), std::string::npos) << r.err;
+}
+
+// A pattern std::regex refuses is one line: no "matches no benchmark" after it.
+TEST_F(Cli, AnInvalidFilterIsOneLine) {
+  const std::string out = dir_ + "/r.json";
+  write_file(out, "previous");
+  const Result r = run({"--benchmark_filter=(", "--benchmark_out=" + out});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("gapbench: --benchmark_filter '(' cannot be used as a regular expression: "
+                       "Mismatched '(' and ')'"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_EQ(read_file(out), "previous");
+  EXPECT_TRUE(partial_files(out).empty());
+}
+
+// ---- doctor
+// --------------------------------------------------------------------------------------
+
+TEST_F(Cli, DoctorFailsWhenItsReportCannotBeWritten) {
+  Result r = wait_for(start({"doctor"}, [] { close(1); }));
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.err,
+            "gapbench doctor: standard output is closed; there is nowhere to write the "
+            "report\n");
+  if (access("/dev/full", W_OK) != 0) GTEST_SKIP() << "no /dev/full here";
+  // Opened for writing only, as `> /dev/full` does: the device itself is untouched.
+  r = wait_for(start({"doctor", "--json"}, [] {
+    const int full = open("/dev/full", O_WRONLY);
+    dup2(full, 1);
+    close(full);
+  }));
+  EXPECT_EQ(r.status, 2);
+  EXPECT_TRUE(std::regex_match(r.err, std::regex("gapbench doctor: could not write [0-9]+ bytes to "
+                                                 "standard output: No space left on device\n")))
+      << r.err;
 }
 
 }  // namespace
