@@ -340,8 +340,8 @@ def parse_json(path: Path, text: str) -> object:
     try:
         return json.loads(text)
     except json.JSONDecodeError as e:
-        raise ResultsError(f"{path}: not valid JSON (truncated?): {e.msg} at line {e.lineno}") \
-            from None
+        raise ResultsError(f"{path}: not valid JSON (truncated?): {e.msg}: line {e.lineno} "
+                           f"column {e.colno}") from None
     except ValueError:  # Python reads no integer of more than 4,300 digits
         raise ResultsError(f"{path}: holds a number of thousands of digits") from None
     except RecursionError:

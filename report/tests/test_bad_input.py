@@ -41,6 +41,13 @@ def test_unusable_files(tmp_path, text, words):
     assert words in error_of(path)
 
 
+def test_where_the_json_breaks_is_said_once(tmp_path):
+    path = tmp_path / "r.json"
+    path.write_text('{"context": "unterminated')
+    assert error_of(path).endswith("not valid JSON (truncated?): Unterminated string starting "
+                                   "at: line 1 column 13")
+
+
 def test_missing_file_and_directory(tmp_path):
     assert "no such file" in error_of(tmp_path / "absent.json")
     assert "is a directory" in error_of(tmp_path)
