@@ -5,9 +5,13 @@ is a failure. Written whole or not at all: a temporary file beside the target, t
 
 from __future__ import annotations
 
+import errno
 import json
 import os
+import secrets
+import signal
 import statistics
+import threading
 from pathlib import Path
 
 from gapbench_probe.timing import Repetition
@@ -83,13 +87,45 @@ def error_entries(name: str, index: int, repetitions: int, message: str) -> list
             for i in range(repetitions)]
 
 
+# Signals whose default action ends the process and that a handler can catch (SIGINT raises
+# KeyboardInterrupt, and `finally` cleans up). The report's files.py has the same rules; the
+# probe imports no report.
+TERMINATING_SIGNALS = tuple(getattr(signal, name) for name in (
+    "SIGHUP", "SIGQUIT", "SIGTERM", "SIGUSR1", "SIGUSR2", "SIGALRM", "SIGPIPE", "SIGXCPU",
+    "SIGXFSZ", "SIGVTALRM", "SIGPROF") if hasattr(signal, name))
+NAME_KEPT = 100  # bytes of the target's name in the temporary name (NAME_MAX is 255)
+
+
 def write_atomic(path: Path, data: dict) -> None:
-    """`data` as JSON into `path`: under a temporary name beside it (.NAME.PID.tmp), then renamed
-    over it; a failure leaves the earlier file as it was, and the temporary file is removed."""
-    path = Path(path)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    """`data` as JSON into `path`: under a temporary name beside it (.NAME.PID.RANDOM.tmp),
+    flushed to the disk, then renamed over it; a failure or a terminating signal leaves the
+    earlier file as it was, and the temporary file is removed. Through a symlink the target is
+    what gets replaced; anything but a regular file (a FIFO, a device) is refused."""
+    target = Path(os.path.realpath(path))
+    if target.exists() and not target.is_file():
+        raise OSError(errno.EINVAL, "not a regular file: not replaced", str(path))
+    stem = os.fsencode(target.name)[:NAME_KEPT].decode("utf-8", "ignore")
+    tmp = target.with_name(f".{stem}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
+    raw = (json.dumps(data, indent=1) + "\n").encode("utf-8")
+
+    def remove_and_end(signum, _frame):
+        tmp.unlink(missing_ok=True)
+        signal.signal(signum, signal.SIG_DFL)
+        os.kill(os.getpid(), signum)
+
+    main = threading.current_thread() is threading.main_thread()  # where handlers may be set
+    taken = [s for s in TERMINATING_SIGNALS
+             if main and signal.getsignal(s) == signal.SIG_DFL]
+    for s in taken:
+        signal.signal(s, remove_and_end)
     try:
-        tmp.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
-        os.replace(tmp, path)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        with os.fdopen(fd, "wb") as f:
+            f.write(raw)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, target)
     finally:
         tmp.unlink(missing_ok=True)
+        for s in taken:
+            signal.signal(s, signal.SIG_DFL)

@@ -28,6 +28,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 FAMILY = "framework"
+FRAMEWORKS = ("torch", "tensorflow")  # frameworks.ADAPTERS' names, for --help without numpy
 DEVICES = ("cpu", "gpu")
 MIB = 2**20
 

@@ -3,15 +3,18 @@ whole, and exits 1 when a benchmark failed."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
+import re
+import signal
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from gapbench_probe import cli, plan
+from gapbench_probe import cli, frameworks, plan
 from gapbench_probe.machine import Doctor
 from tests.conftest import TINY
 from tests.fake_framework import fake
@@ -31,7 +34,7 @@ def probe_command(*args: str, cwd: Path) -> subprocess.CompletedProcess:
     (["--profile", "long"], "gapbench-probe: unknown profile 'long' (quick or full)"),
     (["--filter", "("], None),
     (["--filter", "^nothing$"], "gapbench-probe: no benchmark matches --filter '^nothing$'"),
-    (["--seed", "x"], "gapbench-probe: --seed 'x' is not a whole number"),
+    (["--seed", "x"], "gapbench-probe: --seed needs a whole number from 0 to 2^64 - 1, got 'x'"),
     (["--bogus"], "gapbench-probe: unrecognized arguments: --bogus"),
     (["--gapbench", "/no/such/gapbench"], "gapbench-probe: --gapbench /no/such/gapbench: no such "
                                           "executable"),
@@ -63,7 +66,7 @@ def fakes(monkeypatch, tiny):
     monkeypatch.setattr(cli, "ask_doctor", lambda path: Doctor({"machine.id": "m1"}, "test"))
 
     def use(**adapters):
-        monkeypatch.setattr(cli, "ADAPTERS", adapters)
+        monkeypatch.setattr(frameworks, "ADAPTERS", adapters)
     return use
 
 
@@ -164,3 +167,107 @@ def test_asked_for_by_name_a_missing_framework_replaces_the_file(tmp_path, fakes
     data = json.loads((tmp_path / "framework-torch.json").read_text())
     assert {e["error_message"][:32] for e in data["benchmarks"]} == {
         "skipped: torch is not installed "}
+
+
+# ---- a Python without numpy, closed descriptors, bad seeds, a run that only failed -------------
+
+WITHOUT_NUMPY = ("import sys; sys.modules['numpy'] = None; from gapbench_probe.cli import main; "
+                 "sys.exit(main())")
+
+
+def without_numpy(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-c", WITHOUT_NUMPY, *args], capture_output=True,
+                          text=True, env={**os.environ, "PYTHONPATH": str(PROBE)}, cwd=cwd,
+                          timeout=60, check=False)
+
+
+def test_without_numpy_help_works_and_a_run_says_what_to_install(tmp_path):
+    for flag in ("--help", "--version"):
+        done = without_numpy(flag, cwd=tmp_path)
+        assert done.returncode == 0 and done.stderr == "", done.stderr
+    assert "--framework torch|tensorflow|all" in without_numpy("--help", cwd=tmp_path).stdout
+    done = without_numpy("--out", str(tmp_path / "out"), cwd=tmp_path)
+    assert done.returncode == 2 and done.stdout == ""
+    (line,) = done.stderr.splitlines()
+    assert re.fullmatch(r"gapbench-probe: needs numpy, which this Python \((.+)\) lacks: \1 -m "
+                        r"pip install numpy \(PyTorch and TensorFlow bring it\)", line), line
+    assert not (tmp_path / "out").exists()
+
+
+def test_the_framework_names_of_help_are_the_adapters():
+    assert plan.FRAMEWORKS == tuple(frameworks.ADAPTERS)
+
+
+CLOSED_CHILD = """
+import os, sys
+from gapbench_probe import cli
+out = os.dup2(os.open(sys.argv[1], os.O_WRONLY | os.O_CREAT, 0o644), 9)
+for fd in (0, 1, 2):
+    os.close(fd)
+cli.main(["--help"])
+null = os.stat(os.devnull)
+os.write(9, repr([os.path.samestat(os.fstat(fd), null) for fd in (0, 1, 2)]).encode())
+"""
+
+
+def test_closed_descriptors_are_opened_on_dev_null_first(tmp_path):
+    report = tmp_path / "report.txt"
+    subprocess.run([sys.executable, "-c", CLOSED_CHILD, str(report)], timeout=60, check=False,
+                   env={**os.environ, "PYTHONPATH": str(PROBE)})
+    assert report.read_text() == "[True, True, True]"
+
+
+def test_a_reader_gone_ends_the_probe_quietly_as_sigpipe_does(tmp_path):
+    """`gapbench-probe | head -1`: the file is written, then the report of it meets no reader."""
+    if importlib.util.find_spec("torch"):
+        pytest.skip("this Python has torch: the run would measure it")
+    read, write = os.pipe()
+    os.close(read)
+    try:
+        done = subprocess.run([sys.executable, "-m", "gapbench_probe", "--framework", "torch",
+                               "--filter", "op:matmul/n:16/", "--out", str(tmp_path)],
+                              stdout=write, stderr=subprocess.PIPE, text=True, timeout=60,
+                              check=False, env={**os.environ, "PYTHONPATH": str(PROBE)})
+    finally:
+        os.close(write)
+    assert (done.returncode, done.stderr) == (-signal.SIGPIPE, "")
+    assert json.loads((tmp_path / "framework-torch.json").read_text())["benchmarks"]
+
+
+@pytest.mark.parametrize("args, env, line", [
+    (["--seed", "-1"], {}, "--seed needs a whole number from 0 to 2^64 - 1, got '-1'"),
+    (["--seed", str(2**64)], {}, f"--seed needs a whole number from 0 to 2^64 - 1, got "
+                                 f"'{2**64}'"),
+    (["--seed", " 7"], {}, "--seed needs a whole number from 0 to 2^64 - 1, got ' 7'"),
+    ([], {"GAPBENCH_SEED": "-1"}, "GAPBENCH_SEED needs a whole number from 0 to 2^64 - 1, got "
+                                  "'-1'"),
+])
+def test_a_seed_gapbench_refuses_is_refused_before_anything_runs(tmp_path, args, env, line):
+    earlier = tmp_path / "out" / "framework-torch.json"
+    earlier.parent.mkdir()
+    earlier.write_text("earlier figures")
+    done = subprocess.run([sys.executable, "-m", "gapbench_probe", *args, "--out",
+                           str(earlier.parent)], capture_output=True, text=True, timeout=60,
+                          check=False, env={**os.environ, "PYTHONPATH": str(PROBE), **env})
+    assert done.returncode == 2 and done.stderr.splitlines() == [f"gapbench-probe: {line}"]
+    assert earlier.read_text() == "earlier figures"
+
+
+def test_the_largest_seed_gapbench_takes_is_taken():
+    assert cli.seed_of(str(2**64 - 1)) == 2**64 - 1
+    assert cli.seed_of(None) == 42
+
+
+def test_a_run_where_every_benchmark_failed_keeps_the_earlier_file(tmp_path, fakes, capsys):
+    fakes(torch=fake("torch", sumsq="wrong"))
+    earlier = tmp_path / "framework-torch.json"
+    earlier.write_text("figures of a run that worked")
+    args = ["--framework", "torch", "--device", "cpu", "--filter", "op:sumsq", "--out",
+            str(tmp_path)]
+    assert cli.main(args) == 1
+    assert earlier.read_text() == "figures of a run that worked"
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 1 and err[0].startswith("gapbench-probe: every torch benchmark failed (")
+    assert err[0].endswith(f"): {earlier} kept as it was")
+    earlier.unlink()  # with no earlier file, the failures are written, as before
+    assert cli.main(args) == 1 and earlier.exists()

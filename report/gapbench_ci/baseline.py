@@ -24,10 +24,14 @@ arguments or a tool error.
 from __future__ import annotations
 
 import argparse
+import fcntl
+import os
 import re
 import shlex
 import statistics
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -225,6 +229,24 @@ def build_default(cmake_args: list[str]) -> Path:
     return build / "gapbench"
 
 
+@contextmanager
+def capturing_into(out_dir: Path) -> Iterator[None]:
+    """One capture at a time into a folder: two at once would share the run file and the README
+    (and, on one machine, disturb each other's timings). Held while the process lives; the lock
+    goes with it, however it ends."""
+    fd = os.open(out_dir, os.O_RDONLY)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise ToolError(f"another {PROG} is capturing into {out_dir} now; run this one "
+                            "when it has finished (two at once would disturb each other's "
+                            "timings)") from None
+        yield
+    finally:
+        os.close(fd)
+
+
 def capture(args, command: str) -> Path:
     out_dir: Path = args.out_dir
     tree = tree_state(REPO_ROOT)  # before the run writes anything into the tree
@@ -240,26 +262,27 @@ def capture(args, command: str) -> Path:
                         f"{doctor['facts'].get('gpu.status', 'unknown')} (see {binary} doctor)")
     spec = RunSpec(args.filter, PROFILE, args.repetitions, args.min_time, interleave=True)
     out_dir.mkdir(parents=True, exist_ok=True)
-    run = out_dir / f".{args.name}.run.json"  # never taken for a baseline: hidden, removed
-    try:
-        print(f"{PROG}: running {binary} {shlex.join(spec.args())}", file=sys.stderr,
-              flush=True)
-        run_gapbench(binary, spec, run, quiet=False)
-        results = load_results(run)
-        summary = check_run(results, args.spread_limit)
-        when = datetime.now(timezone.utc)
-        data = read_document(run)
-        data["provenance"] = provenance(args.name, command, doctor, spec, args.repetitions,
-                                        summary, when, tree)
-        target = out_dir / f"{args.name}.json"
-        write_json_atomic(target, data)
-    finally:
-        run.unlink(missing_ok=True)
-    readme = out_dir / "README.md"
-    text = readme.read_text(encoding="utf-8") if readme.exists() else ""
-    write_atomic(readme, update_readme(text, args.name,
-                                       readme_row(args.name, data["provenance"])))
-    return target
+    with capturing_into(out_dir):
+        run = out_dir / f".{args.name}.run.json"  # never taken for a baseline: hidden, removed
+        try:
+            print(f"{PROG}: running {binary} {shlex.join(spec.args())}", file=sys.stderr,
+                  flush=True)
+            run_gapbench(binary, spec, run, quiet=False)
+            results = load_results(run)
+            summary = check_run(results, args.spread_limit)
+            when = datetime.now(timezone.utc)
+            data = read_document(run)
+            data["provenance"] = provenance(args.name, command, doctor, spec, args.repetitions,
+                                            summary, when, tree)
+            target = out_dir / f"{args.name}.json"
+            write_json_atomic(target, data)
+        finally:
+            run.unlink(missing_ok=True)
+        readme = out_dir / "README.md"
+        text = readme.read_text(encoding="utf-8") if readme.exists() else ""
+        write_atomic(readme, update_readme(text, args.name,
+                                           readme_row(args.name, data["provenance"])))
+        return target
 
 
 def _parser() -> commandline.Parser:

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import shutil
 import sys
 import time
@@ -43,7 +44,8 @@ from gapbench_report import commandline
 from gapbench_report import compare as cmp
 from gapbench_report.commandline import ToolError, UsageError
 from gapbench_report.files import write_atomic, write_json_atomic
-from gapbench_report.results import Results, load_results
+from gapbench_report.labels import md_cell, md_code
+from gapbench_report.results import Results, is_time, json_files, load_results
 
 from gapbench_ci.runner import (
     REPO_ROOT,
@@ -252,7 +254,7 @@ class StateFound:
 
 def read_state(state_dir: Path) -> StateFound:
     history = state_dir / HISTORY_DIR
-    nights = len(list(history.glob("*.json"))) if history.is_dir() else 0
+    nights = len(json_files(history)) if history.is_dir() else 0
     return StateFound((state_dir / KNOWN_GOOD_FILE).exists(), nights)
 
 
@@ -324,7 +326,7 @@ def history_record(verdict: Verdict, tree: TreeState, good_commit: str | None, s
                    when: datetime) -> dict:
     cont = verdict.first.contender
     medians = {n: b.median for n, b in cont.benchmarks().items()
-               if b.status == "ok" and b.median is not None}
+               if b.status == "ok" and is_time(b.median)}
     return {"schema": HISTORY_SCHEMA, "date": when.isoformat(timespec="seconds"),
             "commit": tree.commit, "dirty": tree.dirty, "good_commit": good_commit,
             "machine": cont.machine, "cpu": cont.context.get("cpu.model"),
@@ -359,13 +361,14 @@ def summary_markdown(v: Verdict, about: dict, spec: RunSpec, rounds: int,
     c = v.final
     per_side = samples_per_side(spec, rounds)
     state = about.get("state") or {}
+    context = v.first.contender.context
     lines = [f"# gapbench nightly: {headline(v)}", "",
-             f"- this build: {about['contender']}",
-             f"- known-good: {about['baseline']}",
-             f"- machine: {v.first.contender.context.get('cpu.model', '?')} · "
-             f"{v.first.contender.context.get('gpu.name') or 'no usable GPU'} · "
-             f"machine.id {c.contender_machine}",
-             f"- runs: profile {spec.profile}, filter `{spec.filter}`, {rounds} round"
+             f"- this build: {md_cell(about['contender'])}",
+             f"- known-good: {md_cell(about['baseline'])}",
+             f"- machine: {md_cell(context.get('cpu.model', '?'))} · "
+             f"{md_cell(context.get('gpu.name') or 'no usable GPU')} · "
+             f"machine.id {md_cell(c.contender_machine)}",
+             f"- runs: profile {spec.profile}, filter {md_code(spec.filter)}, {rounds} round"
              f"{'s' if rounds != 1 else ''} of A B B A (A = known-good), random interleaving, "
              f"{per_side} repetitions per side from {2 * rounds} runs",
              f"- rule: SLOWER when the one-sided Mann-Whitney U test on the runs' medians gives "
@@ -376,13 +379,13 @@ def summary_markdown(v: Verdict, about: dict, spec: RunSpec, rounds: int,
              f"{len(v.flagged)} flagged SLOWER; "
              f"confirmed by the rerun: {len(v.confirmed)}"]
     if state.get("warning"):  # right under the headline: a lost state must not go unseen
-        lines[2:2] = [state["warning"], ""]
+        lines[2:2] = [md_cell(state["warning"]), ""]
     if state.get("origin"):
-        lines.append(f"- state ({state['dir']}): {state['origin']}")
+        lines.append(f"- state ({md_cell(state['dir'])}): {md_cell(state['origin'])}")
     if v.failures:
         lines.append(f"- failed in this build but not in the known-good: "
-                     f"{', '.join(f'`{n}`' for n in v.failures)}")
-    lines += [f"- note: {n}" for n in notes]
+                     f"{', '.join(md_code(n) for n in v.failures)}")
+    lines += [f"- note: {md_cell(n)}" for n in notes]
     lines += ["", cmp.format_markdown(c)]
     return "\n".join(lines) + "\n"
 
@@ -401,7 +404,10 @@ def comparison_json(v: Verdict, about: dict, spec: RunSpec, rounds: int) -> dict
 # ---- command line -------------------------------------------------------------------------------
 
 def _positive_int(text: str) -> int:
-    value = int(text)
+    try:
+        value = int(text)
+    except ValueError:  # argparse would say "invalid _positive_int value"
+        raise argparse.ArgumentTypeError(f"needs a whole number, not {text!r}") from None
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
     return value
@@ -466,21 +472,54 @@ def _check(args) -> RunSpec:
     return spec
 
 
-def prepare_out(out: Path) -> None:
-    """Empties an --out folder this tool made before (so no stale file is uploaded); refuses
-    to touch any other non-empty folder."""
-    if out.exists() and any(out.iterdir()):
-        if not (out / OUT_MARKER).exists():
-            raise UsageError(f"{out} exists and was not made by {PROG}; choose another "
-                             "--out")
-        shutil.rmtree(out)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / OUT_MARKER).write_text("written by ci/nightly; emptied by its next run\n")
+def check_out(out: Path) -> None:
+    """Refuses an --out folder that holds files this tool did not make: the night replaces it
+    whole."""
+    if out.exists() and any(out.iterdir()) and not (out / OUT_MARKER).exists():
+        raise UsageError(f"{out} exists and was not made by {PROG}; choose another --out")
+
+
+def new_night(out: Path) -> Path:
+    """The folder this night is written into, beside --out: it takes --out's place only once it
+    is complete (swap_in), so a night that fails leaves the last night's files as they were."""
+    night = out.with_name(f".{out.name}.night-{os.getpid()}")
+    shutil.rmtree(night, ignore_errors=True)  # a night of an earlier process of this number
+    night.mkdir(parents=True)
+    (night / OUT_MARKER).write_text("written by ci/nightly; replaced by its next run\n")
+    return night
+
+
+def swap_in(night: Path, out: Path) -> None:
+    """The complete night in --out's place; the previous night's folder removed after."""
+    previous = out.with_name(f".{out.name}.previous-{os.getpid()}")
+    if out.exists():
+        os.replace(out, previous)
+    try:
+        os.replace(night, out)
+    except OSError:
+        if previous.exists():
+            os.replace(previous, out)
+        raise
+    shutil.rmtree(previous, ignore_errors=True)
+
+
+def relocated(v: Verdict, night: Path, out: Path) -> Verdict:
+    """The verdict with the paths of its files as they will be once the night is swapped in."""
+    def moved(c: cmp.Comparison) -> cmp.Comparison:
+        def path(p: str) -> str:
+            return str(out / Path(p).relative_to(night)) if Path(p).is_relative_to(night) else p
+        return replace(c, baseline_path=path(c.baseline_path),
+                       contender_path=path(c.contender_path))
+    rerun = None if v.rerun is None else replace(v.rerun, comparison=moved(v.rerun.comparison))
+    return replace(v, first=replace(v.first, comparison=moved(v.first.comparison)), rerun=rerun,
+                   final=moved(v.final))
 
 
 def _run(argv: list[str] | None) -> int:
     args = _parser().parse_args(argv)
     spec = _check(args)
+    out = Path(os.path.realpath(args.out))  # a link to the folder stays a link to the night
+    check_out(out)
     root = REPO_ROOT
     tree = tree_state(root)
     started = time.monotonic()
@@ -492,9 +531,23 @@ def _run(argv: list[str] | None) -> int:
         log(warning.replace("**", ""))
     a, b, about = build_sides(args, root, tree, good)
     about["state"] = found.as_json(args.state_dir, args.state_origin, warning)
-    prepare_out(args.out)
+    night = new_night(out)
+    try:
+        verdict = _night(args, spec, tree, about, (a, b), night, out, started)
+        swap_in(night, out)
+    finally:
+        shutil.rmtree(night, ignore_errors=True)
+    if warning:  # again at the end, where the log is read
+        log(warning.replace("**", ""))
+    print(f"{PROG}: {headline(verdict)} ({args.out / 'summary.md'})")
+    return verdict.exit_code
+
+
+def _night(args, spec: RunSpec, tree: TreeState, about: dict, sides: tuple[Side, Side],
+           night: Path, out: Path, started: float) -> Verdict:
+    """The gate, the state it updates and the night's files, written into `night`."""
     log(f"A = {about['baseline']}; B = {about['contender']}")
-    verdict = gate((a, b), spec, args.rounds, args.out, threshold=args.threshold,
+    verdict = gate(sides, spec, args.rounds, night, threshold=args.threshold,
                    alpha=args.alpha, rerun_rounds=args.rerun_rounds)
     notes = []
     when = datetime.now(timezone.utc)
@@ -505,33 +558,31 @@ def _run(argv: list[str] | None) -> int:
         if verdict.exit_code == 0 and tree.commit and not tree.dirty and about["good_commit"]:
             write_atomic(args.state_dir / KNOWN_GOOD_FILE, tree.commit + "\n")
             log(f"known-good is now {tree.commit[:12]}")
-    notes += _reports(args, verdict)
+    notes += _reports(args, verdict, night)
     notes.append(f"took {(time.monotonic() - started) / 60:.1f} min")
-    write_json_atomic(args.out / "comparison.json",
+    verdict = relocated(verdict, night, out)
+    write_json_atomic(night / "comparison.json",
                       comparison_json(verdict, about, spec, args.rounds))
-    write_atomic(args.out / "summary.md",
+    write_atomic(night / "summary.md",
                  summary_markdown(verdict, about, spec, args.rounds, notes))
-    if warning:  # again at the end, where the log is read
-        log(warning.replace("**", ""))
-    print(f"{PROG}: {headline(verdict)} ({args.out / 'summary.md'})")
-    return verdict.exit_code
+    return verdict
 
 
-def _reports(args, verdict: Verdict) -> list[str]:
+def _reports(args, verdict: Verdict, night: Path) -> list[str]:
     """The render of this build's run and the trend; a failure here is noted, never allowed to
     hide the verdict."""
     from gapbench_report import render, trend  # matplotlib: only once the runs are done
 
     notes = []
     try:
-        render.render([verdict.first.contender], [], args.out / "report")
+        render.render([verdict.first.contender], [], night / "report")
         notes.append("report of this build's run: report/index.html")
     except Exception as e:  # noqa: BLE001
         notes.append(f"the report could not be rendered: {type(e).__name__}: {e}")
     history = args.state_dir / HISTORY_DIR
     if not args.no_state and history.is_dir():
         try:
-            trend.write_trend(trend.load_history([history]), args.out / "trend")
+            trend.write_trend(trend.load_history([history]), night / "trend")
             notes.append("trend of the nightly medians: trend/index.html")
         except Exception as e:  # noqa: BLE001
             notes.append(f"the trend could not be drawn: {type(e).__name__}: {e}")

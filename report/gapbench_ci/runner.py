@@ -222,8 +222,11 @@ def run_gapbench(binary: Path, spec: RunSpec, out: Path,
     except OSError as e:
         raise ToolError(f"cannot run {binary}: {e}") from None
     last = (done.stderr.strip().splitlines() or [""])[-1]
-    if done.returncode not in (0, 1) or not out.exists():
+    if done.returncode not in (0, 1):
         raise ToolError(f"{shlex.join(command)} exited with status {done.returncode}: {last}")
+    if not out.exists():
+        raise ToolError(f"{shlex.join(command)} exited with status {done.returncode} but "
+                        f"{out} is not there: something else removed it")
     return done.returncode
 
 

@@ -17,6 +17,8 @@ from __future__ import annotations
 import importlib
 import sys
 
+from gapbench_report import commandline
+
 # Imported on demand: compare and check must not pay for matplotlib. baseline and nightly are
 # the orchestration package's (gapbench_ci, which imports this one; never the other way round).
 COMMANDS = {"render": "gapbench_report.render", "compare": "gapbench_report.compare",
@@ -25,11 +27,16 @@ COMMANDS = {"render": "gapbench_report.render", "compare": "gapbench_report.comp
             "nightly": "gapbench_ci.nightly"}
 
 
+def usage(status: int) -> int:
+    print(__doc__.strip())
+    return status
+
+
 def main(argv: list[str] | None = None) -> int:
+    commandline.open_standard_descriptors()
     argv = sys.argv[1:] if argv is None else argv
     if not argv or argv[0] in ("-h", "--help"):
-        print(__doc__.strip())
-        return 0 if argv else 2
+        return commandline.run("gapbench-report", lambda _: usage(0 if argv else 2), [])
     command, rest = argv[0], argv[1:]
     if command not in COMMANDS:
         print(f"gapbench-report: unknown command {command!r} (use {', '.join(COMMANDS)})",

@@ -55,6 +55,7 @@ import numpy as np
 
 from gapbench_report import commandline
 from gapbench_report.commandline import UsageError
+from gapbench_report.labels import md_cell, md_code
 from gapbench_report.results import SECONDS_PER_UNIT, Benchmark, Results, load_side
 
 SAME = "SAME"
@@ -473,17 +474,12 @@ def format_text(c: Comparison) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _md_cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
-
-
 def _md_table(rows: list[Row]) -> list[str]:
     lines = ["| " + " | ".join(_HEADER) + " |",
              "|" + "|".join("---:" if i in _RIGHT else "---" for i in range(len(_HEADER))) + "|"]
     for row in rows:
-        cells = _row_cells(row)
-        cells[0] = f"`{cells[0]}`"
-        lines.append("| " + " | ".join(_md_cell(x) for x in cells) + " |")
+        name, *rest = _row_cells(row)
+        lines.append("| " + " | ".join([md_code(name, table=True), *map(md_cell, rest)]) + " |")
     return lines
 
 
@@ -491,7 +487,7 @@ def format_markdown(c: Comparison) -> str:
     """For a GitHub job summary: the rows that need a look in a table, the SAME rows folded
     away so that 5,000 benchmarks stay readable (and under the summary's size limit)."""
     lines = [f"### gapbench compare: {_headline(c)}", ""]
-    lines += [f"- {line}" for line in _preamble(c)]
+    lines += [f"- {md_cell(line)}" for line in _preamble(c)]
     lines += ["", f"**{_summary(c)}**", ""]
     same = [r for r in c.rows if r.status == SAME]
     other = [r for r in c.rows if r.status != SAME]
@@ -518,12 +514,23 @@ def to_json(c: Comparison) -> dict:
         "new_failures": c.new_failures,
         "warnings": list(c.warnings),
         "counts": c.counts(),
-        "rows": [{"name": r.name, "status": r.status, "baseline_median_s": r.baseline_median,
-                  "contender_median_s": r.contender_median, "change": r.change,
-                  "p_value": r.p_value, "baseline_n": r.baseline_n,
-                  "contender_n": r.contender_n, "baseline_runs": r.baseline_processes,
-                  "contender_runs": r.contender_processes, "note": r.note} for r in c.rows],
+        "rows": [_row_json(r) for r in c.rows],
     }
+
+
+def _row_json(r: Row) -> dict:
+    """JSON has no Infinity or NaN: a figure that is not a finite number becomes null, and the
+    note says which (strict parsers refuse the literals Python would write)."""
+    figures = {"baseline_median_s": r.baseline_median, "contender_median_s": r.contender_median,
+               "change": r.change, "p_value": r.p_value}
+    not_finite = [k for k, v in figures.items() if v is not None and not math.isfinite(v)]
+    notes = [r.note] if r.note else []
+    notes += [f"{k} is {figures[k]} (not a finite number): null" for k in not_finite]
+    return {"name": r.name, "status": r.status,
+            **{k: None if k in not_finite else v for k, v in figures.items()},
+            "baseline_n": r.baseline_n, "contender_n": r.contender_n,
+            "baseline_runs": r.baseline_processes, "contender_runs": r.contender_processes,
+            "note": "; ".join(notes)}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -578,7 +585,7 @@ def _run(argv: list[str] | None) -> int:
     c = compare(baseline, contender, threshold=args.threshold, alpha=args.alpha,
                 cross_machine=args.cross_machine)
     if args.json:
-        out = json.dumps(to_json(c), indent=1) + "\n"
+        out = json.dumps(to_json(c), indent=1, allow_nan=False) + "\n"
     else:
         out = format_markdown(c) if args.format == "markdown" else format_text(c)
     sys.stdout.write(out)

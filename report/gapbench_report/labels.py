@@ -3,10 +3,31 @@ end-to-end preprocess (op sumsq · rows 1M · cols 100)" rather than the benchma
 
 from __future__ import annotations
 
+import html
+import re
 from collections.abc import Iterable, Mapping
 
 from gapbench_report import metrics
 from gapbench_report.results import Benchmark, Name
+
+
+def md_cell(text: object) -> str:
+    """Text for Markdown (summary.md, trend.md, a CI job summary) on one line: HTML escaped as the
+    page escapes it (a benchmark name or an error message is never markup), a pipe escaped (it
+    would end a table cell)."""
+    return html.escape(str(text), quote=False).replace("|", "\\|").replace("\n", " ")
+
+
+def md_code(text: object, table: bool = False) -> str:
+    """Text as a Markdown code span, shown as written (HTML inside one is inert): fenced by more
+    backticks than any run of them inside, so that none ends it early. In a table cell its pipes
+    are escaped, as GitHub splits the row before it reads the span."""
+    text = str(text).replace("\n", " ")
+    if table:
+        text = text.replace("|", "\\|")
+    fence = "`" * (max(map(len, re.findall("`+", text)), default=0) + 1)
+    pad = " " if text[:1] == "`" or text[-1:] == "`" else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
 
 
 def fmt_seconds(s: float) -> str:

@@ -25,11 +25,13 @@ FINGERPRINT_KEYS = (
 
 
 def number(value: object) -> float | None:
-    """A context value as a number, or None ("unavailable (...)", "none", absent)."""
+    """A context value as a finite number, or None ("unavailable (...)", "none", "nan", absent):
+    a NaN compares false with every limit, so a NaN probe would pass every check."""
     try:
-        return float(str(value))
+        found = float(str(value))
     except (TypeError, ValueError):
         return None
+    return found if math.isfinite(found) else None
 
 
 def find(benchmarks: Iterable[Benchmark], family: str, variant: str, device: str,

@@ -26,6 +26,8 @@ from gapbench_report.labels import (
     fmt_bytes,
     fmt_seconds,
     fmt_throughput,
+    md_cell,
+    md_code,
     variant_label,
     with_threads,
 )
@@ -235,10 +237,6 @@ def draw_charts(report: Report, out_dir: Path) -> dict[str, list[ChartFile]]:
 
 # ---- summary.md ----------------------------------------------------------------------------------
 
-def md_cell(text: str) -> str:
-    return str(text).replace("|", "\\|").replace("\n", " ")
-
-
 def summary_markdown(report: Report) -> str:
     ctx = report.context
     files = f"{len(report.runs)} results file{'s' if len(report.runs) != 1 else ''}"
@@ -338,12 +336,12 @@ def _family_markdown(family: str, benchmarks: list[Benchmark]) -> list[str]:
     skipped = skipped_by_reason(benchmarks)
     if skipped:
         lines.append("Skipped:")
-        lines += [f"- {', '.join(v)}: {md_cell(reason)}" for reason, v in skipped]
+        lines += [f"- {md_cell(', '.join(v))}: {md_cell(reason)}" for reason, v in skipped]
         lines.append("")
     failed = [b for b in benchmarks if b.status == "failed"]
     if failed:
         lines.append("Failed:")
-        lines += [f"- `{b.name}`: {md_cell(b.error or '')}" for b in failed]
+        lines += [f"- {md_code(b.name)}: {md_cell(b.error or '')}" for b in failed]
         lines.append("")
     return lines
 
@@ -482,8 +480,9 @@ def ceilings_rows(runs: Sequence[Results]) -> list[list[str]]:
         held = metrics.ceilings_held(r)
         probes = "; ".join(f"{label} {start:g} → {end:g}" for label, (start, end) in held.items())
         drifts = metrics.ceiling_drifts(r)
+        judged = [label for label in held if label in metrics.JUDGED_CEILINGS]
         verdict = ("changed during the run" if drifts
-                   else "held" if held else "not measured")
+                   else "held" if judged else "not measured")
         rows.append([metrics.file_family(r)]
                     + [f"{v[0]:.3g} (±{v[1] / 2:.0%})" if v else "—" for v in peaks.values()]
                     + [probes or "—", verdict])

@@ -9,8 +9,9 @@ parses them; nothing guesses.
 load_results() checks everything the rest of the report relies on and raises ResultsError with
 one line otherwise: unreadable, empty, truncated or non-JSON files, the wrong shape, an unknown
 schema, names off the scheme, a name that disagrees with its run_name, times that are not positive
-numbers, counters (and iteration counts) that are not numbers, unknown time units, and duplicate
-entries. Times in any unit come back in seconds.
+numbers (or lie outside SHORTEST_TIME to LONGEST_TIME), counters (and iteration counts) that are
+not numbers, flags that are not true or false, repetition indexes that are not whole numbers,
+unknown time units, and duplicate entries. Times in any unit come back in seconds.
 """
 
 from __future__ import annotations
@@ -39,6 +40,10 @@ PROCESS_KEY = "gapbench_process"
 REQUIRED_CONTEXT = ("gapbench.schema", "gapbench.version", "gapbench.profile", "gapbench.seed",
                     "machine.id", "gpu.status")
 SECONDS_PER_UNIT = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
+# A time per iteration outside this range is no measurement (a timer resolves nanoseconds, and
+# no benchmark's iteration takes days); allowed, its medians, ratios and log axes would overflow.
+SHORTEST_TIME = 1e-12  # seconds
+LONGEST_TIME = 1e6
 # Counters the report reads, as given: rates, shares, and the pipeline's measured stage costs and
 # the cores its ideal counted.
 COUNTERS = ("bytes_per_second", "traffic_bytes_per_second", "items_per_second", "flops",
@@ -239,7 +244,23 @@ def group_benchmarks(entries: Iterable[Entry]) -> dict[str, Benchmark]:
 
 
 def _is_number(value: object) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    try:
+        return math.isfinite(value)
+    except OverflowError:  # an int beyond every float (10**400)
+        return False
+
+
+def is_time(seconds: object) -> bool:
+    """A number of seconds that can be a time per iteration (SHORTEST_TIME to LONGEST_TIME)."""
+    return _is_number(seconds) and SHORTEST_TIME <= seconds <= LONGEST_TIME
+
+
+def shown(value: object, limit: int = 40) -> str:
+    """repr(value) for a message, cut short: the value may be a 400-digit number."""
+    text = repr(value)
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text)} characters)"
 
 
 def _check_names_agree(path: Path, i: int, raw: dict, run_type: str) -> None:
@@ -273,31 +294,59 @@ def _check_entry(path: Path, i: int, raw: object) -> Entry:
         raise ResultsError(f"{path}: {e}") from None
     run_type = raw.get("run_type", "iteration")
     if run_type not in ("iteration", "aggregate"):
-        raise ResultsError(f"{path}: {label}: unknown run_type {run_type!r}")
+        raise ResultsError(f"{path}: {label}: unknown run_type {shown(run_type)}")
+    # The flags decide whether the entry is a failure, a skip or a time: "false" is no false.
+    for key in ("error_occurred", "skipped"):
+        if key in raw and not isinstance(raw[key], bool):
+            raise ResultsError(f"{path}: {label}: {key} is {shown(raw[key])}, not true or false")
+    for key, what in (("repetition_index", "a whole number >= 0"),
+                      (PROCESS_KEY, "a process number")):
+        if key in raw and not _is_count(raw[key]):
+            raise ResultsError(f"{path}: {label}: {key} is {shown(raw[key])}, not {what}")
+    if "aggregate_name" in raw and not isinstance(raw["aggregate_name"], str):
+        raise ResultsError(f"{path}: {label}: aggregate_name is {shown(raw['aggregate_name'])}, "
+                           "not a string")
     _check_names_agree(path, i, raw, run_type)
     entry = Entry(name, raw)
     if entry.errored:
         return entry
     unit = raw.get("time_unit", "ns")
     if not isinstance(unit, str) or unit not in SECONDS_PER_UNIT:
-        raise ResultsError(f"{path}: {label}: unknown time_unit {unit!r}")
+        raise ResultsError(f"{path}: {label}: unknown time_unit {shown(unit)}")
     time = raw.get("real_time")
     # A spread is 0 when every repetition took the same time; a time never is.
     is_spread = run_type == "aggregate" and raw.get("aggregate_name") in ("stddev", "cv")
     if not (_is_number(time) and (time >= 0 if is_spread else time > 0)):
-        raise ResultsError(f"{path}: {label}: real_time is {time!r}, not a positive number")
+        raise ResultsError(f"{path}: {label}: real_time is {shown(time)}, not a positive number")
+    if not is_spread and not is_time(time * SECONDS_PER_UNIT[unit]):
+        raise ResultsError(f"{path}: {label}: real_time is {time:g} {unit}, outside "
+                           f"{SHORTEST_TIME:g} to {LONGEST_TIME:g} s: no time per iteration")
     if run_type == "iteration":
         # The counters the report reads, from the repetitions only: an aggregate's counters are
         # never read, and Google Benchmark writes NaN there (the cv of a counter that is 0).
         # Their sign is check's to judge (a problem, exit 1), not the loader's.
         for key in ("iterations", *COUNTERS):
             if key in raw and not _is_number(raw[key]):
-                raise ResultsError(f"{path}: {label}: {key} is {raw[key]!r}, not a finite number")
-        process = raw.get(PROCESS_KEY, 0)
-        if not (isinstance(process, int) and not isinstance(process, bool) and process >= 0):
-            raise ResultsError(f"{path}: {label}: {PROCESS_KEY} is {process!r}, not a process "
-                               "number")
+                raise ResultsError(f"{path}: {label}: {key} is {shown(raw[key])}, not a finite "
+                                   "number")
     return Entry(name, raw)
+
+
+def _is_count(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def parse_json(path: Path, text: str) -> object:
+    """json.loads, its every failure as ResultsError naming the file."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as e:
+        raise ResultsError(f"{path}: not valid JSON (truncated?): {e.msg}: line {e.lineno} "
+                           f"column {e.colno}") from None
+    except ValueError:  # Python reads no integer of more than 4,300 digits
+        raise ResultsError(f"{path}: holds a number of thousands of digits") from None
+    except RecursionError:
+        raise ResultsError(f"{path}: JSON nested too deeply") from None
 
 
 def load_results(path: str | Path) -> Results:
@@ -313,13 +362,7 @@ def load_results(path: str | Path) -> Results:
         raise ResultsError(f"{path}: cannot read: {e}") from None
     if not text.strip():
         raise ResultsError(f"{path}: empty file")
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as e:
-        raise ResultsError(f"{path}: not valid JSON (truncated?): {e.msg} at line {e.lineno}") \
-            from None
-    except RecursionError:
-        raise ResultsError(f"{path}: JSON nested too deeply") from None
+    data = parse_json(path, text)
     if not isinstance(data, dict) or not isinstance(data.get("context"), dict):
         raise ResultsError(f"{path}: not a Google Benchmark JSON file (no 'context' object)")
     if not isinstance(data.get("benchmarks"), list):
@@ -348,6 +391,12 @@ def load_results(path: str | Path) -> Results:
 PROCESS_STRIDE = 1_000_000
 
 
+def json_files(folder: Path) -> list[Path]:
+    """The folder's *.json files, sorted; hidden ones are not the folder's results (a tool's
+    file in the making, ci/baseline's run before it is checked)."""
+    return sorted(p for p in folder.glob("*.json") if not p.name.startswith("."))
+
+
 def results_runs(paths: Iterable[str | Path]) -> list[list[Path]]:
     """The runs named: a folder is one run (its results files, *.json, one per family), a file
     is a run of its own; a path named twice counts once."""
@@ -358,7 +407,7 @@ def results_runs(paths: Iterable[str | Path]) -> list[list[Path]]:
             continue
         seen.add(p.resolve())
         if p.is_dir():
-            found = sorted(p.glob("*.json"))
+            found = json_files(p)
             if not found:
                 raise ResultsError(f"{p}: a folder with no results files (*.json) in it")
             runs.append(found)

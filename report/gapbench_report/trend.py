@@ -25,8 +25,16 @@ from pathlib import Path
 from gapbench_report import commandline, plots, render
 from gapbench_report.commandline import UsageError
 from gapbench_report.files import write_atomic
-from gapbench_report.labels import fmt_seconds
-from gapbench_report.results import ResultsError, parse_name
+from gapbench_report.labels import fmt_seconds, md_cell, md_code
+from gapbench_report.results import (
+    LONGEST_TIME,
+    SHORTEST_TIME,
+    ResultsError,
+    is_time,
+    json_files,
+    parse_name,
+    shown,
+)
 
 PROG = "gapbench-report trend"
 HISTORY_SCHEMA = "gapbench-nightly-history/1"  # nightly.HISTORY_SCHEMA (no import: no cycle)
@@ -53,21 +61,29 @@ class Night:
 def _night(path: Path) -> Night:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError) as e:
         raise ResultsError(f"{path}: not a readable history file: {e}") from None
     if not isinstance(data, dict) or data.get("schema") != HISTORY_SCHEMA:
         raise ResultsError(f"{path}: not a nightly history file (schema {HISTORY_SCHEMA})")
     medians = data.get("medians")
-    if not isinstance(medians, dict) or not all(
-            isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0
-            for v in medians.values()):
+    if not isinstance(medians, dict):
         raise ResultsError(f"{path}: 'medians' must map names to positive seconds")
+    for name, seconds in medians.items():
+        if not is_time(seconds):
+            raise ResultsError(f"{path}: medians: {name}: {shown(seconds)} is no time per "
+                               f"iteration ('medians' must map names to positive seconds, "
+                               f"{SHORTEST_TIME:g} to {LONGEST_TIME:g})")
+        try:
+            parse_name(name)  # names off the scheme are refused, as everywhere in the report
+        except ResultsError as e:
+            raise ResultsError(f"{path}: medians: {e}") from None
     try:
         date = datetime.fromisoformat(str(data["date"]))
     except (KeyError, ValueError):
         raise ResultsError(f"{path}: no valid 'date'") from None
-    for name in medians:
-        parse_name(name)  # names off the scheme are refused, as everywhere in the report
+    if date.tzinfo is None:  # nights are ordered by date: a naive one has no place among them
+        raise ResultsError(f"{path}: date {shown(data['date'])} has no time zone (ci/nightly "
+                           "writes UTC, as 2026-01-01T02:17:00+00:00)")
     return Night(path, date, str(data.get("commit") or "unknown"), bool(data.get("dirty")),
                  str(data.get("machine", "")), str(data.get("cpu") or ""),
                  bool(data.get("regression")), {k: float(v) for k, v in medians.items()})
@@ -78,7 +94,7 @@ def load_history(paths: Iterable[Path]) -> list[Night]:
     files: list[Path] = []
     for p in map(Path, paths):
         if p.is_dir():
-            files += sorted(p.glob("*.json"))
+            files += json_files(p)
         elif p.exists():
             files.append(p)
         else:
@@ -230,7 +246,7 @@ def trend_markdown(nights: Sequence[Night], rows: Sequence[TrendRow]) -> str:
              "| benchmark | machine | nights | latest | median before | latest vs before | "
              "min – max |", "|---|---|---:|---:|---:|---:|---:|"]
     for r in rows:
-        lines.append(f"| `{render.md_cell(r.name)}` | {r.machine} | {r.nights} | "
+        lines.append(f"| {md_code(r.name, table=True)} | {md_cell(r.machine)} | {r.nights} | "
                      f"{fmt_seconds(r.latest)} | "
                      f"{fmt_seconds(r.before) if r.before else '—'} | {_pct(r.change)} | "
                      f"{fmt_seconds(r.low)} – {fmt_seconds(r.high)} |")

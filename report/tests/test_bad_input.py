@@ -9,7 +9,7 @@ import math
 import pytest
 
 from gapbench_report import check, compare, diagnose, render
-from gapbench_report.results import COUNTERS, ResultsError, load_results
+from gapbench_report.results import COUNTERS, ResultsError, load_results, load_side, results_runs
 from tests.synthetic import BASE_CONTEXT, document, runs, write
 
 NAME = "preprocess/vectorized/cpu/op:sumsq/rows:1000/cols:100/real_time"
@@ -39,6 +39,13 @@ def test_unusable_files(tmp_path, text, words):
     path = tmp_path / "r.json"
     path.write_text(text)
     assert words in error_of(path)
+
+
+def test_where_the_json_breaks_is_said_once(tmp_path):
+    path = tmp_path / "r.json"
+    path.write_text('{"context": "unterminated')
+    assert error_of(path).endswith("not valid JSON (truncated?): Unterminated string starting "
+                                   "at: line 1 column 13")
 
 
 def test_missing_file_and_directory(tmp_path):
@@ -221,3 +228,79 @@ def test_five_thousand_benchmarks(tmp_path):
     results = load_results(write(tmp_path / "r.json", entries))
     assert len(results.benchmarks()) == 5000
     assert not math.isnan(next(iter(results.benchmarks().values())).median)
+
+
+# ---- values no gapbench writes: each one line naming the file and the entry ---------------------
+
+BIG = "1" + "0" * 400  # 10^400: a JSON integer beyond every float
+
+
+def raw_file(tmp_path, key: str, literal: str, run_type: str = "iteration"):
+    """A file whose first entry's `key` is written as the JSON text `literal`."""
+    entries = runs(NAME, [1e-3] * 3) if run_type == "iteration" else \
+        runs(NAME, [1e-3] * 3) + [aggregate(NAME, "median", 1e6)]
+    index = 0 if run_type == "iteration" else 3
+    entries[index][key] = "@@"
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps(document(entries)).replace('"@@"', literal))
+    return path
+
+
+@pytest.mark.parametrize("key, literal, words", [
+    ("iterations", BIG, f"iterations is {BIG[:40]}... (401 characters), not a finite number"),
+    ("real_time", BIG, f"real_time is {BIG[:40]}... (401 characters), not a positive number"),
+    ("bytes_per_second", BIG, "bytes_per_second is 1000"),
+    ("repetition_index", "[0]", "repetition_index is [0], not a whole number >= 0"),
+    ("repetition_index", "-1", "repetition_index is -1, not a whole number >= 0"),
+    ("repetition_index", "true", "repetition_index is True, not a whole number >= 0"),
+    ("error_occurred", '"false"', "error_occurred is 'false', not true or false"),
+    ("error_occurred", "0", "error_occurred is 0, not true or false"),
+    ("skipped", '"true"', "skipped is 'true', not true or false"),
+    ("aggregate_name", "[1]", "aggregate_name is [1], not a string"),
+    ("real_time", "1e308", "real_time is 1e+308 ns, outside 1e-12 to 1e+06 s"),
+    ("real_time", "1e-10", "real_time is 1e-10 ns, outside 1e-12 to 1e+06 s"),
+])
+def test_values_no_gapbench_writes_are_refused_naming_file_and_entry(tmp_path, key, literal,
+                                                                       words):
+    message = error_of(raw_file(tmp_path, key, literal))
+    assert f"{tmp_path / 'r.json'}: {NAME}: {words}" in message
+    assert len(message) < 300  # a 400-digit number is not printed whole
+
+
+def test_a_time_unit_in_seconds_is_bounded_in_seconds(tmp_path):
+    entries = runs(NAME, [1e-3] * 3, unit="s")
+    entries[0]["real_time"] = 1.7e308
+    assert "real_time is 1.7e+308 s, outside" in error_of(write(tmp_path / "r.json", entries))
+    entries[0]["real_time"] = 3600.0  # an hour per iteration: slow, but a time
+    assert load_results(write(tmp_path / "r.json", entries)).benchmarks()[NAME].samples
+
+
+def test_a_number_of_thousands_of_digits_is_one_line(tmp_path):
+    path = raw_file(tmp_path, "iterations", "1" + "0" * 5000)  # Python reads at most 4300
+    assert "holds a number of thousands of digits" in error_of(path)
+
+
+def test_an_aggregates_list_valued_name_is_refused(tmp_path):
+    path = raw_file(tmp_path, "aggregate_name", '["median"]', run_type="aggregate")
+    assert "aggregate_name is ['median'], not a string" in error_of(path)
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+@pytest.mark.parametrize("key, literal", [("iterations", BIG), ("repetition_index", "[0]"),
+                                          ("error_occurred", '"false"'),
+                                          ("real_time", "1e308")])
+def test_no_command_gives_an_internal_error_for_them(tmp_path, capsys, command, key, literal):
+    path = raw_file(tmp_path, key, literal)
+    assert COMMANDS[command](path, tmp_path) == 2
+    lines = capsys.readouterr().err.splitlines()
+    assert len(lines) == 1 and str(path) in lines[0] and NAME in lines[0]
+    assert "internal error" not in lines[0]
+
+
+def test_hidden_json_files_of_a_folder_are_no_results(tmp_path):
+    folder = tmp_path / "run"
+    folder.mkdir()
+    write(folder / "preprocess.json", runs(NAME, [1e-3] * 3))
+    (folder / ".cpu.run.json").write_text("not even JSON")  # ci/baseline's run, in the making
+    assert results_runs([folder]) == [[folder / "preprocess.json"]]
+    assert load_side([folder]).benchmarks()[NAME].samples

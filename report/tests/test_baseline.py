@@ -3,12 +3,16 @@ provenance, the README table, on a fake executable."""
 
 from __future__ import annotations
 
+import fcntl
 import json
+import os
 from pathlib import Path
 
 import pytest
 
 from gapbench_ci import baseline
+from gapbench_ci.runner import RunSpec, run_gapbench
+from gapbench_report.commandline import ToolError
 from gapbench_report.results import load_results
 from tests.fakes import BENCHMARKS, COPY, IMAGE, SUMSQ, invocations, make_fake
 from tests.synthetic import in_memory, runs, skipped
@@ -215,3 +219,32 @@ def test_committed_baselines_are_listed_and_carry_their_provenance():
         assert f"[`{path.stem}`]({path.name})" in readme, f"{path.name} has no README row"
         results = load_results(path)
         baseline.check_run(results, prov["spread"]["limit"])  # it passed the rule it was made by
+
+
+def test_a_second_capture_into_the_folder_at_once_is_refused_in_one_line(tmp_path, capsys):
+    """Two captures of one name shared the run file: one removed the other's, which then
+    failed with "exited with status 0" and gapbench's last line of output."""
+    out = tmp_path / "baselines"
+    out.mkdir()
+    held = os.open(out, os.O_RDONLY)  # the first capture, still running
+    try:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        code, _, log = capture(tmp_path)
+    finally:
+        os.close(held)
+    assert code == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [f"ci/baseline: another ci/baseline is capturing into {out} now; run this one "
+                   "when it has finished (two at once would disturb each other's timings)"]
+    assert [c["args"][:1] for c in invocations(log)] == [["doctor"]]  # never ran
+    assert list(out.iterdir()) == []
+    assert capture(tmp_path)[0] == 0  # once the first has finished
+
+
+def test_a_run_whose_results_file_vanished_says_so(tmp_path):
+    exe = tmp_path / "gapbench"
+    exe.write_text("#!/bin/sh\necho '***WARNING*** Library was built as DEBUG' >&2\n")
+    exe.chmod(0o755)  # as if another process had removed its file: exit 0, no file
+    with pytest.raises(ToolError, match=r"exited with status 0 but .*run\.json is not there: "
+                                        "something else removed it$"):
+        run_gapbench(exe, RunSpec(), tmp_path / "run.json")

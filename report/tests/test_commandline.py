@@ -4,6 +4,12 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -93,3 +99,67 @@ def test_check_and_diagnose_give_one_line_for_bad_arguments(capsys, main):
     assert main(["x.json", "--no-such-flag"]) == 2
     err = capsys.readouterr().err.splitlines()
     assert len(err) == 1 and "--no-such-flag" in err[0]
+
+
+# ---- closed descriptors, a reader gone, numpy's warnings ---------------------------------------
+
+REPORT = Path(__file__).resolve().parents[1]
+ENV = {**os.environ, "PYTHONPATH": str(REPORT), "MPLBACKEND": "Agg"}
+GOOD = REPORT / "tests" / "data" / "good.json"
+
+# A child that closes descriptors 0-2, runs an entry point's main with --help, and says in a
+# file (argv[2]) whether 0-2 were open on /dev/null afterwards.
+CLOSED_CHILD = """
+import importlib, os, sys
+module, report = sys.argv[1], sys.argv[2]
+out = os.open(report, os.O_WRONLY | os.O_CREAT, 0o644)
+out = os.dup2(out, 9)
+for fd in (0, 1, 2):
+    os.close(fd)
+importlib.import_module(module).main(["--help"])
+null = os.stat(os.devnull)
+opened = [os.path.samestat(os.fstat(fd), null) for fd in (0, 1, 2)]
+os.write(9, repr(opened).encode())
+"""
+
+
+@pytest.mark.parametrize("module", ["gapbench_report.cli", *COMMANDS])
+def test_every_entry_point_opens_closed_descriptors_on_dev_null(tmp_path, module):
+    report = tmp_path / "report.txt"
+    subprocess.run([sys.executable, "-c", CLOSED_CHILD, module, str(report)], env=ENV,
+                   timeout=120, check=False)
+    assert report.read_text() == "[True, True, True]"
+
+
+def test_with_stdout_closed_a_command_runs_and_its_output_goes_nowhere(tmp_path):
+    done = subprocess.run(f"exec {sys.executable} -m gapbench_report compare {GOOD} {GOOD} "
+                          "--json >&-", shell=True, env=ENV, capture_output=True, text=True,
+                          timeout=120, check=False)
+    assert (done.returncode, done.stderr) == (0, "")
+
+
+@pytest.mark.parametrize("args", [["diagnose", str(GOOD)], ["--help"]])
+def test_a_reader_gone_ends_the_command_quietly_as_sigpipe_does(args):
+    read, write = os.pipe()
+    os.close(read)  # `| head` that has already read what it wanted
+    try:
+        done = subprocess.run([sys.executable, "-m", "gapbench_report", *args], stdout=write,
+                              stderr=subprocess.PIPE, text=True, env=ENV, timeout=120,
+                              check=False)
+    finally:
+        os.close(write)
+    assert (done.returncode, done.stderr) == (-signal.SIGPIPE, "")
+
+
+def test_numpy_and_matplotlib_warnings_are_no_lines_on_stderr(tmp_path):
+    """A link bandwidth of 1e308 GB/s: finite, so taken, and drawn with an overflow inside
+    matplotlib's log scale."""
+    data = json.loads((REPORT / "tests" / "data" / "render" / "transfer.json").read_text())
+    data["context"]["pcie.bandwidth_max_gbps"] = "1e308"
+    absurd = tmp_path / "transfer.json"
+    absurd.write_text(json.dumps(data))
+    done = subprocess.run([sys.executable, "-m", "gapbench_report", "render", str(absurd),
+                           "--out", str(tmp_path / "r")], capture_output=True, text=True,
+                          env=ENV, timeout=300, check=False)
+    assert done.returncode == 0 and done.stdout.strip() == str(tmp_path / "r" / "index.html")
+    assert done.stderr == ""

@@ -744,3 +744,53 @@ def test_same_host_compares_builds_whose_machine_ids_differ(make):
     assert not cmp.compare(base, cont).verdict_given
     c = cmp.compare(base, cont, same_host=True)
     assert c.verdict_given and not c.machines_differ and row(c).status == cmp.SLOWER
+
+
+def strict_json(text: str) -> object:
+    """json.loads that refuses Infinity, -Infinity and NaN, as every parser but Python's does."""
+    def refuse(literal):
+        raise ValueError(f"{literal} is not JSON")
+    return json.loads(text, parse_constant=refuse)
+
+
+def test_json_never_holds_infinity_or_nan():
+    rows = [cmp.Row(NAME, cmp.SAME, 1e-300, 1.7e308, float("inf"), 0.5, 10, 10, "a note"),
+            cmp.Row(OTHER, cmp.SAME, float("nan"), 1e-6, None, float("nan"), 10, 10)]
+    c = cmp.Comparison("b", "c", "m", "m", 0.05, 0.01, False, False, None, rows)
+    data = strict_json(json.dumps(cmp.to_json(c), allow_nan=False))
+    first, second = data["rows"]
+    assert first["change"] is None and first["contender_median_s"] == 1.7e308
+    assert first["note"] == "a note; change is inf (not a finite number): null"
+    assert second["baseline_median_s"] is None and second["p_value"] is None
+    assert second["note"] == ("baseline_median_s is nan (not a finite number): null; "
+                              "p_value is nan (not a finite number): null")
+
+
+@pytest.mark.parametrize("base, cont", [([1e-3] * 10, [1e14] * 10), ([1e-3] * 10, [1e-3] * 10)])
+def test_main_json_parses_strictly_at_the_edges_of_what_is_a_time(make, capsys, base, cont):
+    """Times the loader accepts, from 1 ps to 11.6 days per iteration (given here in ns): every
+    figure of the JSON is finite."""
+    a, b = make("a.json", {NAME: base}), make("b.json", {NAME: cont})
+    assert cmp.main([str(a), str(b), "--json"]) in (0, 1)
+    row = strict_json(capsys.readouterr().out)["rows"][0]
+    assert row["baseline_median_s"] == pytest.approx(base[0] * 1e-9)
+
+
+def test_times_near_the_largest_float_are_refused_in_one_line(make, capsys):
+    """The issue's file: times near 1e308 made the medians' ratio Infinity in --json."""
+    a, b = make("a.json", {NAME: [1e-300] * 10}), make("b.json", {NAME: [1.7e308] * 10})
+    assert cmp.main([str(a), str(b), "--json"]) == 2
+    out = capsys.readouterr()
+    assert out.out == "" and len(out.err.splitlines()) == 1
+    assert "real_time is 1e-300 ns, outside 1e-12 to 1e+06 s" in out.err
+
+
+def test_markdown_shows_html_from_names_and_notes_as_text():
+    name = "preprocess/x/cpu/op:<img src=x>`|`/real_time"
+    rows = [cmp.Row(name, cmp.ERROR, note="contender failed: <b>boom</b> | 2", new_failure=True)]
+    text = cmp.format_markdown(cmp.Comparison("<base>", "c", "m", "m", 0.05, 0.01, False, False,
+                                              None, rows))
+    line = next(x for x in text.splitlines() if "| ERROR |" in x)
+    assert line.startswith("| ``preprocess/x/cpu/op:<img src=x>`\\|`/real_time`` | ERROR |")
+    assert "contender failed: &lt;b&gt;boom&lt;/b&gt; \\| 2 |" in line
+    assert "- baseline &lt;base&gt; (machine m)" in text

@@ -4,12 +4,19 @@ one, never half of one, and no temporary file left behind."""
 from __future__ import annotations
 
 import json
+import os
+import signal
+import stat
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from gapbench_report import files
 from gapbench_report.files import write_atomic, write_json_atomic
+
+REPORT = Path(__file__).resolve().parents[1]
 
 
 def test_writes_text_bytes_and_json_creating_the_folder(tmp_path):
@@ -36,11 +43,10 @@ def test_a_failed_write_keeps_the_earlier_file(tmp_path, monkeypatch):
     path = tmp_path / "x.md"
     write_atomic(path, "earlier\n")
 
-    def half_then_fail(self, data, *args, **kwargs):  # the disk fills up halfway
-        Path.write_bytes(self, data[: len(data) // 2].encode())
+    def full(_fd):  # the disk is full when the data goes from the cache to the disk
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(Path, "write_text", half_then_fail)
+    monkeypatch.setattr(files.os, "fsync", full)
     with pytest.raises(OSError, match="No space left"):
         write_atomic(path, "a new text that never arrives whole\n")
     assert path.read_text() == "earlier\n"
@@ -65,3 +71,87 @@ def test_unserialisable_json_writes_nothing(tmp_path):
     with pytest.raises(TypeError):
         write_json_atomic(tmp_path / "x.json", {"k": object()})
     assert not list(tmp_path.iterdir())
+
+
+# ---- links, things that are no files, long names, limits and signals ---------------------------
+
+def test_through_a_symlink_the_target_is_replaced_and_the_link_stays(tmp_path):
+    target = tmp_path / "data" / "real.json"
+    target.parent.mkdir()
+    target.write_text("old\n")
+    link = tmp_path / "link.json"
+    link.symlink_to(target)
+    write_atomic(link, "new\n")
+    assert link.is_symlink() and link.resolve() == target
+    assert target.read_text() == "new\n"
+    assert sorted(p.name for p in target.parent.iterdir()) == ["real.json"]  # written beside it
+
+
+@pytest.mark.parametrize("kind", ["fifo", "directory"])
+def test_anything_but_a_regular_file_is_refused_and_left_as_it_is(tmp_path, kind):
+    path = tmp_path / "out.json"
+    if kind == "fifo":
+        os.mkfifo(path)
+    else:
+        path.mkdir()
+    link = tmp_path / "link.json"
+    link.symlink_to(path)
+    for given in (path, link):
+        with pytest.raises(OSError, match=r"not a regular file: not replaced"):
+            write_atomic(given, "text\n")
+    assert (stat.S_ISFIFO if kind == "fifo" else stat.S_ISDIR)(os.lstat(path).st_mode)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["link.json", "out.json"]
+
+
+def test_a_name_of_255_bytes_still_has_room_for_the_temporary_name(tmp_path):
+    path = tmp_path / ("n" * 250 + ".json")
+    write_atomic(path, "whole\n")
+    assert path.read_text() == "whole\n" and len(list(tmp_path.iterdir())) == 1
+    accented = tmp_path / ("é" * 125 + ".md")  # 250 bytes: the cut must not split a character
+    write_atomic(accented, "whole\n")
+    assert accented.read_text() == "whole\n"
+
+
+# A child process that writes PATH (an earlier file there) with write_atomic; what it does
+# first is the test's: raise the file size limit or send itself a signal in the middle.
+CHILD = """
+import os, resource, signal, sys
+from gapbench_report import files
+path, how = sys.argv[1], sys.argv[2]
+if how == "fsize":
+    resource.setrlimit(resource.RLIMIT_FSIZE, (4096, 4096))  # SIGXFSZ: Python ignores it
+else:  # the signal comes when the temporary file is written, before the rename
+    def signal_instead(*_args):
+        os.kill(os.getpid(), getattr(signal, how))
+    files.os.replace = signal_instead
+files.write_atomic(path, "x" * 100000)
+"""
+
+
+def child_writes(tmp_path, how: str) -> subprocess.CompletedProcess:
+    path = tmp_path / "results.json"
+    path.write_text("earlier\n")
+    return subprocess.run([sys.executable, "-c", CHILD, str(path), how], capture_output=True,
+                          text=True, timeout=60, check=False,
+                          env={**os.environ, "PYTHONPATH": str(REPORT)})
+
+
+def test_a_file_size_limit_keeps_the_earlier_file(tmp_path):
+    done = child_writes(tmp_path, "fsize")
+    assert done.returncode != 0 and "File too large" in done.stderr
+    assert (tmp_path / "results.json").read_text() == "earlier\n"
+    assert [p.name for p in tmp_path.iterdir()] == ["results.json"]
+
+
+@pytest.mark.parametrize("name", ["SIGHUP", "SIGTERM", "SIGQUIT", "SIGUSR1", "SIGALRM"])
+def test_a_terminating_signal_during_the_write_removes_the_temporary_file(tmp_path, name):
+    done = child_writes(tmp_path, name)
+    assert done.returncode == -getattr(signal, name)  # ended by the signal, as without a handler
+    assert (tmp_path / "results.json").read_text() == "earlier\n"
+    assert [p.name for p in tmp_path.iterdir()] == ["results.json"]
+
+
+def test_signal_handlers_are_given_back_after_the_write(tmp_path):
+    write_atomic(tmp_path / "x.md", "text\n")
+    assert all(signal.getsignal(s) == signal.SIG_DFL for s in files.TERMINATING_SIGNALS
+               if s not in (signal.SIGPIPE, signal.SIGXFSZ))  # Python ignores these two

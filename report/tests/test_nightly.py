@@ -15,6 +15,7 @@ from gapbench_ci.runner import RunSpec, Side, exact_filter
 from gapbench_report import compare as cmp
 from gapbench_report.commandline import ToolError
 from tests.fakes import BENCHMARKS, COPY, IMAGE, LOOP, SUMSQ, invocations, make_fake
+from tests.synthetic import in_memory
 
 SPEC = RunSpec(".", "quick", 3, 0.01)
 
@@ -293,3 +294,51 @@ def test_a_rerun_too_short_to_judge_by_run_is_refused(tmp_path, capsys):
     assert nightly.main(["--out", str(tmp_path / "o"), "--rerun-rounds", "2"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "--rerun-rounds 2 gives 4 runs per side" in err[0]
+
+
+def test_a_failed_night_keeps_the_last_nights_files(tmp_path, capsys):
+    assert run_main(tmp_path) == 0
+    out = tmp_path / "out"
+    before = {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    assert out / "summary.md" in [out / p for p in before]
+    assert run_main(tmp_path, "--filter", "^nothing$") == 2  # the night fails in its first run
+    assert "matches no benchmark" in capsys.readouterr().err
+    after = {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    assert after == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bin", "out", "state"]  # no leftovers
+
+
+def test_a_night_is_swapped_in_whole_and_names_its_files_where_they_end_up(tmp_path):
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / nightly.OUT_MARKER).write_text("")
+    (tmp_path / "out" / "stale.json").write_text("{}")  # a file the last night had
+    assert run_main(tmp_path) == 0
+    out = tmp_path / "out"
+    assert not (out / "stale.json").exists() and (out / nightly.OUT_MARKER).exists()
+    data = json.loads((out / "comparison.json").read_text())
+    assert data["final"]["baseline"]["path"] == str(out / "baseline.json")
+    assert f"baseline {out / 'baseline.json'}" in (out / "summary.md").read_text()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bin", "out", "state"]
+
+
+def test_the_summary_shows_html_in_names_and_messages_as_text(tmp_path):
+    name = "preprocess/x/cpu/op:<img src=x onerror=alert(1)>`/real_time"
+    row = cmp.Row(name, cmp.ERROR, note="contender failed: <script>alert(1)</script>",
+                  new_failure=True)
+    contender = in_memory([], **{"cpu.model": "<b>CPU</b>"})
+    v = nightly.Verdict(nightly.Pass(_comparison([row]), contender, contender), None,
+                        _comparison([row]), failures=[name])
+    about = {"contender": "abc <i>dirty</i>", "baseline": "def <a href=x>subject</a>",
+             "state": {"dir": "s", "origin": "<origin>", "warning": None}}
+    text = nightly.summary_markdown(v, about, SPEC, 3, ["<em>note</em>"])
+    for raw in ("<img", "<script>", "<b>", "<i>", "<a ", "<origin>", "<em>"):
+        assert raw not in text.replace(f"``{name}``", "").replace(f"`` {name} ``", ""), raw
+    assert "&lt;script&gt;" in text and "&lt;b&gt;CPU&lt;/b&gt;" in text
+    assert f"``{name}``" in text  # in a code span, whose fence no backtick of the name ends
+
+
+@pytest.mark.parametrize("value", ["x", "1.5", ""])
+def test_a_count_that_is_no_whole_number_says_so(tmp_path, capsys, value):
+    assert nightly.main(["--out", str(tmp_path / "o"), "--rounds", value]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == f"ci/nightly: argument --rounds: needs a whole number, not {value!r} (see --help)"

@@ -587,6 +587,17 @@ def test_each_files_ceilings_are_shown_and_a_changed_run_is_marked(tmp_path):
     assert "| conv | 180 (±0%) | 20 (±0%) | SGEMM 190 → 104; read 24 → 23 |" in summary
 
 
+@pytest.mark.parametrize("start, end", [("nan", "185"), ("190", "NaN"), ("inf", "185"),
+                                        ("unavailable (no BLAS)", "185")])
+def test_a_ceiling_probe_that_is_no_number_is_not_measured_never_held(start, end):
+    """A NaN compares false with the drift limit: taken as a number, it would be judged held."""
+    sgemm = runs("peak/sgemm/cpu/n:2048/real_time", [0.1] * 3, flops=[1.8e11] * 3)
+    probes = {"stability.sgemm_gflops_start": start, "stability.sgemm_gflops_end": end,
+              "stability.read_gbps_start": "24", "stability.read_gbps_end": "23"}
+    row = render.ceilings_rows([in_memory(sgemm, **probes)])[0]
+    assert row[-2:] == ["read 24 → 23", "not measured"]
+
+
 def test_a_skipped_row_never_hides_a_timed_dot():
     """parallel ran with 2 workers on the CPU and was skipped with 4 on the GPU: the axis that
     names the variant must not let the skip overwrite the CPU's dot."""
@@ -643,3 +654,24 @@ def test_skip_note_counts_each_math_mode_of_a_variant_as_a_series():
                for e in skipped(name, reason)]
     note = skip_note(in_memory(entries).benchmarks().values())
     assert note == f"3 GPU variants skipped: {reason}"
+
+
+def test_summary_md_shows_html_from_names_and_messages_as_text(tmp_path):
+    """summary.md is read as GitHub Markdown, which passes HTML through: a name or a message
+    from the results file must stay text, as the page escapes it."""
+    evil = "op:<img src=x onerror=alert(1)>`"
+    timed = f"preprocess/vectorized/cpu/{evil}/rows:1000/real_time"
+    failed = f"preprocess/elementwise/cpu/{evil}/rows:1000/real_time"
+    gone = f"preprocess/vectorized/gpu/{evil}/rows:1000/manual_time"
+    entries = runs(timed, [1e-3] * 3)
+    entries += [{**e, "error_occurred": True, "error_message": "<b>boom</b>", "real_time": 0}
+                for e in runs(failed, [1e-3])]
+    entries += skipped(gone, "no <i>GPU</i>")
+    render.render([in_memory(entries, **{"cpu.model": "<svg onload=alert(1)>"})], [],
+                  tmp_path / "r")
+    summary = (tmp_path / "r" / "summary.md").read_text(encoding="utf-8")
+    outside_code = re.sub(r"(`+) ?.*? ?\1", "", summary)  # what Markdown reads as markup
+    for raw in ("<img", "<b>", "<i>", "<svg"):
+        assert raw not in outside_code, raw
+    assert "&lt;b&gt;boom&lt;/b&gt;" in summary and "&lt;svg onload=alert(1)&gt;" in summary
+    assert f"``{failed}``" in summary  # the name shown whole, as a code span

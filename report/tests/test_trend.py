@@ -130,3 +130,49 @@ def test_bad_options_exit_2_with_one_line(history, tmp_path, capsys, args, words
     err = capsys.readouterr().err
     assert words in err and "internal error" not in err
     assert len(err.strip().splitlines()) == 1
+
+
+def one_error_line(capsys, *args) -> str:
+    assert trend.main([*map(str, args)]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 1 and "internal error" not in err[0], err
+    return err[0]
+
+
+@pytest.mark.parametrize("literal", ["Infinity", "NaN", "1e308", "0"])
+def test_a_median_that_is_no_time_is_refused_naming_file_and_benchmark(tmp_path, capsys,
+                                                                        literal):
+    path = night(tmp_path / "h", 0, {SUMSQ: 1.0})
+    path.write_text(path.read_text().replace(": 1.0}", f": {literal}}}"))
+    line = one_error_line(capsys, path, "--out", tmp_path / "o")
+    assert f"{path}: medians: {SUMSQ}: " in line and "positive seconds" in line
+    assert not (tmp_path / "o").exists()
+
+
+def test_a_date_without_a_time_zone_is_refused_not_compared_with_aware_ones(tmp_path, capsys):
+    night(tmp_path / "h", 0, {SUMSQ: 1e-3})
+    naive = night(tmp_path / "h", 1, {SUMSQ: 1e-3})
+    naive.write_text(naive.read_text().replace("+00:00", ""))
+    line = one_error_line(capsys, tmp_path / "h", "--out", tmp_path / "o")
+    assert line.startswith(f"gapbench-report trend: {naive}: date ") and "no time zone" in line
+
+
+def test_a_bad_name_is_refused_naming_the_file(tmp_path, capsys):
+    path = night(tmp_path / "h", 0, {"Not A Name": 1e-3})
+    line = one_error_line(capsys, path, "--out", tmp_path / "o")
+    assert line.startswith(f"gapbench-report trend: {path}: medians: benchmark name 'Not A Name'")
+
+
+def test_hidden_files_of_the_history_folder_are_not_nights(tmp_path):
+    night(tmp_path / "h", 0, {SUMSQ: 1e-3})
+    (tmp_path / "h" / ".half-written.json").write_text("{")
+    assert len(trend.load_history([tmp_path / "h"])) == 1
+
+
+def test_trend_md_shows_html_from_names_as_text(tmp_path):
+    name = "preprocess/vectorized/cpu/op:<img src=x>/rows:1/real_time"
+    path = night(tmp_path / "h", 0, {name: 1e-3})
+    path.write_text(path.read_text().replace('"m1"', '"<b>m</b>"'))
+    nights = trend.load_history([tmp_path / "h"])
+    text = trend.trend_markdown(nights, trend.trend_rows(trend.series(nights)))
+    assert f"| `{name}` | &lt;b&gt;m&lt;/b&gt; |" in text
