@@ -19,7 +19,6 @@
 #include <algorithm>
 #include <functional>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "bench/peak.h"
@@ -144,8 +143,9 @@ Ceilings probe_ceilings() {
 
 GAPBENCH_FAMILY(peak) {
   // Buffers well past the last-level cache, all of it (256 MiB on small machines, more where
-  // the cache is large); one thread and every hardware thread.
-  const int all = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  // the cache is large); one thread and one per core this process may use (its affinity: a
+  // container's cpuset of 2 on a 64-core host runs 2 threads, not 64 on 2 cores).
+  const int all = static_cast<int>(usable_cores());
   const std::size_t floor_mib = membw::streaming_buffer_mib(last_level_cache_bytes());
   for (std::size_t mib : profile.pick<std::size_t>({floor_mib}, {floor_mib, 4 * floor_mib})) {
     for (int threads : all > 1 ? std::vector<int>{1, all} : std::vector<int>{1}) {
