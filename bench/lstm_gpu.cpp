@@ -69,6 +69,13 @@ struct CublasRun {
       enqueue_eager();
     }
   }
+  // What enqueue() launches, for the timer's hold (fixtures/hold_policy.h): one SGEMM and one
+  // pointwise kernel a step, and the projection's SGEMM in seq. A graph replays the same
+  // launches, so it counts as them.
+  std::size_t launches() const {
+    const std::size_t step = kLibraryCallLaunches + 1;
+    return scope == Scope::seq ? kLibraryCallLaunches + lstm.shape().steps * step : step;
+  }
 
   TimedStream stream;  // first: outlives the handle and the buffers used on it
   CublasLstm lstm;
@@ -94,7 +101,7 @@ void bench_cublas(State& state, const Shape& shape, Scope scope, bool use_graph)
     return scope == Scope::seq ? check_sequence(what, shape, d.ref, h.data(), c.data())
                                : check_step(what, shape, d.ref, h.data(), c.data());
   });
-  time_kernel(state, run.stream, [&] { run.enqueue(); });
+  time_kernel(state, run.stream, run.launches(), [&] { run.enqueue(); });
   set_counters(state, shape, scope,
                scope == Scope::seq ? shape.sequence_flops() : shape.recurrent_flops());
 }
@@ -110,6 +117,10 @@ struct CudnnRun {
     require_free_device_memory(CudnnLstm::device_bytes_estimate(shape, arithmetic));
     return shape;
   }
+
+  // cudnnRNNForward launches a few kernels a step (the recurrent GEMM, the gates; the input
+  // projection once): counted as a library call a step, and one more.
+  std::size_t launches() const { return (lstm.shape().steps + 1) * kLibraryCallLaunches; }
 
   TimedStream stream;
   CudnnLstm lstm;
@@ -134,7 +145,7 @@ void bench_cudnn(State& state, const Shape& shape, Scope scope, Arithmetic arith
                ? check_sequence(what, shape, d.ref, out.h_seq.data(), out.c_last.data(), precision)
                : check_step(what, shape, d.ref, out.h_last.data(), out.c_last.data(), precision);
   });
-  time_kernel(state, run.stream, [&] { run.lstm.enqueue(); });
+  time_kernel(state, run.stream, run.launches(), [&] { run.lstm.enqueue(); });
   set_counters(state, shape, scope,
                scope == Scope::seq ? shape.sequence_flops() : shape.cell_flops());
 }

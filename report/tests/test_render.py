@@ -486,6 +486,19 @@ def test_a_sweep_of_one_size_is_left_to_the_family_chart():
     assert plots.sweep_chart_data(spec, two, {}) is not None and len(plots.swept_names(two)) == 3
 
 
+def test_an_unheld_gpu_kernel_time_is_noted_on_its_chart():
+    """gapbench times the element-wise sumsq's million launches unheld (more than a held
+    stream queues) and labels it: the chart says that time includes the launches."""
+    name = "preprocess/{v}/gpu/op:sumsq/rows:1000000/cols:100/manual_time"
+    label = "unheld: 1000000 launches, more than the 256 a held stream is given"
+    rows = list(in_memory(
+        runs(name.format(v="elementwise"), [2.0] * 3, label=[label] * 3)
+        + runs(name.format(v="vectorized"), [1e-3] * 3)).benchmarks().values())
+    assert rows[0].label == label and rows[1].label == ""
+    panel = plots.family_chart_data(rows, "preprocess").panels[0]
+    assert panel.note == "GPU elementwise: kernel time unheld (includes its launches)"
+
+
 def test_a_narrow_sweep_is_drawn_on_a_linear_axis_from_zero(monkeypatch):
     """7 ms against 8 ms on a log axis looks like a gap of several times."""
     name = "lstm/blas/cpu/scope:step/batch:{b}/input:50/hidden:64/steps:100/real_time"

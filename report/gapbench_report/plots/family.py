@@ -24,6 +24,7 @@ from gapbench_report.plots.common import (
     save,
     seconds_formatter,
     skip_note,
+    unheld_note,
     value_axis,
     value_span,
 )
@@ -180,7 +181,8 @@ def _panel(benchmarks: list[Benchmark], title_axes: Sequence[tuple[str, str]],
     # A single group needs no label: the panel's title names its size.
     labels = [axes_label(spelled[g], varying) for g in groups]
     title = " · ".join([f"{k} {v}" for k, v in title_axes] + [axes_label(constant)]).strip(" ·")
-    panel = FamilyPanel(title, labels, dots, skip_note(benchmarks), metric=metric)
+    note = "; ".join(filter(None, [skip_note(benchmarks), unheld_note(benchmarks)]))
+    panel = FamilyPanel(title, labels, dots, note, metric=metric)
     panel.log_y = (value_span(panel.values()) or 1.0) > LOG_SPAN
     return panel
 

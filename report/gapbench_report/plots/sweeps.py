@@ -29,6 +29,7 @@ from gapbench_report.plots.common import (
     number_formatter,
     save,
     skip_note,
+    unheld_note,
     value_axis,
     value_span,
 )
@@ -244,7 +245,7 @@ def sweep_chart_data(spec: SweepSpec, benchmarks: Sequence[Benchmark],
     for rest, group in sorted(by_panel.items(), key=lambda kv: _sort_key(kv[0])):
         lines = _lines(spec, group)
         marks, notes = _crossovers(spec, lines) if spec.crossover else ([], [])
-        note = "; ".join(filter(None, [skip_note(group)] + notes))
+        note = "; ".join(filter(None, [skip_note(group), unheld_note(group)] + notes))
         panels.append(SweepPanel(axes_label(dict(rest)), lines, marks, _ideals(spec, group), note))
     if not any(p.lines for p in panels):
         return None
