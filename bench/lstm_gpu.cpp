@@ -104,8 +104,7 @@ void time_lstm(State& state, Run& run, Scope scope, GpuTiming timing, std::size_
   }
 }
 
-void bench_cublas(State& state, const Shape& shape, Scope scope, bool use_graph,
-                  GpuTiming timing) {
+void bench_cublas(State& state, const Shape& shape, Scope scope, bool use_graph, GpuTiming timing) {
   const LstmData& d = cached<LstmData>(shape.key(), shape);
   CublasRun& run = cached<CublasRun>(current_benchmark(), d, scope, use_graph);
   const cudaStream_t s = run.stream.get();

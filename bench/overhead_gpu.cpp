@@ -59,13 +59,12 @@ void bench_dense(State& state, std::size_t batch, GpuTiming timing) {
   validate_once([&] { return dev.op.check(data, timing == GpuTiming::end_to_end); });
   // As on the CPU, iterations go on training on the same batch.
   if (timing == GpuTiming::kernel) {
-    time_kernel(state, dev.stream, kDenseStepLaunches,
-                [&] { dev.op.step(dense::kLearningRate); });
+    time_kernel(state, dev.stream, kDenseStepLaunches, [&] { dev.op.step(dense::kLearningRate); });
   } else {
     float loss = 0.0f;
     time_end_to_end(
-        state, dev.stream, kDenseStepLaunches,
-        [&] { dev.op.step(dense::kLearningRate); }, [&] { dev.op.end_to_end(data, &loss); });
+        state, dev.stream, kDenseStepLaunches, [&] { dev.op.step(dense::kLearningRate); },
+        [&] { dev.op.end_to_end(data, &loss); });
   }
   state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * batch));
 }

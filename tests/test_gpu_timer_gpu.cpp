@@ -20,11 +20,11 @@ using namespace std::chrono_literals;
 
 // The tests of what holding a stream does skip where launches block (compute-sanitizer
 // --force-blocking-launches, as ci/gpu-check runs it; CUDA_LAUNCH_BLOCKING=1).
-#define SKIP_WHERE_STREAMS_CANNOT_BE_HELD(stream)                                  \
-  do {                                                                             \
-    if (!(stream).holds())                                                         \
-      GTEST_SKIP() << "skipped: kernel launches block here (compute-sanitizer "    \
-                      "--force-blocking-launches?), so no stream can be held";     \
+#define SKIP_WHERE_STREAMS_CANNOT_BE_HELD(stream)                               \
+  do {                                                                          \
+    if (!(stream).holds())                                                      \
+      GTEST_SKIP() << "skipped: kernel launches block here (compute-sanitizer " \
+                      "--force-blocking-launches?), so no stream can be held";  \
   } while (0)
 
 // A device-to-device copy of `bytes` on the timed stream (its source written first: initcheck
@@ -107,8 +107,8 @@ TEST(GpuTimer, ALaunchStormIsTimedUnheld) {
     GAPBENCH_CHECK(launch::ticks_gpu(counter.data(), kLaunches, stream.get()));
   });
   unsigned count = 0;
-  GAPBENCH_CHECK(cudaMemcpyAsync(&count, counter.data(), sizeof count, cudaMemcpyDeviceToHost,
-                                 stream.get()));
+  GAPBENCH_CHECK(
+      cudaMemcpyAsync(&count, counter.data(), sizeof count, cudaMemcpyDeviceToHost, stream.get()));
   stream.synchronize();
   EXPECT_EQ(count, kLaunches);
   EXPECT_GT(seconds, 0.0);
@@ -119,10 +119,11 @@ TEST(GpuTimer, ThrowingWorkReleasesTheStream) {
   GAPBENCH_SKIP_WITHOUT_GPU();
   TimedStream stream;
   const Copy copy(stream);
-  EXPECT_THROW(stream.kernel_seconds(1, [&] {
-    copy(4096);
-    throw std::logic_error("fails while enqueuing");
-  }),
+  EXPECT_THROW(stream.kernel_seconds(1,
+                                     [&] {
+                                       copy(4096);
+                                       throw std::logic_error("fails while enqueuing");
+                                     }),
                std::logic_error);
   const auto t0 = std::chrono::steady_clock::now();
   EXPECT_GT(stream.kernel_seconds(1, [&] { copy(4096); }), 0.0);
