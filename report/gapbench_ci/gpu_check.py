@@ -10,7 +10,9 @@ under DIR/logs (--steps picks some, comma-separated; default all):
   build      configures for this GPU (CMAKE_CUDA_ARCHITECTURES=native) in its own build folder
              (default build/gpu-check), the -D options passed to CMake, and builds; CMake failing
              to find CUDA, cuBLAS or cuDNN (cuDNN also in a Python's nvidia.cudnn package) fails
-             the step: a GPU check without them is no GPU check
+             the step: a GPU check without them is no GPU check. It needs no GPU: named in
+             --steps on a machine without one, it runs (for CMake's default architectures)
+             before the exit that says there is no GPU
   doctor     `gapbench doctor --json` into DIR/doctor.json; fails unless the GPU is usable
   tests      the GPU unit tests (ctest -L gpu); a skipped GPU test is a failure here
   sanitizer  compute-sanitizer over the GPU test binary, launches forced blocking (the timer's
@@ -36,8 +38,8 @@ also after a failed step: one file to bring back from a machine that returns few
 
 DIR (default results/gpu-check) gets summary.md: every step with passed/failed, its time and a
 one-line detail, rewritten whole after each step. Exit status 0 only if every step asked for
-passed (now or earlier), 1 if one failed or did not run, 2 without a GPU (one line saying so,
-nothing built or written) or on bad arguments.
+passed (now or earlier), 1 if one failed or did not run, 2 without a GPU or on bad arguments.
+Without a GPU the last line says so; nothing is built or written unless --steps names build.
 """
 
 from __future__ import annotations
@@ -376,6 +378,7 @@ class Check:
     filter: str
     cmake_defines: tuple[str, ...] = ()
     budget: Budget = field(default_factory=lambda: Budget(None))
+    native: bool = True  # build for the GPU in hand (CMake's "native" needs one)
     written: list[Path] = field(default_factory=list)  # results files of bench and probe
     families_found: dict[str, list[str]] = field(default_factory=dict)
 
@@ -402,8 +405,9 @@ class Check:
         return self.budget.limit(own)
 
     def configure_command(self) -> list[str]:
+        native = ["-DCMAKE_CUDA_ARCHITECTURES=native"] if self.native else []
         return ["cmake", "-S", str(REPO_ROOT), "-B", str(self.build_dir), "-G", "Ninja",
-                "-DCMAKE_BUILD_TYPE=Release", "-DCMAKE_CUDA_ARCHITECTURES=native",
+                "-DCMAKE_BUILD_TYPE=Release", *native,
                 f"-DPython3_EXECUTABLE={sys.executable}", "-DGAPBENCH_REQUIRE_GPU_LIBRARIES=ON",
                 *(f"-D{d}" for d in self.cmake_defines)]
 
@@ -420,7 +424,8 @@ class Check:
         if not self.gpu_tests.exists():
             raise StepFailed("built without CUDA: CMake found no usable nvcc (logs/build.log)")
         cudnn = last_line(log, "-- cuDNN: ").removeprefix("-- ")
-        return f"built for this GPU in {self.build_dir}; {cudnn}"
+        target = "this GPU" if self.native else "CMake's default GPU architectures"
+        return f"built for {target} in {self.build_dir}; {cudnn}"
 
     def doctor(self) -> str:
         seconds, why = self.limit("doctor")
@@ -619,7 +624,7 @@ def _define(text: str) -> str:
 
 def _parser() -> commandline.Parser:
     p = commandline.parser(PROG, __doc__)
-    p.add_argument("--steps", default=",".join(STEPS), type=parse_steps,
+    p.add_argument("--steps", type=parse_steps,
                    help=f"the steps to run, comma-separated (default: all: {','.join(STEPS)})")
     p.add_argument("--budget", type=_budget, metavar="SECONDS",
                    help="the most this command may take; each step respects what is left")
@@ -645,31 +650,42 @@ def _parser() -> commandline.Parser:
 def _run(argv: list[str]) -> int:
     args = _parser().parse_args(argv)
     reason = gpu_absent_reason(args.nvidia_smi)
-    if reason:
+    # Without a GPU only the build can run, and only when asked for by name.
+    if reason and "build" not in (args.steps or ()):
         print(f"{PROG}: no GPU to check: {reason}", file=sys.stderr)
         return EXIT_NO_GPU
+    steps = ["build"] if reason else args.steps or list(STEPS)
     budget = Budget(args.budget)
     out, build_dir = args.out.resolve(), args.build_dir.resolve()
-    defines = tuple(args.defines)
-    check = Check(out, build_dir, args.profile, args.filter, defines, budget)
+    # A build without a GPU is another build (CMake's default architectures): its own key.
+    defines = tuple(args.defines) + (("(no GPU)",) if reason else ())
+    check = Check(out, build_dir, args.profile, args.filter, tuple(args.defines), budget,
+                  native=not reason)
     done = Done.load(build_dir, source_fingerprint())
     if args.redo or not (check.binary.exists() and check.gpu_tests.exists()):
         done.forget()  # asked to, or the build it remembers is gone
     summary = Summary(out / "summary.md", [
         f"- date: {datetime.now(timezone.utc).strftime('%Y-%m-%d %H:%M UTC')}",
         f"- gapbench: {tree_state(REPO_ROOT).label}",
-        f"- steps: {','.join(args.steps)}"
+        f"- steps: {','.join(steps)}"
         + (f"; budget {args.budget:.0f} s" if args.budget else ""),
         f"- profile: {args.profile}" + (f", filter `{args.filter}`" if args.filter != "." else ""),
-        f"- build folder: {build_dir}" + (f", with -D{' -D'.join(defines)}" if defines else "")],
+        f"- build folder: {build_dir}"
+        + (f", with -D{' -D'.join(args.defines)}" if args.defines else "")],
         budget=budget, done=done)
     try:
-        run_steps(args.steps, check, summary, defines)
+        run_steps(steps, check, summary, defines)
     finally:
         if args.archive:
             write_archive(out, args.archive.resolve())
-    print(f"{PROG}: {'passed' if summary.passed else 'FAILED'}: {summary.path}"
-          + (f"; everything in {args.archive}" if args.archive else ""), file=sys.stderr)
+    archived = f"; everything in {args.archive}" if args.archive else ""
+    if reason:
+        print(f"{PROG}: no GPU to check: {reason}; the build "
+              f"{'passed' if summary.passed else 'FAILED'} ({summary.path}{archived})",
+              file=sys.stderr)
+        return EXIT_NO_GPU
+    print(f"{PROG}: {'passed' if summary.passed else 'FAILED'}: {summary.path}{archived}",
+          file=sys.stderr)
     return 0 if summary.passed else 1
 
 

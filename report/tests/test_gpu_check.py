@@ -281,11 +281,12 @@ echo "-- cuDNN: /site/nvidia/cudnn/lib/libcudnn.so.9, from python3's nvidia.cudn
 """
 
 
-def _gpu_check(tmp_path: Path, *args: str, cmake: str = FAKE_CMAKE):
+def _gpu_check(tmp_path: Path, *args: str, cmake: str = FAKE_CMAKE,
+               smi: str = "echo 'GPU 0: Fake GPU (UUID: GPU-1)'\n"):
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir(exist_ok=True)
     script(bin_dir / "cmake", cmake)
-    smi = script(tmp_path / "nvidia-smi", "echo 'GPU 0: Fake GPU (UUID: GPU-1)'\n")
+    smi = script(tmp_path / "nvidia-smi", smi)
     env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}", "LOG": str(tmp_path / "log")}
     return subprocess.run(
         [str(REPO_ROOT / "ci" / "gpu-check"), "--nvidia-smi", str(smi), "--out",
@@ -375,3 +376,19 @@ def test_a_step_summary_keeps_the_steps_done_earlier(tmp_path):
     done.record("build", step)
     assert Done.load(tmp_path, "s").steps["build"]["detail"] == "built"
     assert Done.load(tmp_path, "other").steps == {}
+
+
+def test_without_a_gpu_a_build_asked_for_runs_then_the_no_gpu_exit(tmp_path):
+    """An offline machine without a GPU proves the build (carried packages, cuDNN from a Python
+    package) with --steps naming build; the steps that need a GPU do not run."""
+    done = _gpu_check(tmp_path, "--steps", "build,doctor,tests", "--archive",
+                      str(tmp_path / "a.tgz"), smi="echo 'No devices were found'; exit 6\n")
+    assert done.returncode == 2, done.stderr
+    last = done.stderr.splitlines()[-1]
+    assert last.startswith("ci/gpu-check: no GPU to check: nvidia-smi lists no GPU") \
+        and "the build passed" in last, last
+    configure = (tmp_path / "log").read_text().splitlines()[0]
+    assert "CMAKE_CUDA_ARCHITECTURES=native" not in configure  # CMake's native needs a GPU
+    summary = (tmp_path / "out" / "summary.md").read_text()
+    assert "| build | passed |" in summary and "default GPU architectures" in summary
+    assert "doctor" not in summary.split("**Result")[1] and (tmp_path / "a.tgz").exists()
