@@ -18,25 +18,32 @@ function(gapbench_python_cudnn_dir python out)
 endfunction()
 
 # Sets CUDNN_INCLUDE_DIR and CUDNN_LIBRARY (cached; -NOTFOUND when absent) and, in the caller's
-# scope, GAPBENCH_CUDNN_FROM: where they came from, for the configure log. Looks in
+# scope, GAPBENCH_CUDNN_FROM: where they came from, for the configure log (cached as well, so
+# that a later configure, which finds them in the cache, still says where). Looks in
 # GAPBENCH_CUDNN_ROOT, the CUDA toolkit (the CUDAToolkit_* variables) and CMake's usual places,
 # and only when cuDNN is in none of them, in the nvidia.cudnn package of each Python given, in
 # turn: the nvidia-cudnn-cu13 wheel PyTorch installs, on many machines (the GPU machines this
 # project is lent among them) the only cuDNN there is.
 function(gapbench_find_cudnn)
+  if(CUDNN_INCLUDE_DIR AND CUDNN_LIBRARY AND GAPBENCH_CUDNN_SOURCE)
+    set(GAPBENCH_CUDNN_FROM "${GAPBENCH_CUDNN_SOURCE}" PARENT_SCOPE)
+    return()
+  endif()
   find_path(CUDNN_INCLUDE_DIR cudnn.h
             HINTS ${GAPBENCH_CUDNN_ROOT} ${CUDAToolkit_INCLUDE_DIRS} ${CUDAToolkit_LIBRARY_ROOT}
             PATH_SUFFIXES include)
   find_library(CUDNN_LIBRARY NAMES cudnn libcudnn.so.9
                HINTS ${GAPBENCH_CUDNN_ROOT} ${CUDAToolkit_LIBRARY_DIR} ${CUDAToolkit_LIBRARY_ROOT}
                PATH_SUFFIXES lib lib64)
+  set(from "")
   if(CUDNN_INCLUDE_DIR AND CUDNN_LIBRARY)
-    set(GAPBENCH_CUDNN_FROM "the toolkit or GAPBENCH_CUDNN_ROOT" PARENT_SCOPE)
-    return()
+    set(from "GAPBENCH_CUDNN_ROOT, the toolkit or CMake's usual places")
   endif()
-  set(GAPBENCH_CUDNN_FROM "" PARENT_SCOPE)
   list(REMOVE_DUPLICATES ARGN)
   foreach(python IN LISTS ARGN)
+    if(from)
+      break()
+    endif()
     gapbench_python_cudnn_dir("${python}" dir)
     if(NOT dir)
       continue()
@@ -49,10 +56,11 @@ function(gapbench_find_cudnn)
     find_path(CUDNN_INCLUDE_DIR cudnn.h PATHS ${dir}/include NO_DEFAULT_PATH)
     find_library(CUDNN_LIBRARY NAMES cudnn libcudnn.so.9 PATHS ${dir}/lib NO_DEFAULT_PATH)
     if(CUDNN_INCLUDE_DIR AND CUDNN_LIBRARY)
-      set(GAPBENCH_CUDNN_FROM "${python}'s nvidia.cudnn package (${dir})" PARENT_SCOPE)
-      return()
+      set(from "${python}'s nvidia.cudnn package (${dir})")
     endif()
   endforeach()
+  set(GAPBENCH_CUDNN_SOURCE "${from}" CACHE INTERNAL "where cuDNN was found")
+  set(GAPBENCH_CUDNN_FROM "${from}" PARENT_SCOPE)
 endfunction()
 
 # The GPU libraries a build lacks, by name, in `out` (empty when it has them all): what

@@ -39,6 +39,7 @@ file(MAKE_DIRECTORY ${WORK}/toolkit/include ${WORK}/toolkit/lib64)
 function(reset)
   unset(CUDNN_INCLUDE_DIR CACHE)
   unset(CUDNN_LIBRARY CACHE)
+  unset(GAPBENCH_CUDNN_SOURCE CACHE)
 endfunction()
 
 # 1. No cuDNN anywhere, no package: not found, and no source named.
@@ -62,6 +63,12 @@ expect("python only: header" "${CUDNN_INCLUDE_DIR}" "${site}/nvidia/cudnn/includ
 expect("python only: library" "${CUDNN_LIBRARY}" "${site}/nvidia/cudnn/lib/libcudnn.so.9")
 if(NOT GAPBENCH_CUDNN_FROM MATCHES "nvidia.cudnn package")
   message(FATAL_ERROR "python only: the source is '${GAPBENCH_CUDNN_FROM}'")
+endif()
+
+# A later configure finds them in the cache, and still says where they came from.
+gapbench_find_cudnn(${PYTHON})
+if(NOT GAPBENCH_CUDNN_FROM MATCHES "nvidia.cudnn package")
+  message(FATAL_ERROR "reconfigured: the source is '${GAPBENCH_CUDNN_FROM}'")
 endif()
 
 # 3. A Python that cannot answer is passed over for the next one.
