@@ -424,8 +424,9 @@ class Check:
         if not self.gpu_tests.exists():
             raise StepFailed("built without CUDA: CMake found no usable nvcc (logs/build.log)")
         cudnn = last_line(log, "-- cuDNN: ").removeprefix("-- ")
-        target = "this GPU" if self.native else "CMake's default GPU architectures"
-        return f"built for {target} in {self.build_dir}; {cudnn}"
+        target = ("for this GPU" if self.native
+                  else "without a GPU in hand (for CMake's default architectures, or -D's)")
+        return f"built {target} in {self.build_dir}; {cudnn}"
 
     def doctor(self) -> str:
         seconds, why = self.limit("doctor")
