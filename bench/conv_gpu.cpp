@@ -84,9 +84,11 @@ struct GpuRun {
 
 // Validates once, the way it is timed: the output poisoned first (it still holds the previous
 // variant's result, and a kernel that writes nothing must not pass), then the launch alone or
-// the whole end-to-end step, the output downloaded and checked. Then times `launch` as kernel
-// time, or the step (upload, launch, download, synchronize) end to end.
-void validate_then_time(State& state, TimedStream& stream, bool end_to_end, const GpuRun& run) {
+// the whole end-to-end step, the output downloaded and checked. Then times `launch` (at most
+// `launches` launches) as kernel time, or the step (upload, launch, download, synchronize) end
+// to end; `label` is the benchmark's label.
+void validate_then_time(State& state, TimedStream& stream, bool end_to_end, const GpuRun& run,
+                        std::size_t launches, const std::string& label = "") {
   auto step = [&] {
     run.upload();
     run.launch();
@@ -105,9 +107,9 @@ void validate_then_time(State& state, TimedStream& stream, bool end_to_end, cons
     return run.check();
   });
   if (end_to_end) {
-    time_end_to_end(state, stream, run.launch, step);
+    time_end_to_end(state, stream, launches, run.launch, step, label);
   } else {
-    time_kernel(state, stream, run.launch);
+    time_kernel(state, stream, launches, run.launch, label);
   }
 }
 
@@ -122,6 +124,8 @@ void bench_gpu(State& state, const ConvShape& shape, GpuVariant variant) {
   const Problem& data = cached_problem(shape);
   ConvDevice& dev = cached<ConvDevice>(shape.key(), data);
   std::function<void()> launch;
+  std::size_t launches = 1;  // naive and tiled: one kernel
+  std::string label;
   Arithmetic arithmetic = Arithmetic::float32;
   switch (variant) {
     case GpuVariant::naive:
@@ -147,7 +151,8 @@ void bench_gpu(State& state, const ConvShape& shape, GpuVariant variant) {
       // DEFAULT_MATH lets cuDNN use TF32 tensor cores (kernels/conv_cudnn.h).
       arithmetic = Arithmetic::tf32;
       state.counters["setup_ms"] = cudnn.conv.search_seconds() * 1e3;
-      state.SetLabel(cudnn.conv.description());
+      launches = kLibraryCallLaunches;
+      label = cudnn.conv.description();
 #endif
       break;
     }
@@ -157,7 +162,8 @@ void bench_gpu(State& state, const ConvShape& shape, GpuVariant variant) {
   validate_then_time(
       state, dev.stream, variant == GpuVariant::cudnn_e2e,
       {[&] { dev.upload_input(data); }, launch, [&] { dev.download_output(out); },
-       [&] { dev.poison_output(); }, [&] { return data.check("conv", out, arithmetic); }});
+       [&] { dev.poison_output(); }, [&] { return data.check("conv", out, arithmetic); }},
+      launches, label);
   set_conv_counters(state, shape);
 }
 
@@ -258,9 +264,9 @@ void bench_cudnn_math(State& state, const ConvShape& shape, Arithmetic arithmeti
   validate_then_time(
       state, dev.stream, timing == GpuTiming::end_to_end,
       {[&] { op.upload_input(); }, [&] { op.launch(); }, [&] { op.download_output(); },
-       [&] { op.poison_output(); }, [&] { return op.check(data); }});
+       [&] { op.poison_output(); }, [&] { return op.check(data); }},
+      kLibraryCallLaunches, op.conv().description());
   state.counters["setup_ms"] = op.conv().search_seconds() * 1e3;
-  state.SetLabel(op.conv().description());
   set_conv_counters(state, shape);
 #endif
 }

@@ -8,8 +8,14 @@
 // inside the sequence (the recurrent SGEMM and the fused pointwise update; the input projection
 // is hoisted out, as the seq variant runs it). oneDNN and cuDNN only run whole sequences, so
 // their step is the primitive with steps = 1, projection included: what calling such a library
-// once per step costs. Their `flops` count that projection too. seq's per-step time is its time
-// divided by steps. `gapbench --benchmark_list_tests` and the README list the names and axes.
+// once per step costs. Their `flops` count that projection too. The two kinds of step do
+// different work, so they are compared by their `flops` rate, not their time; each step's label
+// says which it is. seq's per-step time is its time divided by steps.
+//
+// On the GPU, kernel time is device time, the stream held while the host enqueues: it leaves out
+// the launch cost that cublas_graph saves. The `_e2e` twins of the cublas, cublas_graph and
+// cudnn steps are host wall time until the step is complete, as a user's loop waits for it: the
+// launch cost shows there. `gapbench --benchmark_list_tests` and the README list the names.
 //
 // Every variant is validated once before timing against the float64 reference of the same seeded
 // weights and inputs (kernels/lstm.h): seq: every h_t of the reference's rows and their final c;
@@ -21,6 +27,7 @@
 
 #include <benchmark/benchmark.h>
 
+#include <string>
 #include <vector>
 
 #include "fixtures/device_probe.h"
@@ -77,6 +84,7 @@ void blas_body(State& state, const Shape& shape, Scope scope) {
       step();
       benchmark::ClobberMemory();
     }
+    state.SetLabel(kHoistedStepLabel);
     set_counters(state, shape, scope, shape.recurrent_flops());
   }
 }
@@ -102,13 +110,14 @@ void onednn_body(State& state, const Shape& shape, Scope scope, Arithmetic arith
     lstm.run();
     benchmark::ClobberMemory();
   }
+  if (scope == Scope::step) state.SetLabel(kLibraryStepLabel);
   set_counters(state, shape, scope,
                scope == Scope::seq ? shape.sequence_flops() : shape.cell_flops());
 }
 
 void register_shape(const Shape& shape) {
   for (Scope scope : {Scope::step, Scope::seq}) {
-    auto name = [&](const char* variant) {
+    auto name = [&](const std::string& variant) {
       return BenchName("lstm", variant)
           .axis("scope", scope_name(scope))
           .axis("batch", static_cast<long long>(shape.batch))
@@ -120,11 +129,19 @@ void register_shape(const Shape& shape) {
     add_cpu(name("onednn"), [=](State& st) { onednn_body(st, shape, scope, Arithmetic::float32); });
     add_cpu(name("onednn").axis("math", math_name(Arithmetic::bf16)),
             [=](State& st) { onednn_body(st, shape, scope, Arithmetic::bf16); });
-    add_gpu(name("cublas"), GAPBENCH_GPU_BODY(cublas_gpu(shape, scope, false)));
-    add_gpu(name("cublas_graph"), GAPBENCH_GPU_BODY(cublas_gpu(shape, scope, true)));
-    add_gpu(name("cudnn"), GAPBENCH_GPU_BODY(cudnn_gpu(shape, scope, Arithmetic::float32)));
+    // The float32 GPU variants kernel-timed (device time) and, for a step, end to end too (what
+    // a user's loop waits for): the launch cost a graph saves shows only there.
+    for (GpuTiming timing : {GpuTiming::kernel, GpuTiming::end_to_end}) {
+      if (timing == GpuTiming::end_to_end && scope != Scope::step) continue;
+      add_gpu(name(gpu_variant("cublas", timing)),
+              GAPBENCH_GPU_BODY(cublas_gpu(shape, scope, false, timing)));
+      add_gpu(name(gpu_variant("cublas_graph", timing)),
+              GAPBENCH_GPU_BODY(cublas_gpu(shape, scope, true, timing)));
+      add_gpu(name(gpu_variant("cudnn", timing)),
+              GAPBENCH_GPU_BODY(cudnn_gpu(shape, scope, Arithmetic::float32, timing)));
+    }
     add_gpu(name("cudnn").axis("math", math_name(Arithmetic::fp16)),
-            GAPBENCH_GPU_BODY(cudnn_gpu(shape, scope, Arithmetic::fp16)));
+            GAPBENCH_GPU_BODY(cudnn_gpu(shape, scope, Arithmetic::fp16, GpuTiming::kernel)));
   }
 }
 

@@ -1,7 +1,9 @@
 // Family `lstm`, GPU variants (built only with CUDA): cublas and cublas_graph
 // (kernels/lstm_gpu.h) and cudnn (kernels/lstm_cudnn.h). Each benchmark builds its variant once
 // (cached<> by name; handles, weights, cuDNN descriptors and graph capture are set-up, not
-// timed), validates it, then times the enqueued work with CUDA events (time_kernel).
+// timed), validates it, then times the enqueued work with CUDA events (time_kernel), or, for the
+// `_e2e` twins, the host's wall time until it is complete (time_end_to_end: launches, then a
+// synchronize; the inputs stay on the device, as in a user's loop).
 #include <cuda_runtime_api.h>
 
 #include <optional>
@@ -69,6 +71,13 @@ struct CublasRun {
       enqueue_eager();
     }
   }
+  // What enqueue() launches, for the timer's hold (fixtures/hold_policy.h): one SGEMM and one
+  // pointwise kernel a step, and the projection's SGEMM in seq. A graph replays the same
+  // launches, so it counts as them.
+  std::size_t launches() const {
+    const std::size_t step = kLibraryCallLaunches + 1;
+    return scope == Scope::seq ? kLibraryCallLaunches + lstm.shape().steps * step : step;
+  }
 
   TimedStream stream;  // first: outlives the handle and the buffers used on it
   CublasLstm lstm;
@@ -76,7 +85,26 @@ struct CublasRun {
   std::optional<CapturedGraph> graph;
 };
 
-void bench_cublas(State& state, const Shape& shape, Scope scope, bool use_graph) {
+// Times `run.enqueue()` as kernel time, or end to end until the stream is idle.
+template <class Run>
+void time_lstm(State& state, Run& run, Scope scope, GpuTiming timing, std::size_t launches,
+               const char* step_label) {
+  const char* label = scope == Scope::step ? step_label : "";
+  auto enqueue = [&] { run.enqueue(); };
+  if (timing == GpuTiming::kernel) {
+    time_kernel(state, run.stream, launches, enqueue, label);
+  } else {
+    time_end_to_end(
+        state, run.stream, launches, enqueue,
+        [&] {
+          enqueue();
+          run.stream.synchronize();
+        },
+        label);
+  }
+}
+
+void bench_cublas(State& state, const Shape& shape, Scope scope, bool use_graph, GpuTiming timing) {
   const LstmData& d = cached<LstmData>(shape.key(), shape);
   CublasRun& run = cached<CublasRun>(current_benchmark(), d, scope, use_graph);
   const cudaStream_t s = run.stream.get();
@@ -94,7 +122,7 @@ void bench_cublas(State& state, const Shape& shape, Scope scope, bool use_graph)
     return scope == Scope::seq ? check_sequence(what, shape, d.ref, h.data(), c.data())
                                : check_step(what, shape, d.ref, h.data(), c.data());
   });
-  time_kernel(state, run.stream, [&] { run.enqueue(); });
+  time_lstm(state, run, scope, timing, run.launches(), kHoistedStepLabel);
   set_counters(state, shape, scope,
                scope == Scope::seq ? shape.sequence_flops() : shape.recurrent_flops());
 }
@@ -111,11 +139,17 @@ struct CudnnRun {
     return shape;
   }
 
+  void enqueue() { lstm.enqueue(); }
+  // cudnnRNNForward launches a few kernels a step (the recurrent GEMM, the gates; the input
+  // projection once): counted as a library call a step, and one more.
+  std::size_t launches() const { return (lstm.shape().steps + 1) * kLibraryCallLaunches; }
+
   TimedStream stream;
   CudnnLstm lstm;
 };
 
-void bench_cudnn(State& state, const Shape& shape, Scope scope, Arithmetic arithmetic) {
+void bench_cudnn(State& state, const Shape& shape, Scope scope, Arithmetic arithmetic,
+                 GpuTiming timing) {
   require_arithmetic(arithmetic);
   const LstmData& d = cached<LstmData>(shape.key(), shape);
   // The step variant: cuDNN runs whole sequences only, so one step is a sequence of 1.
@@ -134,7 +168,7 @@ void bench_cudnn(State& state, const Shape& shape, Scope scope, Arithmetic arith
                ? check_sequence(what, shape, d.ref, out.h_seq.data(), out.c_last.data(), precision)
                : check_step(what, shape, d.ref, out.h_last.data(), out.c_last.data(), precision);
   });
-  time_kernel(state, run.stream, [&] { run.lstm.enqueue(); });
+  time_lstm(state, run, scope, timing, run.launches(), kLibraryStepLabel);
   set_counters(state, shape, scope,
                scope == Scope::seq ? shape.sequence_flops() : shape.cell_flops());
 }
@@ -142,17 +176,18 @@ void bench_cudnn(State& state, const Shape& shape, Scope scope, Arithmetic arith
 
 }  // namespace
 
-Body cublas_gpu(Shape shape, Scope scope, bool graph) {
-  return [=](State& st) { bench_cublas(st, shape, scope, graph); };
+Body cublas_gpu(Shape shape, Scope scope, bool graph, GpuTiming timing) {
+  return [=](State& st) { bench_cublas(st, shape, scope, graph, timing); };
 }
 
-Body cudnn_gpu(Shape shape, Scope scope, Arithmetic arithmetic) {
+Body cudnn_gpu(Shape shape, Scope scope, Arithmetic arithmetic, GpuTiming timing) {
 #if GAPBENCH_WITH_CUDNN
-  return [=](State& st) { bench_cudnn(st, shape, scope, arithmetic); };
+  return [=](State& st) { bench_cudnn(st, shape, scope, arithmetic, timing); };
 #else
   (void)shape;
   (void)scope;
   (void)arithmetic;
+  (void)timing;
   return [](State&) { throw Skip("built without cuDNN"); };
 #endif
 }

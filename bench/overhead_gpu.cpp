@@ -38,15 +38,19 @@ void bench_matmul(State& state, std::size_t n, GpuTiming timing, Arithmetic arit
       gemm::CublasGemm::device_bytes(n, arithmetic), data, arithmetic);
   validate_once([&] { return dev.op.check(data, timing == GpuTiming::end_to_end); });
   if (timing == GpuTiming::kernel) {
-    time_kernel(state, dev.stream, [&] { dev.op.multiply(); });
+    time_kernel(state, dev.stream, kLibraryCallLaunches, [&] { dev.op.multiply(); });
   } else {
     time_end_to_end(
-        state, dev.stream, [&] { dev.op.multiply(); }, [&] { dev.op.end_to_end(data); });
+        state, dev.stream, kLibraryCallLaunches, [&] { dev.op.multiply(); },
+        [&] { dev.op.end_to_end(data); });
   }
   set_flops_counter(state, data.flops());
 }
 
 // ---- dense step ----
+
+constexpr std::size_t kDenseStepLaunches =
+    dense::CublasDenseStep::kLibraryCalls * kLibraryCallLaunches + dense::CublasDenseStep::kKernels;
 
 void bench_dense(State& state, std::size_t batch, GpuTiming timing) {
   const auto& data = cached<dense::Problem>(dense::Problem::key(batch), batch, run_seed());
@@ -55,11 +59,11 @@ void bench_dense(State& state, std::size_t batch, GpuTiming timing) {
   validate_once([&] { return dev.op.check(data, timing == GpuTiming::end_to_end); });
   // As on the CPU, iterations go on training on the same batch.
   if (timing == GpuTiming::kernel) {
-    time_kernel(state, dev.stream, [&] { dev.op.step(dense::kLearningRate); });
+    time_kernel(state, dev.stream, kDenseStepLaunches, [&] { dev.op.step(dense::kLearningRate); });
   } else {
     float loss = 0.0f;
     time_end_to_end(
-        state, dev.stream, [&] { dev.op.step(dense::kLearningRate); },
+        state, dev.stream, kDenseStepLaunches, [&] { dev.op.step(dense::kLearningRate); },
         [&] { dev.op.end_to_end(data, &loss); });
   }
   state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * batch));

@@ -108,7 +108,7 @@ Body copy_gpu(Memory memory, Direction direction, Mode mode, std::size_t bytes) 
       });
       state.SetLabel("staged copy: host wall time");
     } else {
-      time_kernel(state, setup.stream(), [&] { setup.copy(mode); });
+      time_kernel(state, setup.stream(), 1, [&] { setup.copy(mode); });
     }
     state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * bytes));
     if (direction == Direction::d2d) set_traffic_counter(state, 2 * bytes);

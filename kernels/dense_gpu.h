@@ -24,8 +24,10 @@ class CublasDenseStep {
   // Device memory it allocates for `shape` (for require_free_device_memory).
   static std::size_t device_bytes(const DenseShape& shape);
 
-  // One step with the batch already on the device, asynchronous: 12 library calls and kernels.
+  // One step with the batch already on the device, asynchronous: kLibraryCalls cuBLAS calls and
+  // kKernels kernels of its own.
   void step(float lr);
+  static constexpr std::size_t kLibraryCalls = 8, kKernels = 4;
   // The batch (inputs and labels) in from pageable host memory, the step, the loss back into
   // *loss_out, synchronize: a training loop that feeds from host arrays and reads the loss.
   void end_to_end(const Problem& problem, float* loss_out);

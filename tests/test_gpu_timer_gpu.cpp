@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "kernels/base/gpu_memory.h"
+#include "kernels/launch.h"
 #include "tests/gpu_test.h"
 
 namespace gapbench {
@@ -17,12 +18,13 @@ namespace {
 
 using namespace std::chrono_literals;
 
-// The tests of what holding a stream does skip where launches block (under compute-sanitizer).
-#define SKIP_WHERE_STREAMS_CANNOT_BE_HELD(stream)                     \
-  do {                                                                \
-    if (!(stream).holds())                                            \
-      GTEST_SKIP() << "skipped: kernel launches block here (compute-" \
-                      "sanitizer?), so no stream can be held";        \
+// The tests of what holding a stream does skip where launches block (compute-sanitizer
+// --force-blocking-launches, as ci/gpu-check runs it; CUDA_LAUNCH_BLOCKING=1).
+#define SKIP_WHERE_STREAMS_CANNOT_BE_HELD(stream)                               \
+  do {                                                                          \
+    if (!(stream).holds())                                                      \
+      GTEST_SKIP() << "skipped: kernel launches block here (compute-sanitizer " \
+                      "--force-blocking-launches?), so no stream can be held";  \
   } while (0)
 
 // A device-to-device copy of `bytes` on the timed stream (its source written first: initcheck
@@ -44,7 +46,7 @@ TEST(GpuTimer, KernelSecondsArePositiveAndGrowWithWork) {
   GAPBENCH_SKIP_WITHOUT_GPU();
   TimedStream stream;
   const Copy copy(stream);
-  auto timed = [&](std::size_t bytes) { return stream.kernel_seconds([&] { copy(bytes); }); };
+  auto timed = [&](std::size_t bytes) { return stream.kernel_seconds(1, [&] { copy(bytes); }); };
   timed(1 << 20);  // warm-up
   const double small = timed(1 << 20);
   const double large = timed(64 << 20);
@@ -59,9 +61,9 @@ TEST(GpuTimer, HostDelayBeforeTheWorkIsNotKernelTime) {
   TimedStream stream;
   SKIP_WHERE_STREAMS_CANNOT_BE_HELD(stream);
   const Copy copy(stream);
-  stream.kernel_seconds([&] { copy(4096); });  // warm-up
+  stream.kernel_seconds(1, [&] { copy(4096); });  // warm-up
   constexpr auto kHostDelay = 20ms;
-  const double seconds = stream.kernel_seconds([&] {
+  const double seconds = stream.kernel_seconds(1, [&] {
     std::this_thread::sleep_for(kHostDelay);
     copy(4096);
   });
@@ -78,7 +80,7 @@ TEST(GpuTimer, WorkThatWaitsForItsStreamIsRefused) {
   SKIP_WHERE_STREAMS_CANNOT_BE_HELD(stream);
   const Copy copy(stream);
   try {
-    stream.kernel_seconds([&] {
+    stream.kernel_seconds(1, [&] {
       copy(4096);
       stream.synchronize();  // waits for the hold: released only by its timeout
     });
@@ -88,7 +90,28 @@ TEST(GpuTimer, WorkThatWaitsForItsStreamIsRefused) {
         << e.what();
   }
   // The stream is usable again afterwards.
-  EXPECT_GT(stream.kernel_seconds([&] { copy(4096); }), 0.0);
+  EXPECT_GT(stream.kernel_seconds(1, [&] { copy(4096); }), 0.0);
+}
+
+// More launches than a held stream queues (preprocess's element-wise sumsq makes one per row)
+// are timed unheld: held, the host would wait for the queue and the queue for the host until
+// the hold timed out. Each launch ran, and the time includes them.
+TEST(GpuTimer, ALaunchStormIsTimedUnheld) {
+  GAPBENCH_SKIP_WITHOUT_GPU();
+  constexpr std::size_t kLaunches = 20000;  // well past the ~1000 a stream queues
+  TimedStream stream;
+  ASSERT_NE(stream.hold_for(kLaunches), Hold::held);
+  const DeviceBuffer<unsigned> counter(1);
+  GAPBENCH_CHECK(cudaMemsetAsync(counter.data(), 0, sizeof(unsigned), stream.get()));
+  const double seconds = stream.kernel_seconds(kLaunches, [&] {
+    GAPBENCH_CHECK(launch::ticks_gpu(counter.data(), kLaunches, stream.get()));
+  });
+  unsigned count = 0;
+  GAPBENCH_CHECK(
+      cudaMemcpyAsync(&count, counter.data(), sizeof count, cudaMemcpyDeviceToHost, stream.get()));
+  stream.synchronize();
+  EXPECT_EQ(count, kLaunches);
+  EXPECT_GT(seconds, 0.0);
 }
 
 // A throw inside the timed work releases the stream: the next timing works at once.
@@ -96,13 +119,14 @@ TEST(GpuTimer, ThrowingWorkReleasesTheStream) {
   GAPBENCH_SKIP_WITHOUT_GPU();
   TimedStream stream;
   const Copy copy(stream);
-  EXPECT_THROW(stream.kernel_seconds([&] {
-    copy(4096);
-    throw std::logic_error("fails while enqueuing");
-  }),
+  EXPECT_THROW(stream.kernel_seconds(1,
+                                     [&] {
+                                       copy(4096);
+                                       throw std::logic_error("fails while enqueuing");
+                                     }),
                std::logic_error);
   const auto t0 = std::chrono::steady_clock::now();
-  EXPECT_GT(stream.kernel_seconds([&] { copy(4096); }), 0.0);
+  EXPECT_GT(stream.kernel_seconds(1, [&] { copy(4096); }), 0.0);
   EXPECT_LT(std::chrono::steady_clock::now() - t0, StreamHold::kDefaultTimeout / 2);
 }
 
@@ -125,7 +149,7 @@ TEST(GpuTimer, EndToEndOverheadShareCountsHostTime) {
   } unregister;
   benchmark::RegisterBenchmark("gpu_timer_e2e",
                                [&](benchmark::State& state) {
-                                 time_end_to_end(state, stream, launch, step);
+                                 time_end_to_end(state, stream, 1, launch, step);
                                  share = state.counters["overhead_share"];
                                })
       ->UseManualTime()

@@ -532,33 +532,49 @@ def rule_batch_too_small(run: Run) -> list[Finding]:
 
 # Kernel launches one cuBLAS LSTM step makes (the gates' SGEMM, the fused pointwise kernel).
 LSTM_STEP_LAUNCHES = 2
-# A step within this factor of its launches' cost (overhead/launch/gpu/what:launch, time per
-# back-to-back launch) is launch-bound: the GPU waits for the host, whatever its speed.
+# A step whose wall time is within this factor of what the host alone needs for its launches and
+# a synchronize is launch-bound: the GPU waits for the host, whatever its speed.
 LAUNCH_BOUND = 3.0
 
 
+def _launch_figure(run: Run, what: str) -> float | None:
+    return next((b.median for b in run.benchmarks if b.parsed.family == "overhead"
+                 and b.parsed.variant == "launch" and b.parsed.axis("what") == what
+                 and b.median), None)
+
+
 def rule_lstm_launch_bound(run: Run) -> list[Finding]:
-    """GPU LSTM steps that cost little more than their kernel launches (small-batch
-    LSTMs are launch- and latency-bound, so a faster GPU does not help)."""
-    floor = next((b.median for b in run.benchmarks if b.parsed.family == "overhead"
-                  and b.parsed.variant == "launch" and b.parsed.axis("what") == "launch"
-                  and b.median), None)
-    if floor is None:
+    """GPU LSTM steps that cost little more than their kernel launches (small-batch LSTMs are
+    launch- and latency-bound, so a faster GPU does not help). Like with like: the step's host
+    wall time until it is complete (cublas_e2e) against the host's own floor for it, one launch
+    and a synchronize (overhead/launch what:launch_sync) and one more launch (what:launch). The
+    kernel-timed step is device time with the launches held out, so it is never compared."""
+    launch, launch_sync = _launch_figure(run, "launch"), _launch_figure(run, "launch_sync")
+    if launch is None or launch_sync is None:
         return []
+    floor = launch_sync + (LSTM_STEP_LAUNCHES - 1) * launch
     bound = [b for b in run.benchmarks
-             if b.parsed.family == "lstm" and b.parsed.variant == "cublas" and b.median
-             and b.parsed.axis("scope") == "step"
-             and b.median <= LAUNCH_BOUND * LSTM_STEP_LAUNCHES * floor]
+             if b.parsed.family == "lstm" and b.parsed.variant == "cublas_e2e" and b.median
+             and b.parsed.device == "gpu" and b.parsed.axis("scope") == "step"
+             and b.median <= LAUNCH_BOUND * floor]
     if not bound:
         return []
-    b = min(bound, key=lambda x: x.median / floor)  # the most launch-bound: one finding
+    b = min(bound, key=lambda x: x.median)  # the most launch-bound: one finding
+    twins = {x.parsed.variant: x.median for x in run.benchmarks
+             if x.parsed.family == "lstm" and x.parsed.device == "gpu" and x.median
+             and x.parsed.axes == b.parsed.axes}
+    device = (f" Its kernels take {fmt_seconds(twins['cublas'])} of device time."
+              if "cublas" in twins else "")
+    graph = (f" Replayed as a CUDA graph (cublas_graph_e2e) it takes "
+             f"{fmt_seconds(twins['cublas_graph_e2e'])}." if "cublas_graph_e2e" in twins else "")
     others = f" ({len(bound) - 1} more shapes too)" if len(bound) > 1 else ""
     return [Finding(
         "lstm_launch_bound", "warning", "LSTM steps are launch-bound",
-        f"The {describe(b.parsed)} takes {b.median * 1e6:.1f} us, {b.median / floor:.1f}x the "
-        f"{floor * 1e6:.1f} us of one kernel launch, and it makes {LSTM_STEP_LAUNCHES}: the GPU "
-        f"waits for the host{others}. Replay the steps as a CUDA graph (cublas_graph), run the "
-        "whole sequence in cuDNN, or use bigger batches.",
+        f"The {describe(b.parsed)} takes {fmt_seconds(b.median)} from its first launch until "
+        f"it is complete, {b.median / floor:.1f}x the {fmt_seconds(floor)} the host needs for its "
+        f"{LSTM_STEP_LAUNCHES} launches and a synchronize alone: the GPU waits for the "
+        f"host{others}.{device}{graph} Replay the steps as a CUDA graph, run the whole sequence "
+        "in cuDNN, or use bigger batches.",
         cause="LSTM steps bound by kernel launches", subject=b.name)]
 
 

@@ -162,6 +162,7 @@ class Benchmark:
     error: str | None = None
     # The process each sample came from (PROCESS_KEY; all one process in a plain file).
     processes: tuple[int, ...] = ()
+    label: str = ""  # the benchmark's label (cuDNN's algorithm; an unheld GPU kernel time)
 
     @functools.cached_property
     def process_medians(self) -> tuple[float, ...]:
@@ -239,7 +240,8 @@ def group_benchmarks(entries: Iterable[Entry]) -> dict[str, Benchmark]:
         out[name] = Benchmark(name, group[0].name, tuple(e.seconds for e in timed),
                               {k: v for k, v in counters.items() if v}, aggregates,
                               None if failed else skipped, failed,
-                              tuple(int(e.raw.get(PROCESS_KEY, 0)) for e in timed))
+                              tuple(int(e.raw.get(PROCESS_KEY, 0)) for e in timed),
+                              next((str(e.raw["label"]) for e in timed if e.raw.get("label")), ""))
     return out
 
 

@@ -1,16 +1,19 @@
-"""ci/gpu-check: its no-GPU exit, its summary, and the steps' verdicts (no GPU needed)."""
+"""ci/gpu-check: its no-GPU exit, its summary, the steps' verdicts, their time limits, what it
+remembers between calls, and its archive (no GPU needed: fake tools stand in)."""
 
 from __future__ import annotations
 
 import json
 import os
 import subprocess
+import tarfile
+import time
 from pathlib import Path
 
 import pytest
 
 from gapbench_ci import gpu_check
-from gapbench_ci.gpu_check import Check, StepFailed, Summary, junit_counts
+from gapbench_ci.gpu_check import Budget, Check, Done, Step, StepFailed, Summary, junit_counts
 from gapbench_ci.runner import REPO_ROOT
 from tests.synthetic import document, runs, skipped
 
@@ -147,3 +150,245 @@ def test_the_report_renders_only_this_runs_files(tmp_path):
         check.report()
     check.bench("conv", [CPU_NAME])
     assert check.written == [check.results / "conv.json"]
+
+
+# ---- the sanitizer's command -------------------------------------------------------------------
+
+def test_sanitizers_block_launches_leave_out_the_deliberate_oom_and_filter_kernels():
+    """--force-blocking-launches everywhere (the timer's probe then times unheld); the 2^60-byte
+    allocation test left out (compute-sanitizer reports its failed cudaMalloc); memcheck over
+    every kernel, racecheck, synccheck and initcheck over gapbench's own only."""
+    for tool in gpu_check.SANITIZER_TOOLS:
+        command = gpu_check.sanitizer_command("cs", tool, "tests/gapbench_gpu_tests")
+        assert command[:3] == ["cs", "--tool", tool]
+        assert "--force-blocking-launches" in command and "--error-exitcode" in command
+        assert command[-2:] == ["tests/gapbench_gpu_tests",
+                                "--gtest_filter=-GpuMemory.AllocationFailureThrowsCudaError"]
+        own = command[command.index("--kernel-name") + 1] if "--kernel-name" in command else None
+        assert own == (None if tool == "memcheck" else "kns=gapbench::"), tool
+    # The excluded test is the one that asks for 2^60 bytes.
+    source = (REPO_ROOT / "tests" / "test_gpu_memory_gpu.cpp").read_text()
+    assert "TEST(GpuMemory, AllocationFailureThrowsCudaError)" in source
+    assert "std::size_t{1} << 60" in source
+
+
+def test_the_sanitizer_step_runs_that_command(tmp_path, monkeypatch):
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    args = tmp_path / "args"
+    script(bin_dir / "compute-sanitizer", f'echo "$@" > {args}\n'
+           "echo '[  PASSED  ] 49 tests.'; echo '========= ERROR SUMMARY: 0 errors'\n")
+    monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
+    check = Check(tmp_path / "out", tmp_path / "build", "quick", ".")
+    check.sanitizer("racecheck")
+    assert args.read_text().split() == gpu_check.sanitizer_command(
+        "x", "racecheck", check.gpu_tests)[1:]
+
+
+# ---- time limits and the budget ----------------------------------------------------------------
+
+def test_a_step_past_its_limit_is_stopped_with_everything_it_started(tmp_path):
+    child = tmp_path / "child.pid"
+    slow = script(tmp_path / "slow", f"sleep 60 & echo $! > {child}; wait\n")
+    start = time.monotonic()
+    with pytest.raises(StepFailed, match=r"still running after 1 s \(its limit\), stopped "
+                                         r"\(logs/slow.log\)"):
+        gpu_check.run_logged_to([str(slow)], tmp_path / "slow.log", "slow", (1.0, "its limit"))
+    assert time.monotonic() - start < 20
+    pid = int(child.read_text())
+    for _ in range(50):  # the sleeping child went with its group
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.1)
+    else:
+        pytest.fail(f"process {pid} outlived the stopped step")
+    assert "stopped after 1 s (its limit)" in (tmp_path / "slow.log").read_text()
+
+
+def test_each_step_gets_what_is_left_of_the_budget_then_nothing():
+    assert Budget(None).limit(300) == (300, "its limit")
+    seconds, why = Budget(100).limit(300)
+    assert why == "what was left of --budget" and 80 < seconds <= 100 - gpu_check.ARCHIVE_RESERVE_S
+    assert Budget(600).limit(300) == (300, "its limit")
+    assert not Budget(600).spent()
+    assert Budget(40, start=time.monotonic() - 30).spent()
+    # Every step's own limit fits one 10-minute call of a lent GPU, with room for the archive.
+    assert max(gpu_check.STEP_LIMIT_S.values()) + gpu_check.ARCHIVE_RESERVE_S < 600
+
+
+def test_a_step_left_when_the_budget_is_spent_is_listed_as_not_run(tmp_path):
+    summary = Summary(tmp_path / "summary.md", [], budget=Budget(40, start=time.monotonic() - 30))
+    ran = []
+    assert not summary.run("bench conv", lambda: ran.append(1) or "timed")
+    assert not ran and not summary.passed
+    assert "| bench conv | **FAILED** | 0.0 s | not run: the budget of 40 s is spent |" in \
+        (tmp_path / "summary.md").read_text()
+
+
+# ---- what was done for this source is not done again -------------------------------------------
+
+def test_a_step_done_for_this_source_is_not_run_again(tmp_path):
+    ran = []
+    body = lambda: ran.append(1) or "3 passed"  # noqa: E731
+    first = Summary(tmp_path / "a.md", [], done=Done.load(tmp_path, "source-1"))
+    assert first.run("gpu tests", body, key="build | tests")
+    assert not first.run("doctor", lambda: (_ for _ in ()).throw(StepFailed("no GPU")),
+                         key="build | doctor")
+    again = Summary(tmp_path / "b.md", [], done=Done.load(tmp_path, "source-1"))
+    assert again.run("gpu tests", body, key="build | tests")
+    assert ran == [1]  # not run the second time: its result stands
+    detail = again.steps[0].detail
+    assert detail.startswith("done earlier (") and "3 passed" in detail
+    again.run("doctor", lambda: ran.append(2) or "ok", key="build | doctor")  # failed: run again
+    assert ran == [1, 2]
+    # Another source, or other options: nothing of it counts.
+    other = Summary(tmp_path / "c.md", [], done=Done.load(tmp_path, "source-2"))
+    other.run("gpu tests", body, key="build | tests")
+    assert ran == [1, 2, 1]
+    options = Summary(tmp_path / "d.md", [], done=Done.load(tmp_path, "source-2"))
+    options.run("gpu tests", body, key="build X=1 | tests")
+    assert ran == [1, 2, 1, 1]
+
+
+def test_the_source_fingerprint_follows_the_files(tmp_path):
+    (tmp_path / "kernels").mkdir()
+    (tmp_path / "kernels" / "a.cu").write_text("one")
+    first = gpu_check.source_fingerprint(tmp_path)
+    assert gpu_check.source_fingerprint(tmp_path) == first
+    (tmp_path / "kernels" / "a.cu").write_text("two")
+    assert gpu_check.source_fingerprint(tmp_path) != first
+    assert gpu_check.source_fingerprint(REPO_ROOT)  # the real tree hashes without git
+
+
+# ---- the command end to end, with fake tools --------------------------------------------------
+
+FAKE_CMAKE = """
+if [ "$1" = "--build" ]; then
+  mkdir -p "$2/tests"
+  cat > "$2/gapbench" <<'EOS'
+#!/bin/sh
+echo '{"facts": {"gpu.status": "ok", "gpu.name": "Fake GPU"}}'
+EOS
+  cp "$2/gapbench" "$2/tests/gapbench_gpu_tests"
+  chmod +x "$2/gapbench" "$2/tests/gapbench_gpu_tests"
+  echo built >> "$LOG"
+  exit 0
+fi
+echo "configure $*" >> "$LOG"
+echo "-- cuDNN: /site/nvidia/cudnn/lib/libcudnn.so.9, from python3's nvidia.cudnn package"
+"""
+
+
+def _gpu_check(tmp_path: Path, *args: str, cmake: str = FAKE_CMAKE,
+               smi: str = "echo 'GPU 0: Fake GPU (UUID: GPU-1)'\n"):
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir(exist_ok=True)
+    script(bin_dir / "cmake", cmake)
+    smi = script(tmp_path / "nvidia-smi", smi)
+    env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}", "LOG": str(tmp_path / "log")}
+    return subprocess.run(
+        [str(REPO_ROOT / "ci" / "gpu-check"), "--nvidia-smi", str(smi), "--out",
+         str(tmp_path / "out"), "--build-dir", str(tmp_path / "build"), *args],
+        capture_output=True, text=True, env=env, check=False)
+
+
+def test_two_calls_build_once_and_each_returns_one_archive(tmp_path):
+    archive = tmp_path / "back" / "gpu-check.tgz"
+    done = _gpu_check(tmp_path, "--steps", "doctor", "--budget", "300", "--archive", str(archive),
+                      "-DGAPBENCH_CUDNN_ROOT=/opt/cudnn")
+    assert done.returncode == 0, done.stderr
+    log = (tmp_path / "log").read_text()
+    assert log.count("configure") == 1 and log.count("built") == 1
+    configure = log.splitlines()[0]
+    assert "-DGAPBENCH_REQUIRE_GPU_LIBRARIES=ON" in configure
+    assert configure.endswith("-DGAPBENCH_CUDNN_ROOT=/opt/cudnn")  # passed through, last
+    with tarfile.open(archive) as tar:
+        names = set(tar.getnames())
+    assert {"out/summary.md", "out/doctor.json", "out/logs/build.log"} <= names
+    summary = (tmp_path / "out" / "summary.md").read_text()
+    assert "| build | passed |" in summary and "libcudnn.so.9, from python3" in summary
+    assert "| doctor | passed |" in summary and "steps: doctor; budget 300 s" in summary
+    # The next call, same source and options: the build and doctor are not run again.
+    again = _gpu_check(tmp_path, "--steps", "build,doctor", "--archive", str(archive),
+                       "-DGAPBENCH_CUDNN_ROOT=/opt/cudnn")
+    assert again.returncode == 0, again.stderr
+    assert (tmp_path / "log").read_text() == log
+    summary = (tmp_path / "out" / "summary.md").read_text()
+    assert "| build | passed | 0.0 s | done earlier (" in summary
+    # Other CMake options are another build.
+    other = _gpu_check(tmp_path, "--steps", "build")
+    assert other.returncode == 0, other.stderr
+    assert (tmp_path / "log").read_text().count("configure") == 2
+
+
+def test_a_build_without_cudnn_or_cublas_fails_its_step(tmp_path):
+    refuse = ('echo "CMake Error at CMakeLists.txt:120 (message):"\n'
+              'echo "  GAPBENCH_REQUIRE_GPU_LIBRARIES: not found: cuDNN. A GPU check needs"\n'
+              "exit 1\n")
+    done = _gpu_check(tmp_path, "--steps", "tests", "--archive", str(tmp_path / "a.tgz"),
+                      cmake=refuse)
+    assert done.returncode == 1
+    summary = (tmp_path / "out" / "summary.md").read_text()
+    assert "| build | **FAILED** |" in summary and "not found: cuDNN" in summary
+    assert "gpu tests" not in summary  # nothing runs without the build
+    assert (tmp_path / "a.tgz").exists()  # the archive all the same
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--steps", "build,lint"], "lint: choose from build,doctor,tests,sanitizer,bench,probe"),
+    (["--budget", "20"], "leaves no time for a step"),
+    (["-DNOVALUE"], "give NAME=VALUE"),
+])
+def test_bad_arguments_are_one_line_and_exit_2(tmp_path, args, message):
+    done = _gpu_check(tmp_path, *args)
+    assert done.returncode == 2
+    assert len(done.stderr.splitlines()) == 1 and message in done.stderr, done.stderr
+    assert not (tmp_path / "out").exists()
+
+
+def test_steps_run_in_their_order_whatever_order_is_asked():
+    assert gpu_check.parse_steps("report,bench, tests") == ["tests", "bench", "report"]
+
+
+def test_the_report_renders_what_bench_wrote_in_an_earlier_call(tmp_path):
+    check = _check_with(tmp_path, _binary_writing(tmp_path, runs(CPU_NAME, [2e-3] * 3)))
+    check.results.mkdir(parents=True)
+    done = Done.load(tmp_path / "build", "s")
+    done.record("build", Step("build", True, 1.0, "built"))
+    key = "build | quick | . | bench conv"
+    summary = Summary(tmp_path / "summary.md", [], done=done)
+    summary.run("bench conv", lambda: check.bench("conv", [CPU_NAME]), key=key,
+                written=lambda: [check.results / "conv.json"])
+    # A later call: a fresh Check that wrote nothing, the same record.
+    later = Check(check.out, check.build_dir, "quick", ".")
+    rendered = []
+    later.report = lambda: rendered.append(list(later.written)) or "index.html"
+    gpu_check.run_steps(["report"], later, Summary(tmp_path / "s2.md", [],
+                                                   done=Done.load(tmp_path / "build", "s")))
+    assert rendered == [[check.results / "conv.json"]]
+
+
+def test_a_step_summary_keeps_the_steps_done_earlier(tmp_path):
+    step = Step("build", True, 12.0, "built")
+    done = Done.load(tmp_path, "s")
+    done.record("build", step)
+    assert Done.load(tmp_path, "s").steps["build"]["detail"] == "built"
+    assert Done.load(tmp_path, "other").steps == {}
+
+
+def test_without_a_gpu_a_build_asked_for_runs_then_the_no_gpu_exit(tmp_path):
+    """An offline machine without a GPU proves the build (carried packages, cuDNN from a Python
+    package) with --steps naming build; the steps that need a GPU do not run."""
+    done = _gpu_check(tmp_path, "--steps", "build,doctor,tests", "--archive",
+                      str(tmp_path / "a.tgz"), smi="echo 'No devices were found'; exit 6\n")
+    assert done.returncode == 2, done.stderr
+    last = done.stderr.splitlines()[-1]
+    assert last.startswith("ci/gpu-check: no GPU to check: nvidia-smi lists no GPU") \
+        and "the build passed" in last, last
+    configure = (tmp_path / "log").read_text().splitlines()[0]
+    assert "CMAKE_CUDA_ARCHITECTURES=native" not in configure  # CMake's native needs a GPU
+    summary = (tmp_path / "out" / "summary.md").read_text()
+    assert "| build | passed |" in summary and "without a GPU in hand" in summary
+    assert "doctor" not in summary.split("**Result")[1] and (tmp_path / "a.tgz").exists()

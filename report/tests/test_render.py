@@ -320,7 +320,7 @@ def test_a_baseline_adds_its_fingerprint_and_the_ratios(full_report):
     assert "| ratio | this run | baseline t4 |" in summary
     assert "<details><summary>540 benchmarks</summary>" in summary  # lstm's table folded
     # 7 sweeps, 5 family charts, the machines, the framework beside the libraries
-    assert len(images_of(full_report)) == 14
+    assert len(images_of(full_report)) == 15  # the LSTM step's sweep by rate included
 
 
 def test_only_skipped_gpu_entries(tmp_path):
@@ -452,7 +452,7 @@ window.addEventListener("load", () => {
     counts = re.search(r'data-images="(\d+)" data-broken="(\d+)"', dom.stdout)
     assert counts, dom.stdout[:500]
     assert (int(counts[1]), int(counts[2])) == (expected, 0)
-    assert expected == 14
+    assert expected == 15
 
 
 def test_summary_is_plain_markdown(real, tmp_path):
@@ -475,7 +475,7 @@ def test_summary_is_plain_markdown(real, tmp_path):
 def test_a_sweep_of_one_size_is_left_to_the_family_chart():
     """The quick profile runs one batch size of lstm: no sweep of one point; the family chart
     shows those benchmarks."""
-    name = "lstm/{v}/cpu/scope:step/batch:{b}/input:50/hidden:64/steps:100/real_time"
+    name = "lstm/{v}/cpu/scope:seq/batch:{b}/input:50/hidden:64/steps:100/real_time"
     spec = next(s for s in plots.SWEEPS if s.family == "lstm")
     one = list(in_memory(runs(name.format(v="blas", b=64), [1e-3] * 3)
                          + runs(name.format(v="onednn", b=64), [2e-3] * 3)).benchmarks().values())
@@ -486,9 +486,45 @@ def test_a_sweep_of_one_size_is_left_to_the_family_chart():
     assert plots.sweep_chart_data(spec, two, {}) is not None and len(plots.swept_names(two)) == 3
 
 
+def test_lstm_steps_are_compared_by_rate_and_sequences_by_time():
+    """blas and cublas leave x_t's projection out of their step, the libraries' one-step
+    sequence does it: the step panels and the step sweep draw each step's FLOP rate and say so;
+    sequences, the same work everywhere, stay in time."""
+    name = "lstm/{v}/cpu/scope:{s}/batch:{b}/input:50/hidden:64/steps:100/real_time"
+    rows = list(in_memory(
+        runs(name.format(v="blas", s="step", b=64), [1e-5] * 3, flops=[2e9] * 3)
+        + runs(name.format(v="onednn", s="step", b=64), [2e-5] * 3, flops=[3e9] * 3)
+        + runs(name.format(v="blas", s="seq", b=64), [1e-3] * 3, flops=[2e9] * 3)
+        + runs(name.format(v="onednn", s="seq", b=64), [2e-3] * 3, flops=[3e9] * 3)
+    ).benchmarks().values())
+    chart = plots.family_chart_data(rows, "lstm")
+    by_scope = {p.title.split(" · ")[0]: p for p in chart.panels}
+    step, seq = by_scope["scope step"], by_scope["scope seq"]
+    assert step.metric.key == "flops" and "each step's own work" in step.metric.label
+    assert [d.values[0][0] for d in step.dots] == pytest.approx([2.0, 3.0])  # GFLOP/s
+    assert seq.metric.key == "time"
+    sweeps = {s.name: s for s in plots.SWEEPS if s.family == "lstm"}
+    assert sweeps["lstm-step"].metric.key == "flops" and sweeps["lstm"].metric.key == "time"
+    assert [sweeps["lstm-step"].select(b.parsed) for b in rows] == [True, True, False, False]
+    assert [sweeps["lstm"].select(b.parsed) for b in rows] == [False, False, True, True]
+
+
+def test_an_unheld_gpu_kernel_time_is_noted_on_its_chart():
+    """gapbench times the element-wise sumsq's million launches unheld (more than a held
+    stream queues) and labels it: the chart says that time includes the launches."""
+    name = "preprocess/{v}/gpu/op:sumsq/rows:1000000/cols:100/manual_time"
+    label = "unheld: 1000000 launches, more than the 256 a held stream is given"
+    rows = list(in_memory(
+        runs(name.format(v="elementwise"), [2.0] * 3, label=[label] * 3)
+        + runs(name.format(v="vectorized"), [1e-3] * 3)).benchmarks().values())
+    assert rows[0].label == label and rows[1].label == ""
+    panel = plots.family_chart_data(rows, "preprocess").panels[0]
+    assert panel.note == "GPU elementwise: kernel time unheld (includes its launches)"
+
+
 def test_a_narrow_sweep_is_drawn_on_a_linear_axis_from_zero(monkeypatch):
     """7 ms against 8 ms on a log axis looks like a gap of several times."""
-    name = "lstm/blas/cpu/scope:step/batch:{b}/input:50/hidden:64/steps:100/real_time"
+    name = "lstm/blas/cpu/scope:seq/batch:{b}/input:50/hidden:64/steps:100/real_time"
     rows = list(in_memory(runs(name.format(b=32), [7e-3] * 3)
                           + runs(name.format(b=64), [8e-3] * 3)).benchmarks().values())
     spec = next(s for s in plots.SWEEPS if s.family == "lstm")
