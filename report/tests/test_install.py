@@ -28,6 +28,9 @@ def unavailable(reason: str) -> None:
 
 
 def run(*command, **kw) -> subprocess.CompletedProcess:
+    """Without PYTHONPATH unless told (env()): pip would take the checkout's editable install
+    (gapbench_report.egg-info beside the sources) for the wheel already installed."""
+    kw.setdefault("env", env())
     return subprocess.run([str(c) for c in command], capture_output=True, text=True,
                           timeout=300, check=False, **kw)
 
