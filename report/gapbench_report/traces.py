@@ -23,9 +23,7 @@ import logging
 import math
 import os
 import re
-import shutil
 import statistics
-import tempfile
 import warnings
 import zlib
 from collections.abc import Iterator
@@ -38,8 +36,8 @@ from gapbench_report.results import ResultsError
 EXTRA_HINT = ("pip install './report[explain]' (or run bash ci/setup --explain, which puts it in "
               ".venv)")
 # The largest trace explain reads, as uncompressed JSON (a gzipped trace is measured by its
-# content). HTA holds the parsed events in memory: about 6 MiB per MiB of trace JSON on the 2-core
-# machine (report/bench_explain.py), so this keeps a run under about 2 GiB.
+# content). HTA holds the parsed events in memory: about 5 MiB per MiB of trace JSON on the 2-core
+# machine (report/bench_explain.py: 0.58 GiB for 113 MiB), so this keeps a run under 2 GiB.
 MAX_TRACE_MIB = 300
 GZIP_MAGIC = b"\x1f\x8b"
 CHUNK = 1 << 20
@@ -243,7 +241,7 @@ def sniff(path: Path, max_mib: float = MAX_TRACE_MIB) -> str:
 def _too_big(path: Path, size: float, max_mib: float) -> TraceError:
     return TraceError(
         f"{path}: {size / 2**20:.0f} MiB of trace is over explain's limit of {max_mib:g} MiB "
-        f"(held in memory, about 6x its size): profile fewer steps (torch.profiler.schedule's "
+        f"(held in memory, about 5x its size): profile fewer steps (torch.profiler.schedule's "
         "active=, tf.profiler for fewer steps), or pass --max-trace-mib if this machine has the "
         "memory")
 
@@ -575,8 +573,10 @@ def _device(profile: Profile, df, cpu, gpu, syncs, loader_spans, per_step, trace
                 (short["cpu_duration"] - short["gpu_duration"]).sum()) * us * per_step
 
     # Float32 kernels without tensor cores.
-    names = kernels["op"].astype(str)
-    fp32 = kernels[names.str.contains(FP32_KERNEL) & ~names.str.contains(TENSOR_CORE_KERNEL)]
+    # Judged per distinct name: a trace repeats a few kernels thousands of times.
+    fp32_names = [n for n in kernels["op"].unique()
+                  if FP32_KERNEL.search(str(n)) and not TENSOR_CORE_KERNEL.search(str(n))]
+    fp32 = kernels[kernels["op"].isin(fp32_names)]
     profile.fp32_kernel_seconds = float(fp32["dur"].sum()) * us * per_step
     profile.fp32_kernel_count = len(fp32) * per_step
     profile.fp32_examples = list(dict.fromkeys(fp32["op"].astype(str)))[:2]
@@ -623,20 +623,17 @@ def _overlap(a: list[tuple[float, float]], b: list[tuple[float, float]]) -> floa
 # ---- TensorFlow: xprof's converters -------------------------------------------------------------
 
 def _xprof(path: Path, tool: str):
-    """xprof's tool data for one .xplane.pb, parsed. The file is read from a private copy: the
-    converters write their caches beside the file they read (and would read a stale one)."""
+    """xprof's tool data for one .xplane.pb, parsed. Its saved results are neither read nor
+    written (use_saved_result): they would be a stale cache in the user's log folder."""
     from xprof.convert import raw_to_tool_data
 
-    with tempfile.TemporaryDirectory(prefix="gapbench-explain-") as tmp:
-        private = Path(tmp) / "trace.xplane.pb"
-        shutil.copyfile(path, private)
-        with quiet():
-            try:
-                data, _ = raw_to_tool_data.xspace_to_tool_data(
-                    [str(private)], tool, {"use_saved_result": False})
-            except Exception as e:  # noqa: BLE001 -- the converters' failures, as one line
-                raise TraceError(f"{path}: xprof could not read it as TensorFlow profiler "
-                                 f"output: {type(e).__name__}: {e}") from None
+    with quiet():
+        try:
+            data, _ = raw_to_tool_data.xspace_to_tool_data(
+                [str(path)], tool, {"use_saved_result": False})
+        except Exception as e:  # noqa: BLE001 -- the converters' failures, as one line
+            raise TraceError(f"{path}: xprof could not read it as TensorFlow profiler "
+                             f"output: {type(e).__name__}: {e}") from None
     if not data:
         raise TraceError(f"{path}: xprof could not read it as TensorFlow profiler output "
                          f"(its {tool} tool returned nothing): not an XSpace, or cut short")
@@ -652,9 +649,38 @@ def _table(table: dict) -> list[dict]:
              for c, cell in zip(cols, row.get("c", []))} for row in table.get("rows", [])]
 
 
+def _varint(f) -> int | None:
+    shift = value = 0
+    while byte := f.read(1):
+        value |= (byte[0] & 0x7F) << shift
+        if byte[0] < 0x80:
+            return value
+        shift += 7
+    return None
+
+
+def xspace_hostnames(path: Path) -> list[str]:
+    """XSpace's `hostnames` (field 4 of tsl's xplane.proto), read from the protobuf's wire format
+    field by field, seeking past the planes: xprof ships no Python class for XSpace."""
+    names: list[str] = []
+    with open(path, "rb") as f:
+        while (tag := _varint(f)) is not None:
+            number, wire = tag >> 3, tag & 7
+            if wire != 2:  # XSpace has only length-delimited fields: not an XSpace
+                break
+            length = _varint(f)
+            if length is None:
+                break
+            if number == 4:
+                names.append(f.read(length).decode("utf-8", "replace"))
+            else:
+                f.seek(length, os.SEEK_CUR)
+    return names
+
+
 def read_xplane(path: Path) -> Profile:
-    profile = Profile(str(path), "TensorFlow",
-                      host_name=path.name[:-len(".xplane.pb")] or None)
+    hosts = xspace_hostnames(path)
+    profile = Profile(str(path), "TensorFlow", host_name=hosts[0] if hosts else None)
     pipeline = _xprof(path, "input_pipeline_analyzer")
     if not isinstance(pipeline, list) or len(pipeline) < 3:
         raise TraceError(f"{path}: xprof's input-pipeline analysis has an unexpected shape")
