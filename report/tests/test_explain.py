@@ -426,3 +426,17 @@ def test_tensorflow_trace_folder_left_as_it_was(tensorflow, capsys, tmp_path):
     doc = answer(capsys, tmp_path)  # the log folder, as TensorBoard's is given
     assert rules(doc) == ["per_element_loop"] and doc["host_name"] == "vm"
     assert sorted(p.name for p in run_dir.iterdir()) == ["vm.xplane.pb"]
+
+
+def test_a_trace_without_step_markers_is_read_as_one_step(pytorch, capsys, tmp_path):
+    document = json.loads(gzip.decompress(
+        (DATA / "synthesised_gpu_pageable.pt.trace.json.gz").read_bytes()))
+    document["traceEvents"] = [e for e in document["traceEvents"]
+                               if not str(e.get("name", "")).startswith("ProfilerStep#")]
+    unmarked = tmp_path / "unmarked.pt.trace.json"
+    unmarked.write_text(json.dumps(document), encoding="utf-8")  # plain JSON, not gzipped
+    doc = answer(capsys, unmarked)
+    assert doc["steps"] == 1
+    assert any(n.startswith("No ProfilerStep markers") for n in doc["notes"])
+    f = only(doc)  # the five steps' copies, in one
+    assert f["rule"] == "pageable_copies" and f["evidence"]["count"] == 5
