@@ -130,13 +130,15 @@ class Prices:
             if b.median and "math" not in b.parsed.axes}
         return cpu, gpu
 
-    def crossover(self) -> int | None:
+    def crossover(self) -> tuple[int, bool] | None:
+        """(n, True): the GPU end to end beats the CPU from n on; (n, False): it never did, up
+        to the largest n measured."""
         cpu, gpu = self.matmuls()
         sizes = sorted(set(cpu) & set(gpu))
         if len(sizes) < 2:
             return None
         at = crossover(sizes, [cpu[n].median for n in sizes], [gpu[n].median for n in sizes])
-        return int(at) if at is not None else sizes[-1] * 2  # never: beyond what was measured
+        return (int(at), True) if at is not None else (sizes[-1], False)
 
     def cpu_matmul_seconds(self, n: float, flops: float) -> tuple[float, Benchmark] | None:
         """OpenBLAS's time for `flops` of a matmul of side about n, scaled from the measured size
@@ -407,13 +409,14 @@ def rule_small_matmul(p: Profile, prices: Prices | None) -> list[Explained]:
     if not p.has_device or not p.step_seconds:
         return []
     measured = prices.crossover() if prices else None
-    limit = measured or DEFAULT_CROSSOVER
-    small = [m for m in p.device_matmuls if m.n < limit]
+    limit, won = measured or (DEFAULT_CROSSOVER, True)
+    small = [m for m in p.device_matmuls if m.n < limit or (not won and m.n <= limit)]
     lost = sum(m.per_step * m.gpu_seconds for m in small)
     if not small or lost < SMALL_MATMUL_MIN_SHARE * p.step_seconds:
         return []
     worst = max(small, key=lambda m: m.per_step * m.gpu_seconds)
-    judged = (f"this machine's measured crossover, n = {measured}" if measured else
+    judged = (f"this machine's measured crossover, n = {limit}" if measured and won else
+              f"n = {limit}, up to which the GPU never beat the CPU here" if measured else
               f"a default of n = {DEFAULT_CROSSOVER} (run gapbench's overhead family for this "
               "machine's crossover)")
     text = (f"{sum(m.per_step for m in small):g} matmuls/convolutions a step are smaller than "

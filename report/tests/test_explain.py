@@ -440,3 +440,12 @@ def test_a_trace_without_step_markers_is_read_as_one_step(pytorch, capsys, tmp_p
     assert any(n.startswith("No ProfilerStep markers") for n in doc["notes"])
     f = only(doc)  # the five steps' copies, in one
     assert f["rule"] == "pageable_copies" and f["evidence"]["count"] == 5
+
+
+def test_small_matmuls_where_the_gpu_never_beat_the_cpu(pytorch, capsys, tmp_path):
+    never = {16: (1e-6, 30e-6), 64: (20e-6, 35e-6)}
+    doc = answer(capsys, DATA / "synthesised_gpu_small_matmul.pt.trace.json.gz", "--results",
+                 gpu_results(tmp_path, matmul=never))
+    f = only(doc)
+    assert f["evidence"]["crossover"] == 64
+    assert "smaller than n = 64, up to which the GPU never beat the CPU here" in f["text"]
