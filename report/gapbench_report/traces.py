@@ -37,7 +37,8 @@ EXTRA_HINT = ("pip install './report[explain]' (or run bash ci/setup --explain, 
               ".venv)")
 # The largest trace explain reads, as uncompressed JSON (a gzipped trace is measured by its
 # content). HTA holds the parsed events in memory: about 5 MiB per MiB of trace JSON on the 2-core
-# machine (report/bench_explain.py: 0.58 GiB for 113 MiB), so this keeps a run under 2 GiB.
+# machine (report/bench_explain.py: 0.58 GiB for 113 MiB, 1.51 GiB for 300), so this keeps a run
+# under 2 GiB.
 MAX_TRACE_MIB = 300
 GZIP_MAGIC = b"\x1f\x8b"
 CHUNK = 1 << 20
