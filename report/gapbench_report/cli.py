@@ -5,6 +5,7 @@
     gapbench-report diagnose RESULTS...
     gapbench-report check RESULTS --family NAME
     gapbench-report trend HISTORY... --out DIR [--filter REGEX] [--last N]
+    gapbench-report explain TRACE... [--results DIR_OR_FILES] [--json] [--out DIR]
     gapbench-report baseline NAME [--filter REGEX] [--repetitions N]   (ci/baseline)
     gapbench-report nightly [--good REF] [--filter REGEX] ...           (ci/nightly)
 
@@ -23,7 +24,8 @@ from gapbench_report import commandline
 # the orchestration package's (gapbench_ci, which imports this one; never the other way round).
 COMMANDS = {"render": "gapbench_report.render", "compare": "gapbench_report.compare",
             "diagnose": "gapbench_report.diagnose", "check": "gapbench_report.check",
-            "trend": "gapbench_report.trend", "baseline": "gapbench_ci.baseline",
+            "trend": "gapbench_report.trend", "explain": "gapbench_report.explain",
+            "baseline": "gapbench_ci.baseline",
             "nightly": "gapbench_ci.nightly"}
 
 

@@ -45,7 +45,8 @@ def test_parser_with_an_epilog_of_its_own_fills_it():
 
 # Every command of both packages: --help works, a bad flag is one line and exit status 2.
 COMMANDS = ["gapbench_report.check", "gapbench_report.compare", "gapbench_report.diagnose",
-            "gapbench_report.render", "gapbench_report.trend", "gapbench_ci.baseline",
+            "gapbench_report.render", "gapbench_report.trend", "gapbench_report.explain",
+            "gapbench_ci.baseline",
             "gapbench_ci.nightly", "gapbench_ci.gate_proof", "gapbench_ci.gpu_check"]
 
 

@@ -120,6 +120,20 @@ def test_a_current_cmake_is_left_alone(tmp_path):
     assert "CMake" not in done.stdout
 
 
+def test_explain_extra_only_when_asked():
+    """--explain adds the report's extra 'explain' to .venv's install (its stamp names the
+    extras, so asking for it later installs it)."""
+    setup_text = SETUP.read_text(encoding="utf-8")
+    assert 'pip install --quiet -e "$root/report[$extras]"' in setup_text
+    with_it = setup("--dry-run", "--no-cuda", "--explain")
+    without = setup("--dry-run", "--no-cuda")
+    assert with_it.returncode == 0 and without.returncode == 0, with_it.stderr
+    assert ("([test,explain]) into" in with_it.stdout or ".venv is complete" in with_it.stdout)
+    assert "[test,explain]" not in without.stdout
+    assert "--explain      also put the report's extra `explain` into .venv" in setup(
+        "--help").stdout
+
+
 def test_tensorflow_only_when_asked_in_a_venv_of_its_own():
     done = setup("--dry-run", "--no-cuda", "--tensorflow")
     assert done.returncode == 0, done.stderr

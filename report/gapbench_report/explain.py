@@ -1,0 +1,710 @@
+"""`gapbench-report explain`: the classic causes of a slow GPU in the user's own profiler trace,
+each priced with gapbench's measurements of the machine.
+
+    gapbench-report explain TRACE... [--results DIR_OR_FILES...] [--json] [--out DIR]
+
+A trace says what the job did (traces.py reads it: HolisticTraceAnalysis for PyTorch, xprof for
+TensorFlow); gapbench's results say what this machine can do. Each rule below names one cause it
+sees in the trace, as time lost per step, and, where --results holds the measurement that prices
+its fix, the saving that fix is expected to bring here and its basis. Findings are ranked by that
+saving (or, unpriced, by the time the trace shows them costing), the verdict first, as diagnose
+does. Markdown by default, JSON with --json, and with --out a page in the report's style.
+
+Exit status: 0 (findings or none), 2 bad input or a missing library, with one line on stderr.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from gapbench_report import commandline
+from gapbench_report.diagnose import Finding, Run
+from gapbench_report.files import write_atomic
+from gapbench_report.labels import fmt_seconds, md_cell
+from gapbench_report.metrics import crossover, find, pipeline_ideal, preprocess_metrics
+from gapbench_report.results import Benchmark, ResultsError, load_results, results_runs
+from gapbench_report.traces import MAX_TRACE_MIB, Profile, read_profile, trace_files
+
+PROG = "gapbench-report explain"
+
+# ---- thresholds (each a named rule of thumb, with where it comes from) ------------------------
+
+# TensorFlow's input-pipeline analyser: a step waiting 5-20% of its time for input is moderately
+# input-bound, 20% or more highly.
+INPUT_MODERATE, INPUT_HIGH = 0.05, 0.20
+# Nsight Systems' GPU utilisation rule: a device busy under 50% of the time.
+GPU_IDLE_SHARE = 0.5
+# Of which at least this share of the step idles for no cause another finding names.
+IDLE_UNEXPLAINED = 0.2
+# Copies from pageable memory under this many bytes a step are latency, not bandwidth (a read of
+# a loss value): pinning them saves nothing worth saying.
+PAGEABLE_MIN_BYTES = 1 << 20
+# A cause costing less than this share of the step is not worth a finding.
+MIN_SHARE = 0.05
+SMALL_MATMUL_MIN_SHARE = 0.01
+# Launch-bound: at least this many kernels a step shorter than their launch, and this share.
+LAUNCH_MIN_SHORT, LAUNCH_SHORT_SHARE = 100, 0.5
+# Without this machine's crossover: matmuls under this n are judged small (gapbench's CPU and GPU
+# cross between 128 and 512 on the machines it has measured; the lower end, to stay cautious).
+DEFAULT_CROSSOVER = 128
+# A batch this small leaves the step's fixed costs (optimizer, dispatch, launches) to dominate.
+SMALL_BATCH = 8
+TENSOR_CORES_FROM = (7, 0)  # fp16 tensor cores from Volta; TF32 from (8, 0)
+
+
+@dataclass(frozen=True)
+class Explained(Finding):
+    """A diagnose.Finding of a trace: `impact` is the expected saving per step in seconds where
+    priced, else the time lost; the rest says which."""
+
+    lost: float = 0.0  # seconds per step the trace shows this cause costing
+    saving: float | None = None  # seconds per step the fix is expected to save, where priced
+    basis: str = ""  # the measurement (or the trace figure) the saving rests on
+    family: str = ""  # the gapbench family that prices this fix
+    evidence: dict = field(default_factory=dict)
+
+
+def explained(rule: str, severity: str, title: str, text: str, lost: float,
+              saving: float | None, basis: str, family: str, cause: str, **evidence
+              ) -> Explained:
+    return Explained(rule, severity, title, text, impact=saving if saving is not None else lost,
+                     cause=cause, lost=lost, saving=saving, basis=basis, family=family,
+                     evidence=evidence)
+
+
+def ms(seconds: float) -> str:
+    return fmt_seconds(seconds) if seconds > 0 else "0 s"
+
+
+def pct(x: float) -> str:
+    return f"{100 * x:.0f}%"
+
+
+# ---- gapbench's measurements of the machine ------------------------------------------------------
+
+class Prices:
+    """The figures of a gapbench run that price the fixes, each with the benchmark it comes
+    from."""
+
+    def __init__(self, run: Run, label: str):
+        self.run, self.label = run, label
+        self.benchmarks = run.benchmarks
+        ctx = run.context
+        self.machine = str(ctx.get("machine.id", ""))
+        self.host = ctx.get("host_name")
+        self.gpu = ctx.get("gpu.name") if ctx.get("gpu.status") == "ok" else None
+
+    def _median(self, family, variant, device, **axes) -> Benchmark | None:
+        found = find(self.benchmarks, family, variant, device, **axes)
+        return found[0] if found else None
+
+    def transfer(self, direction: str, size: float):
+        """(pinned B/s, pageable B/s, bytes, pinned benchmark) at the measured size nearest a
+        copy of `size` bytes: pinned async (the copy engine), pageable sync (staged)."""
+        pinned = {int(b.parsed.axes["bytes"]): b for b in find(
+            self.benchmarks, "transfer", "pinned", "gpu", dir=direction, mode="async")}
+        pageable = {int(b.parsed.axes["bytes"]): b for b in find(
+            self.benchmarks, "transfer", "pageable", "gpu", dir=direction, mode="sync")}
+        sizes = [s for s in pinned if s in pageable and pinned[s].counter("bytes_per_second")
+                 and pageable[s].counter("bytes_per_second")]
+        if not sizes:
+            return None
+        at = min(sizes, key=lambda s: abs(s - size) / s)
+        return (pinned[at].counter("bytes_per_second"), pageable[at].counter("bytes_per_second"),
+                at, pinned[at])
+
+    def launch(self, what: str) -> Benchmark | None:
+        b = self._median("overhead", "launch", "gpu", what=what)
+        return b if b and b.median else None
+
+    def matmuls(self) -> tuple[dict[int, Benchmark], dict[int, Benchmark]]:
+        """OpenBLAS and cuBLAS end to end, float32 (no math axis), by n."""
+        cpu = {int(b.parsed.axes["n"]): b for b in find(
+            self.benchmarks, "overhead", "openblas", "cpu", op="matmul") if b.median}
+        gpu = {int(b.parsed.axes["n"]): b for b in find(
+            self.benchmarks, "overhead", "cublas_e2e", "gpu", op="matmul")
+            if b.median and "math" not in b.parsed.axes}
+        return cpu, gpu
+
+    def crossover(self) -> tuple[int, bool] | None:
+        """(n, True): the GPU end to end beats the CPU from n on; (n, False): it never did, up
+        to the largest n measured."""
+        cpu, gpu = self.matmuls()
+        sizes = sorted(set(cpu) & set(gpu))
+        if len(sizes) < 2:
+            return None
+        at = crossover(sizes, [cpu[n].median for n in sizes], [gpu[n].median for n in sizes])
+        return (int(at), True) if at is not None else (sizes[-1], False)
+
+    def cpu_matmul_seconds(self, n: float, flops: float) -> tuple[float, Benchmark] | None:
+        """OpenBLAS's time for `flops` of a matmul of side about n, scaled from the measured size
+        nearest it by the flops."""
+        cpu, _ = self.matmuls()
+        if not cpu:
+            return None
+        at = min(cpu, key=lambda s: abs(s - n))
+        return cpu[at].median * flops / (2.0 * at**3), cpu[at]
+
+    def tf32_gain(self) -> tuple[float, Benchmark, Benchmark] | None:
+        """cuBLAS float32 time over TF32 time at the largest n both measured."""
+        for family, variant, kw in (("overhead", "cublas", {"op": "matmul"}),
+                                    ("peak", "gemm", {})):
+            fp32 = {b.parsed.axes["n"]: b for b in find(self.benchmarks, family, variant, "gpu",
+                                                          **kw)
+                    if b.median and b.parsed.math == "fp32"}
+            tf32 = {b.parsed.axes["n"]: b for b in find(self.benchmarks, family, variant, "gpu",
+                                                          math="tf32", **kw) if b.median}
+            common = [n for n in fp32 if n in tf32]
+            if common:
+                n = max(common, key=int)
+                return fp32[n].median / tf32[n].median, fp32[n], tf32[n]
+        return None
+
+    def pipelines(self, device: str) -> list[tuple[Benchmark, float, int, int]]:
+        """Each prefetch and parallel benchmark on `device` with its measured share of its ideal
+        (at most 1), its workers and the cores it counted."""
+        out = []
+        for variant in ("prefetch", "parallel"):
+            for b in find(self.benchmarks, "pipeline", variant, device):
+                ideal = pipeline_ideal(b)
+                if ideal and ideal.cores:
+                    workers = int(b.parsed.axes.get("workers", "1"))
+                    out.append((b, min(1.0, ideal.ratio), workers, ideal.cores))
+        return out
+
+    def dense(self, device: str) -> tuple[Benchmark, Benchmark] | None:
+        """The dense training step at its smallest and largest batch (samples/s)."""
+        variant = "openblas" if device == "cpu" else "cublas_e2e"
+        rows = [b for b in find(self.benchmarks, "overhead", variant, device, op="dense")
+                if b.counter("items_per_second")]
+        if len(rows) < 2:
+            return None
+        rows.sort(key=lambda b: int(b.parsed.axes["batch"]))
+        return rows[0], rows[-1]
+
+    def elementwise(self, device: str) -> float | None:
+        ratios = [v for k, v in preprocess_metrics(self.benchmarks).items()
+                  if f"{device.upper()} element-wise / vectorized" in k and v]
+        return max(ratios) if ratios else None
+
+
+# ---- the rules ---------------------------------------------------------------------------------
+
+Rule = Callable[[Profile, "Prices | None"], list[Explained]]
+
+
+def device_of(p: Profile) -> str:
+    return "gpu" if p.has_device else "cpu"
+
+
+def rule_input(p: Profile, prices: Prices | None) -> list[Explained]:
+    """The step waiting for its input: TensorFlow's analyser's thresholds (5-20% moderately,
+    20% and more highly input-bound). A pipeline with no workers or parallel producers is its own
+    rule (input_no_prefetch): overlap is its fix; with workers, more of them or a cheaper
+    producer."""
+    if not p.step_seconds or p.input_seconds < INPUT_MODERATE * p.step_seconds:
+        return []
+    share = p.input_seconds / p.step_seconds
+    degree = "highly" if share >= INPUT_HIGH else "moderately"
+    serial = p.loader_parallel is False
+    t_in, t_rest = p.input_seconds, p.step_seconds - p.input_seconds
+    what = (f"{p.loader} (num_workers=0)" if p.loader and p.loader.startswith("_Single")
+            else p.loader or "the input pipeline")
+    text = (f"Each step waits {ms(t_in)} of its {ms(p.step_seconds)} for its input "
+            f"({pct(share)}: {degree} input-bound by TensorFlow's measure), from {what}.")
+    if p.has_device and p.idle_input_seconds:
+        text += f" The GPU idles {ms(p.idle_input_seconds)} of it."
+    if p.input_verdict:
+        text += f" TensorFlow's analyser: \"{p.input_verdict}\""
+    fix = ("Overlap loading with the step: DataLoader(num_workers=N, pin_memory=True, "
+           "prefetch_factor=2), or tf.data's num_parallel_calls and .prefetch(tf.data.AUTOTUNE)."
+           if serial else "Add workers if cores are free, or make the producer cheaper (cache "
+           "decoded data, vectorize the preprocessing).")
+    saving, basis = None, "the time the step waits for input (what overlap can hide at most)"
+    if prices and (measured := prices.pipelines(device_of(p)) or prices.pipelines("cpu")):
+        # gapbench's ideal with the user's stage costs and this machine's cores (the CPU time of
+        # a step: the input, and on the CPU the step's own work), at the share of it gapbench
+        # measured the pipeline reaching here.
+        cpu_time = t_in + (0.0 if p.has_device else t_rest)
+        best = None
+        for b, efficiency, workers, cores in measured:
+            bounds = {"producers": t_in / workers, "step": t_rest, "cores": cpu_time / cores}
+            limit = max(bounds, key=bounds.get)
+            step = bounds[limit] / efficiency
+            if best is None or step < best[0]:
+                best = (step, b, efficiency, workers, cores, limit)
+        step, b, efficiency, workers, cores, limit = best
+        saving = max(0.0, p.step_seconds - step)
+        basis = (f"gapbench's {b.parsed.variant} pipeline ({workers} producer"
+                 f"{'s' if workers > 1 else ''}) reached {pct(efficiency)} of its ideal on this "
+                 f"machine's {cores} cores ({b.name})")
+        fix += (f" Measured here, with {workers} producer{'s' if workers > 1 else ''} your step "
+                f"would take about {ms(step)} instead of {ms(p.step_seconds)}"
+                + (f" (this machine's {cores} cores bound it: more workers cannot help)"
+                   if limit == "cores" else "") + ".")
+    rule = "input_no_prefetch" if serial else "input_bound"
+    title = ("The step waits for an input pipeline without prefetch or workers" if serial
+             else "The step waits for its input")
+    return [explained(rule, "warning" if share >= INPUT_HIGH else "info", title,
+                      f"{text} {fix}", t_in, saving, basis, "pipeline",
+                      "input pipeline without prefetch" if serial else "waiting for input",
+                      input_seconds=t_in, share=share, loader=p.loader,
+                      parallel=p.loader_parallel)]
+
+
+def rule_gpu_idle(p: Profile, prices: Prices | None) -> list[Explained]:
+    """The GPU idle under Nsight Systems' 50% utilisation rule, beyond what the other findings
+    explain (input, synchronisation, launches): the host's own time between launches."""
+    if not p.has_device or not p.step_seconds:
+        return []
+    idle = p.gpu_idle_seconds
+    # HTA's kernel wait (gaps of under 30 us between kernels) is launch overhead, not the host's
+    # other work; of its host wait, the input pipeline's and the syncs' share are other findings'.
+    explained_by = {"input pipeline": p.idle_input_seconds, "synchronisation":
+                    p.sync_bubble_seconds, "kernel wait": p.idle_split.get("kernel_wait", 0.0)}
+    rest = max(0.0, idle - sum(explained_by.values()))
+    if idle < GPU_IDLE_SHARE * p.step_seconds or rest < IDLE_UNEXPLAINED * p.step_seconds:
+        return []
+    split = ", ".join(f"{k.replace('_', ' ')} {ms(v)}" for k, v in p.idle_split.items() if v)
+    parts = ", ".join(f"{k} {ms(v)}" for k, v in explained_by.items() if v)
+    text = (f"The GPU idles {ms(idle)} of each {ms(p.step_seconds)} step "
+            f"({pct(idle / p.step_seconds)}; HolisticTraceAnalysis splits it: {split or 'n/a'})."
+            + (f" Of it, {parts} are the other findings'." if parts else "")
+            + f" The remaining {ms(rest)} the GPU waits for the host: Python and framework work "
+            "between launches. Move work off the step's critical path (logging, metrics, "
+            "checkpoints), batch more per launch, or capture the step (torch.compile, CUDA "
+            "graphs).")
+    basis = "the GPU's idle time in the trace (no gapbench figure prices Python's own time)"
+    floor = prices.launch("launch") if prices else None
+    if floor:
+        basis += f"; a kernel launch costs {ms(floor.median)} here ({floor.name})"
+    return [explained("gpu_idle", "warning", "The GPU waits for the host", text, rest, None,
+                      basis, "overhead", "GPU idle waiting for the host", idle_seconds=idle,
+                      idle_split=p.idle_split, unexplained_seconds=rest)]
+
+
+def rule_pageable(p: Profile, prices: Prices | None) -> list[Explained]:
+    """Host-device copies from pageable memory: the driver stages them through its own pinned
+    buffer, at a fraction of the link's speed, and they block the host."""
+    found = []
+    for c in p.copies:
+        if c.memory != "pageable" or c.bytes < PAGEABLE_MIN_BYTES or not c.seconds:
+            continue
+        direction = c.direction.upper()
+        mb = c.bytes / 1e6
+        text = (f"{c.count:g} {direction} cop{'ies' if c.count != 1 else 'y'} a step from "
+                f"pageable memory move {mb:.0f} MB in {ms(c.seconds)} ({c.gbps:.1f} GB/s).")
+        saving, basis = None, "the pageable copies' time in the trace"
+        if prices and (rates := prices.transfer(c.direction, c.bytes / max(c.count, 1))):
+            pinned, pageable, at, bench = rates
+            expected = c.bytes / pinned
+            saving = max(0.0, c.seconds - expected)
+            text += (f" Pinned copies ran at {pinned / 1e9:.1f} GB/s against "
+                     f"{pageable / 1e9:.1f} pageable here: your {mb:.0f} MB/step of pageable "
+                     f"{direction} would take {ms(expected)} instead of {ms(c.seconds)}.")
+            basis = (f"gapbench's pinned {direction} at {at / 2**20:g} MiB: "
+                     f"{pinned / 1e9:.1f} GB/s ({bench.name})")
+        text += (" Pin the host buffers: DataLoader(pin_memory=True) and "
+                 ".to(device, non_blocking=True), or a pinned staging tensor (pin_memory()).")
+        found.append(explained(
+            "pageable_copies", "warning", f"{direction} copies from pageable memory", text,
+            c.seconds, saving, basis, "transfer", f"pageable {direction} copies",
+            bytes=c.bytes, seconds=c.seconds, gbps=c.gbps, count=c.count))
+    return found
+
+
+def rule_sync(p: Profile, prices: Prices | None) -> list[Explained]:
+    """Synchronising calls and device-to-host reads inside the step: on a GPU each drains the
+    queue, and the GPU idles until the host enqueues again. In a trace without a device, a loop
+    of reads (.item() per element) is the same habit, paid there as host time."""
+    reads_loop = p.loop("reads")
+    if p.has_device:
+        calls, lost = p.sync_calls, p.sync_bubble_seconds
+    else:
+        calls, lost = p.reads, reads_loop.seconds if reads_loop else 0.0
+    if not calls or not p.step_seconds or lost < MIN_SHARE * p.step_seconds:
+        return []
+    what = ", ".join(p.sync_examples) or "synchronising calls"
+    if p.has_device:
+        text = (f"{calls:g} synchronising call{'s' if calls != 1 else ''} a step ({what}): after "
+                f"each the GPU idles until the host enqueues again, {ms(lost)} a step.")
+    else:
+        text = (f"{p.reads:g} device-to-host reads a step ({what}), in a loop of "
+                f"{reads_loop.ops:.0f} ops that takes {ms(lost)}; on a GPU each read also "
+                "synchronises, draining its queue.")
+    text += (" Keep values on the device (accumulate metrics as tensors, read them once per "
+             "epoch or every N steps), and drop explicit synchronize() calls from the loop.")
+    saving, basis = None, "the trace's time after the syncs" if p.has_device else \
+        "the reads' loop in the trace"
+    floor = prices.launch("sync") if prices else None
+    if floor:
+        at_least = calls * floor.median
+        saving = max(lost, at_least)
+        basis = (f"each synchronisation costs at least {ms(floor.median)} here ({floor.name}): "
+                 f"{calls:g} of them at least {ms(at_least)}")
+    return [explained("sync_calls", "warning", "Synchronising calls inside the step", text, lost,
+                      saving, basis, "overhead", "synchronising reads inside the step",
+                      calls=calls, reads=p.reads, seconds=lost)]
+
+
+def rule_per_element(p: Profile, prices: Prices | None) -> list[Explained]:
+    """A Python loop over a tensor's elements: many tiny ops, each indexing one element."""
+    loop = p.loop("indexing")
+    if not loop or not p.step_seconds or loop.seconds < MIN_SHARE * p.step_seconds:
+        return []
+    text = (f"A per-element Python loop: {loop.ops:.0f} tiny ops a step, mostly {loop.example}"
+            f", take {ms(loop.seconds)} of the {ms(p.step_seconds)} step "
+            f"({pct(loop.seconds / p.step_seconds)}). Each op pays the framework's dispatch (and "
+            "on a GPU a launch) for one element's work. Write it as whole-tensor operations "
+            "(x = (x - x.mean(1, keepdim=True)) / x.std(1, keepdim=True)).")
+    saving, basis = None, "the loop's time in the trace"
+    ratio = prices.elementwise(device_of(p)) if prices else None
+    if ratio:
+        saving = loop.seconds * (1 - 1 / ratio)
+        basis = (f"gapbench's element-wise loops took {ratio:.0f}x the time of one vectorized "
+                 f"pass here (preprocess, {device_of(p).upper()})")
+    return [explained("per_element_loop", "warning", "A per-element Python loop", text,
+                      loop.seconds, saving, basis, "preprocess", "per-element Python loop",
+                      ops=loop.ops, seconds=loop.seconds)]
+
+
+def rule_launch_bound(p: Profile, prices: Prices | None) -> list[Explained]:
+    """Kernels shorter than their launch (HolisticTraceAnalysis' launch statistics): the GPU
+    finishes each before the host has launched the next."""
+    if not p.has_device or p.short_kernels < LAUNCH_MIN_SHORT or \
+            p.short_kernels < LAUNCH_SHORT_SHARE * p.kernels or not p.step_seconds:
+        return []
+    rate = p.kernels / p.step_seconds
+    # What the GPU waits between them: HTA's kernel wait, at least the launches' excess.
+    lost = max(p.launch_lost_seconds, p.idle_split.get("kernel_wait", 0.0))
+    text = (f"{p.short_kernels:g} of the step's {p.kernels:g} kernels run shorter on the GPU "
+            f"(median {ms(p.short_kernel_seconds)}) than their launch on the host (median "
+            f"{ms(p.launch_seconds)}): {rate:,.0f} launches/s, the GPU waiting {ms(lost)} between "
+            "kernels a step. Fuse them (torch.compile, foreach/fused optimizers), capture the step "
+            "as a CUDA graph, or give each launch more work.")
+    saving, basis = None, "launch minus kernel time of the short kernels, in the trace"
+    launch, graph = (prices.launch("launch"), prices.launch("graph")) if prices else (None, None)
+    if launch and graph:
+        # Replayed from a graph, the short kernels follow each other at the graph's cost per
+        # kernel (or their own time, if longer): the waits go, and each costs per_kernel.
+        per_kernel = max(p.short_kernel_seconds, graph.median)
+        saving = max(0.0, lost - p.short_kernels * (per_kernel - p.short_kernel_seconds))
+        basis = (f"a kernel replayed from a CUDA graph costs {ms(graph.median)} here against "
+                 f"{ms(launch.median)} launched ({graph.name})")
+        text += (f" Measured here, a graph's kernel costs {ms(graph.median)}: the short kernels "
+                 f"would take about {ms(p.short_kernels * per_kernel)} a step instead of "
+                 f"{ms(p.short_kernels * p.short_kernel_seconds + lost)}.")
+    return [explained("launch_bound", "warning", "Launch-bound kernels", text, lost, saving,
+                      basis, "overhead", "launch-bound kernels", kernels=p.kernels,
+                      short_kernels=p.short_kernels, launches_per_second=rate)]
+
+
+def rule_small_matmul(p: Profile, prices: Prices | None) -> list[Explained]:
+    """Matmuls and convolutions on the GPU smaller than the size from which this machine's GPU
+    beats its CPU (gapbench's overhead family), where the CPU would do them faster."""
+    if not p.has_device or not p.step_seconds:
+        return []
+    measured = prices.crossover() if prices else None
+    limit, won = measured or (DEFAULT_CROSSOVER, True)
+    small = [m for m in p.device_matmuls if m.n < limit or (not won and m.n <= limit)]
+    lost = sum(m.per_step * m.gpu_seconds for m in small)
+    if not small or lost < SMALL_MATMUL_MIN_SHARE * p.step_seconds:
+        return []
+    worst = max(small, key=lambda m: m.per_step * m.gpu_seconds)
+    judged = (f"this machine's measured crossover, n = {limit}" if measured and won else
+              f"n = {limit}, up to which the GPU never beat the CPU here" if measured else
+              f"a default of n = {DEFAULT_CROSSOVER} (run gapbench's overhead family for this "
+              "machine's crossover)")
+    text = (f"{sum(m.per_step for m in small):g} matmuls/convolutions a step are smaller than "
+            f"{judged}, e.g. {worst.per_step:g}x {worst.name} {worst.dims} (as a square matmul "
+            f"n = {worst.n:.0f}), each {ms(worst.gpu_seconds)} on the GPU with its launch: "
+            f"{ms(lost)} a step. Batch them (bmm, one bigger matmul), or, where their inputs "
+            "live on the host, run them there.")
+    saving, basis = None, "their GPU time with launches, in the trace"
+    if prices and measured:
+        total, reference = 0.0, None
+        for m in small:
+            cpu = prices.cpu_matmul_seconds(m.n, m.flops)
+            if cpu:
+                seconds, reference = cpu
+                total += m.per_step * max(0.0, m.gpu_seconds - seconds)
+        if reference is not None:
+            saving = total
+            basis = (f"OpenBLAS's time at n = {reference.parsed.axes['n']} scaled by flops "
+                     f"({reference.name}), against the trace's GPU time")
+    return [explained("small_matmul", "info", "Matmuls too small for the GPU", text, lost,
+                      saving, basis, "overhead", "matmuls too small for the GPU",
+                      crossover=limit, ops_per_step=sum(m.per_step for m in small))]
+
+
+def rule_fp32(p: Profile, prices: Prices | None) -> list[Explained]:
+    """Float32 matmul and convolution kernels without tensor cores on a GPU that has them."""
+    cc = p.compute_capability
+    if not p.has_device or not cc or cc < TENSOR_CORES_FROM or not p.step_seconds or \
+            p.fp32_kernel_seconds < MIN_SHARE * p.step_seconds:
+        return []
+    tf32 = cc >= (8, 0)
+    text = (f"{p.fp32_kernel_count:g} float32 matmul/convolution kernels a step use no tensor "
+            f"cores ({', '.join(p.fp32_examples)}), {ms(p.fp32_kernel_seconds)} a step, on a GPU "
+            f"of compute capability {cc[0]}.{cc[1]} that has them. "
+            + ("Allow TF32 (torch.set_float32_matmul_precision('high'), "
+               "torch.backends.cudnn.allow_tf32 = True) or use torch.autocast."
+               if tf32 else "Use torch.autocast (float16) where the model's accuracy allows."))
+    saving, basis = None, "the float32 kernels' time in the trace"
+    gain = prices.tf32_gain() if prices and tf32 else None
+    if gain:
+        ratio, fp32, fast = gain
+        saving = p.fp32_kernel_seconds * (1 - 1 / ratio)
+        basis = (f"cuBLAS TF32 ran {ratio:.1f}x float32's speed here at n = "
+                 f"{fp32.parsed.axes['n']} ({fast.name})")
+    return [explained("fp32_no_tensor_cores", "warning", "Float32 kernels without tensor cores",
+                      text, p.fp32_kernel_seconds, saving, basis, "overhead",
+                      "float32 without tensor cores", kernels=p.fp32_kernel_count)]
+
+
+def rule_small_batch(p: Profile, prices: Prices | None) -> list[Explained]:
+    """A batch so small that each step's fixed costs (optimizer, dispatch, launches) dwarf its
+    arithmetic."""
+    if p.batch is None or p.batch > SMALL_BATCH or not p.step_seconds:
+        return []
+    fixed = max(0.0, p.step_seconds - p.matmul_seconds)
+    text = (f"The model's layers see batches of {p.batch}: of the {ms(p.step_seconds)} step, "
+            f"{ms(fixed)} ({pct(fixed / p.step_seconds)}) is not the layers' matmuls but what "
+            "each step pays whatever its batch (optimizer, dispatch, launches). Use bigger "
+            "batches (with gradient accumulation if memory binds).")
+    saving, basis = None, "the step's time outside its matmuls, in the trace"
+    dense = prices.dense(device_of(p)) if prices else None
+    if dense:
+        small, big = dense
+        kept = small.counter("items_per_second") / big.counter("items_per_second")
+        saving = p.step_seconds * (1 - kept)
+        basis = (f"gapbench's dense step did {small.counter('items_per_second'):,.0f} samples/s "
+                 f"at batch {small.parsed.axes['batch']} and "
+                 f"{big.counter('items_per_second'):,.0f} at {big.parsed.axes['batch']} here: "
+                 f"a lower bound, as your batch is smaller still ({big.name})")
+    return [explained("small_batch", "warning", f"A batch of {p.batch}", text, fixed, saving,
+                      basis, "overhead", f"a batch of {p.batch}", batch=p.batch)]
+
+
+RULES: tuple[Rule, ...] = (rule_input, rule_gpu_idle, rule_pageable, rule_sync, rule_per_element,
+                           rule_launch_bound, rule_small_matmul, rule_fp32, rule_small_batch)
+
+
+def rank(f: Explained) -> tuple:
+    """The largest expected saving first (the time lost where unpriced)."""
+    return (-(f.impact or 0.0), f.rule)
+
+
+def explain(profile: Profile, prices: Prices | None) -> list[Explained]:
+    return sorted((f for rule in RULES for f in rule(profile, prices)), key=rank)
+
+
+def verdict(profile: Profile, findings: list[Explained], limit: int = 3) -> str:
+    """One line: what to change first and what it is worth a step, then the next."""
+    if not findings:
+        return ("Nothing in this trace points to a known cause of slowness"
+                + ("" if profile.has_device else " on the host (it has no device events)") + ".")
+    parts = []
+    for f in findings[:limit]:
+        worth = (f"saves about {ms(f.saving)} of {ms(profile.step_seconds)} a step, measured here"
+                 if f.saving is not None else
+                 f"costs {ms(f.lost)} of {ms(profile.step_seconds)} a step")
+        parts.append(f"{f.cause} ({worth})")
+    return "Fix first: " + parts[0] + (("; then " + "; ".join(parts[1:])) if parts[1:] else "") \
+        + "."
+
+
+# ---- the machine the results come from ----------------------------------------------------------
+
+def load_prices(paths: Sequence[str]) -> Prices | None:
+    """gapbench's results, one machine's: files or folders (one run). Results of several machines
+    are refused with one line."""
+    if not paths:
+        return None
+    files = [f for run in results_runs(paths) for f in run]
+    loaded = [load_results(f) for f in files]
+    machines = sorted({r.machine for r in loaded})
+    if len(machines) > 1:
+        raise ResultsError(f"the --results files come from {len(machines)} machines "
+                           f"(machine.id {', '.join(machines)}): give one machine's results")
+    label = ", ".join(str(f) for f in files[:3]) + (f" (+{len(files) - 3} more)"
+                                                     if len(files) > 3 else "")
+    return Prices(Run.of(loaded), label)
+
+
+def _gpu_key(name: str) -> str:
+    return " ".join(name.lower().replace("nvidia", "").split())
+
+
+def machine_note(profile: Profile, prices: Prices | None) -> str:
+    if prices is None:
+        return ("No --results: the findings are ranked by the time the trace shows them costing; "
+                "each names the gapbench family whose figures would price its fix (run them on "
+                "this machine: cmake --workflow --preset bench).")
+    who = f"machine.id {prices.machine}, host {prices.host or 'unknown'}"
+    differ = []
+    if profile.host_name and prices.host and profile.host_name != prices.host:
+        differ.append(f"the trace's host is {profile.host_name}, the results' {prices.host}")
+    if profile.gpus and prices.gpu and not any(_gpu_key(g) == _gpu_key(prices.gpu)
+                                               for g in profile.gpus):
+        differ.append(f"the trace's GPU is {', '.join(profile.gpus)}, the results' {prices.gpu}")
+    if profile.gpus and not prices.gpu:
+        differ.append(f"the trace ran on {', '.join(profile.gpus)}; the results' machine had no "
+                      "usable GPU")
+    if differ:
+        return (f"The results come from another machine ({who}): {'; '.join(differ)}. The "
+                "savings are what each fix would be worth on that machine, not on the one traced.")
+    if not profile.host_name:
+        return (f"Priced with gapbench's results ({who}); the trace does not name its host, so "
+                "whether they are the traced machine's is not known.")
+    return f"Priced with gapbench's results of this machine ({who})."
+
+
+def notes(profile: Profile, prices: Prices | None) -> list[str]:
+    out = [machine_note(profile, prices)]
+    if not profile.has_device:
+        out.append("This trace has no device events (the job ran on the CPU, or the profiler did "
+                   "not record CUDA activity): the GPU's findings (idle time, copies, "
+                   "synchronisation, launches, small matmuls, tensor cores) are not judged; the "
+                   "host's follow.")
+    return out + profile.notes
+
+
+# ---- output -------------------------------------------------------------------------------------
+
+@dataclass
+class Answer:
+    profile: Profile
+    findings: list[Explained]
+    notes: list[str]
+
+    @property
+    def verdict(self) -> str:
+        return verdict(self.profile, self.findings)
+
+
+def _seconds(x: float | None) -> float | None:
+    return None if x is None else round(x, 9)
+
+
+def as_json(answers: list[Answer], prices: Prices | None) -> dict:
+    return {
+        "results": None if prices is None else {
+            "machine.id": prices.machine, "host_name": prices.host, "files": prices.label},
+        "traces": [{
+            "path": a.profile.path, "framework": a.profile.framework,
+            "host_name": a.profile.host_name, "gpus": a.profile.gpus,
+            "has_device": a.profile.has_device, "steps": a.profile.steps,
+            "step_seconds": _seconds(a.profile.step_seconds), "verdict": a.verdict,
+            "notes": a.notes,
+            "findings": [{
+                "rule": f.rule, "severity": f.severity, "title": f.title, "text": f.text,
+                "lost_seconds_per_step": _seconds(f.lost),
+                "saving_seconds_per_step": _seconds(f.saving), "basis": f.basis,
+                "family": f.family, "evidence": _plain(f.evidence)} for f in a.findings]}
+            for a in answers]}
+
+
+def _plain(value):
+    """Evidence as JSON: numbers rounded, what JSON lacks as text."""
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, float):
+        return round(value, 9)
+    if value is None or isinstance(value, (int, str, bool)):
+        return value
+    return str(value)
+
+
+def _saving_cell(f: Explained) -> str:
+    return f"{ms(f.saving)}" if f.saving is not None else "not priced"
+
+
+def markdown(answers: list[Answer], prices: Prices | None) -> str:
+    lines = ["# gapbench-report explain", ""]
+    for a in answers:
+        p = a.profile
+        lines += [f"## {md_cell(Path(p.path).name)}", "",
+                  f"{p.framework}, {p.steps} step{'s' if p.steps != 1 else ''} of "
+                  f"{ms(p.step_seconds)} on average.", "", f"**{md_cell(a.verdict)}**", ""]
+        lines += [f"- {md_cell(n)}" for n in a.notes] + [""]
+        if a.findings:
+            lines += ["| # | finding | the trace shows, per step | expected saving per step | "
+                      "priced by |", "|---|---|---|---|---|"]
+            lines += [f"| {i} | {md_cell(f.title)} | {ms(f.lost)} | {_saving_cell(f)} | "
+                      f"{md_cell(f.basis)} |" for i, f in enumerate(a.findings, 1)]
+            lines.append("")
+        for i, f in enumerate(a.findings, 1):
+            lines += [f"### {i}. {md_cell(f.title)}", "", f"[{f.severity}] {md_cell(f.text)}", "",
+                      f"*Priced by:* {md_cell(f.basis)} (gapbench family: `{f.family}`).", ""]
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def html_page(answers: list[Answer], prices: Prices | None) -> str:
+    from gapbench_report.render import CSS, esc
+
+    body = ["<h1>gapbench-report explain</h1>"]
+    for a in answers:
+        p = a.profile
+        body += [f"<h2>{esc(Path(p.path).name)}</h2>",
+                 f'<p class="meta">{esc(p.framework)}, {p.steps} step(s) of '
+                 f"{esc(ms(p.step_seconds))} on average</p>",
+                 f'<p class="verdict">{esc(a.verdict)}</p>',
+                 *[f'<p class="note">{esc(n)}</p>' for n in a.notes]]
+        if a.findings:
+            rows = "".join(f"<tr><td>{i}</td><td>{esc(f.title)}</td><td class=\"num\">"
+                           f"{esc(ms(f.lost))}</td><td class=\"num\">{esc(_saving_cell(f))}</td>"
+                           f"<td>{esc(f.basis)}</td></tr>" for i, f in enumerate(a.findings, 1))
+            body.append("<table><thead><tr><th>#</th><th>finding</th><th>the trace shows, per "
+                        "step</th><th>expected saving per step</th><th>priced by</th></tr>"
+                        f"</thead><tbody>{rows}</tbody></table>")
+        body += [f'<div class="finding {esc(f.severity)}"><span class="badge {esc(f.severity)}">'
+                 f"{esc(f.severity)}</span><strong>{esc(f.title)}</strong><br>{esc(f.text)}"
+                 f"<br><em>Priced by:</em> {esc(f.basis)} (gapbench family "
+                 f"<code>{esc(f.family)}</code>)</div>" for f in a.findings]
+    return ('<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+            '<meta name="viewport" content="width=device-width, initial-scale=1">'
+            f"<title>gapbench explain</title><style>{CSS}</style></head><body>\n"
+            + "\n".join(body) + "\n</body></html>\n")
+
+
+# ---- the command --------------------------------------------------------------------------------
+
+def _parser() -> commandline.Parser:
+    p = commandline.parser(PROG, __doc__, epilog="")
+    p.add_argument("traces", nargs="+", metavar="TRACE",
+                   help="PyTorch profiler traces (*.pt.trace.json[.gz]) or TensorFlow's "
+                        "*.xplane.pb, or folders of them")
+    p.add_argument("--results", nargs="+", default=[], metavar="DIR_OR_FILE",
+                   help="gapbench results of one machine (files, or a folder of them) that price "
+                        "the fixes")
+    p.add_argument("--json", action="store_true", help="print JSON instead of Markdown")
+    p.add_argument("--out", type=Path, help="also write explain.html and explain.md there")
+    p.add_argument("--max-trace-mib", type=float, default=MAX_TRACE_MIB,
+                   help=f"the largest trace read, as JSON (default {MAX_TRACE_MIB} MiB)")
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    def body(args: list[str]) -> int:
+        a = _parser().parse_args(args)
+        prices = load_prices(a.results)
+        answers = []
+        for path in trace_files(a.traces):
+            profile = read_profile(path, a.max_trace_mib)
+            answers.append(Answer(profile, explain(profile, prices), notes(profile, prices)))
+        text = (json.dumps(as_json(answers, prices), indent=1) + "\n" if a.json
+                else markdown(answers, prices))
+        if a.out:
+            write_atomic(a.out / "explain.md", markdown(answers, prices))
+            write_atomic(a.out / "explain.html", html_page(answers, prices))
+        sys.stdout.write(text)
+        return 0
+
+    return commandline.run(PROG, body, argv, command="explain")

@@ -1,0 +1,750 @@
+"""Reading a user's profiler trace for `explain`: what one trace shows, per step.
+
+PyTorch's profiler traces (Kineto's JSON, gzipped or not) are read by HolisticTraceAnalysis
+(HTA), which parses them into a DataFrame (streamed with ijson) and computes the GPU's temporal
+breakdown, its idle time split (host wait, kernel wait, other) and the kernel launch statistics;
+this module only adds what HTA does not compute (the input pipeline's spans, loops of tiny ops,
+synchronising calls, copies by memory kind, matmul sizes, kernel precision). TensorFlow's
+profiler output (.xplane.pb) is read through xprof's own converters: the input-pipeline
+analyser's per-step breakdown and its verdict, the overview page, and the trace viewer's events.
+
+Both become one Profile: per-step averages of the quantities explain's rules judge. Nothing here
+judges or prices; explain.py does.
+
+The libraries are the report's optional extra `explain` (pip install './report[explain]'):
+require_extra() refuses with one line when they are missing.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import logging
+import math
+import os
+import re
+import statistics
+import warnings
+import zlib
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from gapbench_report.results import ResultsError
+
+EXTRA_HINT = ("pip install './report[explain]' (or run bash ci/setup --explain, which puts it in "
+              ".venv)")
+# The largest trace explain reads, as uncompressed JSON (a gzipped trace is measured by its
+# content). HTA holds the parsed events in memory: about 5 MiB per MiB of trace JSON on the 2-core
+# machine (report/bench_explain.py: 0.58 GiB for 113 MiB, 1.51 GiB for 300), so this keeps a run
+# under 2 GiB.
+MAX_TRACE_MIB = 300
+GZIP_MAGIC = b"\x1f\x8b"
+CHUNK = 1 << 20
+
+# ---- what the rules read in a trace -------------------------------------------------------------
+
+# A DataLoader's iterator, as torch.profiler names its __next__ span.
+LOADER_SPAN = re.compile(r"^enumerate\(DataLoader\)#(?P<iterator>\w+)\.__next__$")
+SINGLE_PROCESS_LOADER = "_SingleProcessDataLoaderIter"
+# Host calls that wait for the device.
+SYNC_CALLS = frozenset({"cudaStreamSynchronize", "cudaDeviceSynchronize", "cudaEventSynchronize",
+                        "cudaMemcpy", "hipStreamSynchronize", "hipDeviceSynchronize"})
+# A device-to-host read of a value (tensor.item(), bool(tensor), float(tensor)).
+LOOP_READ_OPS = frozenset({"aten::item", "aten::_local_scalar_dense"})
+# Per-element indexing (x[i], iterating over a tensor): the signature of a Python loop over its
+# elements. Slices (x[:, :n]) are left out: models take them by the dozen without any loop.
+INDEX_OPS = frozenset({"aten::select", "aten::unbind", "StridedSlice", "Unpack"})
+# A host op this short is per-element work when many follow each other (microseconds).
+TINY_OP_US = 100.0
+# Consecutive tiny ops this close (microseconds) belong to one loop...
+LOOP_GAP_US = 200.0
+# ...of at least this many ops.
+LOOP_MIN_OPS = 32
+# A share of a loop's ops that names its kind, reads (.item()) first, then indexing (x[i]): a loop
+# body has a few ops per element (x[i], its arithmetic, the store), each element read once.
+LOOP_KIND_SHARE = 0.1
+MATMUL_OPS = frozenset({"aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm"})
+CONV_OPS = frozenset({"aten::cudnn_convolution", "aten::convolution", "aten::_convolution",
+                      "aten::conv2d", "aten::conv1d", "aten::conv3d"})
+BATCH_OPS = frozenset({"aten::addmm", "aten::linear"})
+# Float32 matmul and convolution kernels of cuBLAS and cuDNN that use no tensor cores...
+FP32_KERNEL = re.compile(r"sgemm|gemmSN|gemmk1|implicit_convolve_sgemm|f32f32_f32f32_f32"
+                         r"|fft2d_r2c|winograd", re.IGNORECASE)
+# ...and the names of those that do (TF32, half precision, tensor-op tiles).
+TENSOR_CORE_KERNEL = re.compile(r"tf32|s1688|s16816|h1688|h16816|884|hmma|tensorop|tensor\d+x"
+                                r"|bf16|f16|wgmma|gmma|i8816", re.IGNORECASE)
+MEMCPY = re.compile(r"^Memcpy (?P<dir>HtoD|DtoH|DtoD|HtoH|PtoP) \((?P<src>\w+) -> (?P<dst>\w+)\)")
+
+
+class TraceError(ResultsError):
+    """A trace explain cannot read; str() is the one line to show."""
+
+
+# ---- the profile: what a trace shows, per step ------------------------------------------------
+
+@dataclass
+class Loop:
+    """A run of tiny host ops in one step: a Python loop over elements."""
+
+    kind: str  # "reads" (a .item() per element) or "indexing" (x[i] = ...)
+    ops: int
+    seconds: float
+    example: str  # its most frequent op
+
+
+@dataclass
+class Copies:
+    """Host-device copies of one direction and host memory kind, per step."""
+
+    direction: str  # "h2d", "d2h"
+    memory: str  # "pageable", "pinned"
+    count: float
+    bytes: float
+    seconds: float
+
+    @property
+    def gbps(self) -> float | None:
+        return self.bytes / self.seconds / 1e9 if self.seconds > 0 else None
+
+
+@dataclass
+class SmallOp:
+    """A matmul or convolution that ran on the device, its size as a square matmul's n."""
+
+    name: str
+    dims: str
+    n: float  # (m*n*k)^(1/3) of the GEMM it is
+    flops: float
+    per_step: float
+    gpu_seconds: float  # each: its host op (launch) and its kernels
+
+
+@dataclass
+class Profile:
+    """What one trace shows. Times in seconds, per step (averaged over the steps)."""
+
+    path: str
+    framework: str  # "PyTorch" or "TensorFlow"
+    host_name: str | None = None
+    gpus: list[str] = field(default_factory=list)
+    compute_capability: tuple[int, int] | None = None
+    has_device: bool = False
+    steps: int = 0
+    step_marked: bool = True  # False: no step markers, the whole trace is one step
+    step_seconds: float = 0.0
+    notes: list[str] = field(default_factory=list)
+    # the input pipeline
+    input_seconds: float = 0.0
+    loader: str | None = None  # "_SingleProcessDataLoaderIter", "tf.data: ..."
+    loader_parallel: bool | None = None  # workers or parallel producers, None: unknown
+    input_verdict: str | None = None  # TensorFlow's own sentence
+    host_compute_seconds: float | None = None  # TensorFlow's breakdown
+    # the device (HTA's breakdown)
+    gpu_idle_seconds: float = 0.0
+    gpu_busy_seconds: float = 0.0
+    idle_split: dict[str, float] = field(default_factory=dict)  # HTA's, per step
+    idle_input_seconds: float = 0.0  # idle while the host waits for input
+    # synchronisation
+    sync_calls: float = 0.0
+    reads: float = 0.0
+    sync_bubble_seconds: float = 0.0  # device idle from a sync's return to the next work
+    sync_examples: list[str] = field(default_factory=list)
+    # loops of tiny host ops
+    loops: list[Loop] = field(default_factory=list)
+    # copies
+    copies: list[Copies] = field(default_factory=list)
+    # kernels and launches (HTA's launch statistics)
+    kernels: float = 0.0
+    short_kernels: float = 0.0  # shorter on the device than their launch on the host
+    launch_seconds: float = 0.0  # median cudaLaunchKernel of the short ones
+    short_kernel_seconds: float = 0.0  # median device time of the short ones
+    launch_lost_seconds: float = 0.0  # per step: launch minus kernel, over the short ones
+    # matmuls and convolutions
+    device_matmuls: list[SmallOp] = field(default_factory=list)
+    fp32_kernel_seconds: float = 0.0
+    fp32_kernel_count: float = 0.0
+    fp32_examples: list[str] = field(default_factory=list)
+    batch: int | None = None
+    matmul_seconds: float = 0.0  # host time in matmul/linear ops, per step
+
+    def loop(self, kind: str) -> Loop | None:
+        found = [lp for lp in self.loops if lp.kind == kind]
+        if not found:
+            return None
+        return Loop(kind, sum(lp.ops for lp in found), sum(lp.seconds for lp in found),
+                    found[0].example)
+
+
+# ---- the extra ----------------------------------------------------------------------------------
+
+def require_extra(framework: str = "PyTorch") -> None:
+    """Refuses, with one line, when the libraries of the explain extra are missing."""
+    modules = ("hta", "ijson", "pandas") if framework == "PyTorch" else ("xprof",)
+    for module in modules:
+        try:
+            __import__(module)
+        except ImportError:
+            what = ("HolisticTraceAnalysis" if module == "hta" else module)
+            raise TraceError(f"explain needs {what} (the report's optional extra 'explain'), "
+                             f"which this Python lacks: {EXTRA_HINT}") from None
+
+
+# ---- finding and checking the file --------------------------------------------------------------
+
+def trace_files(paths: list[str]) -> list[Path]:
+    """The traces named: a file, or a folder's *.pt.trace.json[.gz] and *.xplane.pb (a TensorBoard
+    log folder: plugins/profile/<run>/), each once."""
+    found: list[Path] = []
+    for p in map(Path, paths):
+        if p.is_dir():
+            inside = sorted({*p.rglob("*.pt.trace.json"), *p.rglob("*.pt.trace.json.gz"),
+                             *p.rglob("*.xplane.pb")})
+            if not inside:
+                raise TraceError(f"{p}: a folder with no profiler trace in it (*.pt.trace.json, "
+                                 "*.pt.trace.json.gz, *.xplane.pb)")
+            found += inside
+        elif not p.exists():
+            raise TraceError(f"{p}: no such file")
+        else:
+            found.append(p)
+    return list(dict.fromkeys(found))
+
+
+def sniff(path: Path, max_mib: float = MAX_TRACE_MIB) -> str:
+    """"kineto" or "xplane", after checking the file whole: a gzip stream read to its end (a
+    truncated or corrupt one is refused here, not half-way through a parse), the JSON's size
+    against the memory bound."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(4096)
+    except OSError as e:
+        raise TraceError(f"{path}: cannot read: {e.strerror or e}") from None
+    if not head:
+        raise TraceError(f"{path}: empty file")
+    if head[:2] == GZIP_MAGIC:
+        size, head = _gzip_content(path)
+    else:
+        size = path.stat().st_size
+    if path.name.endswith(".xplane.pb"):
+        if size > max_mib * 2**20:
+            raise _too_big(path, size, max_mib)
+        return "xplane"
+    if head.lstrip()[:1] != b"{":
+        raise TraceError(f"{path}: not a profiler trace explain reads: neither PyTorch's JSON "
+                         "(Kineto, gzipped or not) nor TensorFlow's .xplane.pb")
+    if size > max_mib * 2**20:
+        raise _too_big(path, size, max_mib)
+    return "kineto"
+
+
+def _too_big(path: Path, size: float, max_mib: float) -> TraceError:
+    return TraceError(
+        f"{path}: {size / 2**20:.0f} MiB of trace is over explain's limit of {max_mib:g} MiB "
+        f"(held in memory, about 5x its size): profile fewer steps (torch.profiler.schedule's "
+        "active=, tf.profiler for fewer steps), or pass --max-trace-mib if this machine has the "
+        "memory")
+
+
+def _gzip_content(path: Path) -> tuple[int, bytes]:
+    """The size and first bytes of a gzip file's content, reading it to the end: raises
+    TraceError for a stream cut short or corrupt."""
+    size, head = 0, b""
+    try:
+        with gzip.open(path, "rb") as f:
+            while chunk := f.read(CHUNK):
+                if not head:
+                    head = chunk[:4096]
+                size += len(chunk)
+    except (EOFError, gzip.BadGzipFile, zlib.error) as e:
+        raise TraceError(f"{path}: the gzip stream is truncated or corrupt ({e}); the trace "
+                         "was cut short while it was written or copied") from None
+    except OSError as e:
+        raise TraceError(f"{path}: cannot read: {e.strerror or e}") from None
+    return size, head
+
+
+@contextmanager
+def quiet() -> Iterator[None]:
+    """HTA's and pandas' log lines and warnings, and the C++ log lines xprof's converters print on
+    stderr, are not explain's output: the user sees one answer or one error line."""
+    hta_logger = logging.getLogger("hta")
+    level, disabled = hta_logger.level, hta_logger.disabled
+    hta_logger.disabled = True
+    saved = os.dup(2)
+    try:
+        with open(os.devnull, "w") as null, warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            os.dup2(null.fileno(), 2)
+            yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+        hta_logger.setLevel(level)
+        hta_logger.disabled = disabled
+
+
+def read_profile(path: Path, max_mib: float = MAX_TRACE_MIB) -> Profile:
+    """The Profile of one trace file; TraceError with one line for what cannot be read."""
+    kind = sniff(path, max_mib)
+    if kind == "xplane":
+        require_extra("TensorFlow")
+        return read_xplane(path)
+    require_extra("PyTorch")
+    return read_kineto(path)
+
+
+# ---- PyTorch: HTA -------------------------------------------------------------------------------
+
+def read_kineto(path: Path) -> Profile:
+    import ijson
+    import numpy as np
+    from hta.common.trace import Trace
+    from hta.configs.parser_config import ParserBackend, ParserConfig
+
+    config = ParserConfig.get_default_cfg()
+    config.parser_backend = ParserBackend.IJSON_BATCH_AND_COMPRESS  # streamed, compressed
+    # HTA rounds nanosecond times to whole microseconds by default, which leaves the sub-
+    # microsecond ops of a per-element loop (aten::item, views) with no length: kept exact.
+    os.environ["HTA_DISABLE_NS_ROUNDING"] = "1"
+    with quiet():
+        try:
+            trace = Trace(trace_files={0: str(path)}, trace_dir="", parser_config=config)
+            trace.load_traces(include_last_profiler_step=True, use_multiprocessing=False,
+                              use_memory_profiling=False)
+        except ijson.JSONError as e:
+            raise TraceError(f"{path}: not valid JSON (truncated?): {e}") from None
+        except Exception as e:  # noqa: BLE001 -- HTA's failures, as one line
+            raise TraceError(f"{path}: HolisticTraceAnalysis could not read it as a PyTorch "
+                             f"profiler trace: {type(e).__name__}: {e}") from None
+    df = trace.get_trace(0)
+    meta = trace.meta_data.get(0) or {}
+    if df.empty:
+        raise TraceError(f"{path}: a PyTorch profiler trace with no events")
+    symbols = np.asarray(trace.symbol_table.get_sym_table(), dtype=object)
+    df = df.assign(op=symbols[df["name"].to_numpy()], category=symbols[df["cat"].to_numpy()])
+    df["end"] = df["ts"] + df["dur"]
+
+    devices = meta.get("deviceProperties") or []
+    profile = Profile(str(path), "PyTorch", host_name=meta.get("host_name"),
+                      gpus=[str(d.get("name")) for d in devices if isinstance(d, dict)])
+    capabilities = [(int(d["computeMajor"]), int(d.get("computeMinor", 0))) for d in devices
+                    if isinstance(d, dict) and isinstance(d.get("computeMajor"), (int, float))]
+    profile.compute_capability = max(capabilities) if capabilities else None
+
+    cpu = df[df["stream"] < 0]
+    gpu = df[(df["stream"] >= 0) & df["category"].isin(("kernel", "gpu_memcpy", "gpu_memset"))]
+    profile.has_device = not gpu.empty
+
+    steps = cpu[(cpu["category"] == "user_annotation") & cpu["op"].str.startswith("ProfilerStep#")]
+    if steps.empty:
+        profile.step_marked = False
+        profile.notes.append("No ProfilerStep markers (torch.profiler's schedule and prof.step()): "
+                             "the whole trace is read as one step.")
+        windows = [(float(df["ts"].min()), float(df["end"].max()), None)]
+    else:
+        windows = [(float(s.ts), float(s.end), int(s.tid) if _is_int(s.tid) else s.tid)
+                   for s in steps.itertuples()]
+    profile.steps = len(windows)
+    per_step = 1.0 / len(windows)
+    us = 1e-6
+    profile.step_seconds = statistics.mean(end - start for start, end, _ in windows) * us
+
+    # The input pipeline: the DataLoader's __next__ spans inside the steps.
+    loader_spans = []
+    for start, end, tid in windows:
+        inside = _within(cpu, start, end, tid)
+        spans = inside[inside["op"].str.match(LOADER_SPAN.pattern)]
+        loader_spans += list(zip(spans["ts"], spans["end"]))
+        for name in spans["op"].unique():
+            iterator = LOADER_SPAN.match(name)["iterator"]
+            profile.loader = iterator
+            profile.loader_parallel = iterator != SINGLE_PROCESS_LOADER
+        profile.input_seconds += float(spans["dur"].sum()) * us * per_step
+
+    # Loops of tiny host ops, per step.
+    for start, end, tid in windows:
+        inside = _within(cpu, start, end, tid)
+        ops = inside[inside["category"].isin(("cpu_op", "user_annotation"))
+                     & ~inside["op"].str.startswith("ProfilerStep#")]
+        ts, dur, names = (ops["ts"].to_numpy(float), ops["dur"].to_numpy(float),
+                          ops["op"].to_numpy())
+        top = top_level(ts, dur)
+        # A read the user's code makes (tensor.item()) is a top-level op; one inside an op
+        # (aten::std reads its count) is the op's business.
+        profile.reads += sum(names[i] in LOOP_READ_OPS for i in top) * per_step
+        for loop in find_loops(ts[top], dur[top], names[top]):
+            loop.seconds *= us * per_step
+            loop.ops = loop.ops * per_step
+            profile.loops.append(loop)
+
+    # Device-to-host reads and synchronising calls.
+    in_steps = _in_windows(cpu, windows)
+    syncs = in_steps[(in_steps["category"] == "cuda_runtime") & in_steps["op"].isin(SYNC_CALLS)]
+    profile.sync_calls = len(syncs) * per_step
+    profile.sync_examples = list(dict.fromkeys(
+        ["tensor.item()"] * (profile.reads > 0) + list(syncs["op"])))[:4]
+
+    # Matmul sizes for the batch, and the host time in them.
+    batch_ops = in_steps[in_steps["op"].isin(BATCH_OPS)]
+    batches = [b for b in (batch_of(op, dims) for op, dims in
+                           zip(batch_ops["op"], batch_ops["input_dims"])) if b]
+    profile.batch = int(statistics.median(batches)) if batches else None
+    matmuls = in_steps[in_steps["op"].isin(MATMUL_OPS | CONV_OPS | {"aten::linear"})]
+    profile.matmul_seconds = _outermost_seconds(matmuls) * us * per_step
+
+    if profile.has_device:
+        _device(profile, df, cpu, gpu, syncs, loader_spans, per_step, trace)
+    return profile
+
+
+def _is_int(value) -> bool:
+    try:
+        int(value)
+        return True
+    except (TypeError, ValueError):
+        return False
+
+
+def _within(df, start: float, end: float, tid):
+    """The events of thread `tid` (any, for None) inside [start, end]."""
+    inside = df[(df["ts"] >= start) & (df["end"] <= end)]
+    if tid is not None:
+        inside = inside[inside["tid"].astype(str) == str(tid)]
+    return inside
+
+
+def _in_windows(df, windows):
+    import pandas as pd
+    parts = [_within(df, start, end, None) for start, end, _ in windows]
+    return pd.concat(parts) if parts else df.iloc[0:0]
+
+
+def _outermost_seconds(ops) -> float:
+    """The summed time of ops that no other op of the set contains."""
+    total, reach = 0.0, -math.inf
+    for ts, end in sorted(zip(ops["ts"], ops["end"])):
+        if ts >= reach:
+            total += end - ts
+            reach = end
+    return total
+
+
+def top_level(ts, dur) -> list[int]:
+    """The indexes of the ops no other op contains, in time order (ops of no length left out)."""
+    order = sorted((i for i in range(len(ts)) if dur[i] > 0), key=lambda i: (ts[i], -dur[i]))
+    top, reach = [], -math.inf
+    for i in order:
+        if ts[i] >= reach:
+            top.append(i)
+            reach = ts[i] + dur[i]
+    return top
+
+
+def find_loops(ts, dur, names) -> list[Loop]:
+    """Runs of at least LOOP_MIN_OPS consecutive top-level host ops (given in time order), each
+    shorter than TINY_OP_US and at most LOOP_GAP_US apart, named by the ops they hold: reads when
+    a share of LOOP_KIND_SHARE are device-to-host reads, indexing when that share index
+    elements; others (a model of many small layers) are no per-element loop and are left out.
+    Times in the trace's microseconds."""
+    loops, run = [], []
+
+    def close():
+        if len(run) >= LOOP_MIN_OPS:
+            ops = [str(names[i]) for i in run]
+            reads = sum(op in LOOP_READ_OPS for op in ops)
+            indexing = sum(op in INDEX_OPS for op in ops)
+            kind = ("reads" if reads >= LOOP_KIND_SHARE * len(ops) else
+                    "indexing" if indexing >= LOOP_KIND_SHARE * len(ops) else None)
+            if kind:
+                seconds = ts[run[-1]] + dur[run[-1]] - ts[run[0]]
+                loops.append(Loop(kind, len(ops), float(seconds),
+                                  max(set(ops), key=ops.count)))
+        run.clear()
+
+    for i in range(len(ts)):
+        tiny = dur[i] < TINY_OP_US
+        if tiny and run and ts[i] - (ts[run[-1]] + dur[run[-1]]) <= LOOP_GAP_US:
+            run.append(i)
+            continue
+        close()
+        if tiny:
+            run.append(i)
+    close()
+    return loops
+
+
+def batch_of(op: str, dims) -> int | None:
+    """The batch (rows) of a linear layer's input: aten::linear's first input, aten::addmm's
+    second (the first is the bias)."""
+    try:
+        shape = dims[0] if op == "aten::linear" else dims[1]
+        return int(shape[0]) if len(shape) == 2 else None
+    except (TypeError, IndexError, ValueError):
+        return None
+
+
+def gemm_size(op: str, dims) -> tuple[float, float] | None:
+    """(n, flops) of a matmul or convolution from its input dims: n is the side of the square
+    matmul of the same work, (m*n*k)^(1/3)."""
+    try:
+        if op in ("aten::mm",):
+            (m, k), (_, n) = dims[0], dims[1]
+            mnk = m * k * n
+        elif op in ("aten::addmm",):
+            (m, k), (_, n) = dims[1], dims[2]
+            mnk = m * k * n
+        elif op in ("aten::bmm",):
+            (b, m, k), (_, _, n) = dims[0], dims[1]
+            mnk = b * m * k * n
+        elif op in ("aten::baddbmm",):
+            (b, m, k), (_, _, n) = dims[1], dims[2]
+            mnk = b * m * k * n
+        else:  # a convolution: input N C H W, weight K C R S; stride 1, same padding
+            x, w = dims[0], dims[1]
+            spatial = math.prod(x[2:])
+            mnk = x[0] * spatial * w[0] * math.prod(w[1:])
+    except (TypeError, ValueError, IndexError):
+        return None
+    if mnk <= 0:
+        return None
+    return float(mnk) ** (1 / 3), 2.0 * mnk
+
+
+def _device(profile: Profile, df, cpu, gpu, syncs, loader_spans, per_step, trace) -> None:
+    """What HTA computes about the device, and what explain adds beside it."""
+    import numpy as np
+    from hta.analyzers.breakdown_analysis import BreakdownAnalysis
+    from hta.analyzers.cuda_kernel_analysis import CudaKernelAnalysis
+
+    us = 1e-6
+    with quiet():
+        temporal = BreakdownAnalysis.get_temporal_breakdown(trace, visualize=False)
+        idle, _ = BreakdownAnalysis.get_idle_time_breakdown(
+            trace, 30, 0, None, False, False, False)
+        launches = CudaKernelAnalysis.cuda_kernel_launch_stats(
+            trace, [0], 50, 100, False, False)[0]
+    profile.gpu_idle_seconds = float(temporal["idle_time(us)"].sum()) * us * per_step
+    profile.gpu_busy_seconds = float(temporal["kernel_time(us)"].sum()) * us * per_step \
+        - profile.gpu_idle_seconds
+    for category, seconds in idle.groupby("idle_category")["idle_time"].sum().items():
+        profile.idle_split[str(category)] = float(seconds) * us * per_step
+
+    # The device's busy intervals, merged, for what the idle time overlaps.
+    busy = _merged(gpu["ts"].to_numpy(float), gpu["end"].to_numpy(float))
+    gaps = [(busy[i][1], busy[i + 1][0]) for i in range(len(busy) - 1)
+            if busy[i + 1][0] > busy[i][1]]
+    profile.idle_input_seconds = float(_overlap(gaps, loader_spans)) * us * per_step
+    starts = np.array([s for s, _ in busy])
+    ends = np.array([e for _, e in busy])
+    bubble = 0.0
+    for returned in syncs["end"].to_numpy(float):
+        k = int(np.searchsorted(starts, returned))
+        if k < len(starts) and (k == 0 or ends[k - 1] <= returned):
+            bubble += starts[k] - returned
+    profile.sync_bubble_seconds = float(bubble) * us * per_step
+
+    # Copies, by direction and host memory.
+    copies = gpu[gpu["category"] == "gpu_memcpy"]
+    groups: dict[tuple[str, str], list[float]] = {}
+    for name, nbytes, seconds in zip(copies["op"], copies["bytes"], copies["dur"]):
+        m = MEMCPY.match(str(name))
+        if not m or m["dir"] not in ("HtoD", "DtoH"):
+            continue
+        host = m["src"] if m["dir"] == "HtoD" else m["dst"]
+        key = (m["dir"].lower().replace("to", "2"), "pageable" if host == "Pageable" else "pinned")
+        g = groups.setdefault(key, [0, 0.0, 0.0])
+        g[0] += 1
+        g[1] += float(nbytes) if nbytes == nbytes and nbytes > 0 else 0.0
+        g[2] += float(seconds) * us
+    profile.copies = [Copies(d, mem, n * per_step, b * per_step, s * per_step)
+                      for (d, mem), (n, b, s) in sorted(groups.items())]
+
+    # Kernels against their launches (HTA's launch statistics).
+    kernels = gpu[gpu["category"] == "kernel"]
+    profile.kernels = len(kernels) * per_step
+    if len(launches):
+        short = launches[launches["gpu_duration"] < launches["cpu_duration"]]
+        profile.short_kernels = len(short) * per_step
+        if len(short):
+            profile.launch_seconds = float(short["cpu_duration"].median()) * us
+            profile.short_kernel_seconds = float(short["gpu_duration"].median()) * us
+            profile.launch_lost_seconds = float(
+                (short["cpu_duration"] - short["gpu_duration"]).sum()) * us * per_step
+
+    # Float32 kernels without tensor cores.
+    # Judged per distinct name: a trace repeats a few kernels thousands of times.
+    fp32_names = [n for n in kernels["op"].unique()
+                  if FP32_KERNEL.search(str(n)) and not TENSOR_CORE_KERNEL.search(str(n))]
+    fp32 = kernels[kernels["op"].isin(fp32_names)]
+    profile.fp32_kernel_seconds = float(fp32["dur"].sum()) * us * per_step
+    profile.fp32_kernel_count = len(fp32) * per_step
+    profile.fp32_examples = list(dict.fromkeys(fp32["op"].astype(str)))[:2]
+
+    # Matmuls and convolutions that ran on the device: their size and their cost there.
+    device_time = kernels.groupby("external_id")["dur"].sum()
+    ops = cpu[cpu["op"].isin(MATMUL_OPS | CONV_OPS) & cpu["external_id"].isin(device_time.index)]
+    by_shape: dict[tuple[str, str], list] = {}
+    for op, dims, ext, dur in zip(ops["op"], ops["input_dims"], ops["external_id"], ops["dur"]):
+        size = gemm_size(op, dims)
+        if size is None:
+            continue
+        entry = by_shape.setdefault((op, str(dims)), [size, 0, 0.0])
+        entry[1] += 1
+        entry[2] += (float(dur) + float(device_time.get(ext, 0.0))) * us
+    profile.device_matmuls = [SmallOp(op, dims, n, flops, count * per_step, total / count)
+                              for (op, dims), ((n, flops), count, total) in by_shape.items()]
+
+
+def _merged(starts, ends) -> list[tuple[float, float]]:
+    out: list[list[float]] = []
+    for s, e in sorted(zip(starts, ends)):
+        if out and s <= out[-1][1]:
+            out[-1][1] = max(out[-1][1], e)
+        else:
+            out.append([s, e])
+    return [(s, e) for s, e in out]
+
+
+def _overlap(a: list[tuple[float, float]], b: list[tuple[float, float]]) -> float:
+    """The total length of the intersection of two sets of intervals (each sorted, disjoint)."""
+    a, b = sorted(a), _merged([s for s, _ in b], [e for _, e in b])
+    total, i, j = 0.0, 0, 0
+    while i < len(a) and j < len(b):
+        lo, hi = max(a[i][0], b[j][0]), min(a[i][1], b[j][1])
+        total += max(0.0, hi - lo)
+        if a[i][1] < b[j][1]:
+            i += 1
+        else:
+            j += 1
+    return total
+
+
+# ---- TensorFlow: xprof's converters -------------------------------------------------------------
+
+def _xprof(path: Path, tool: str):
+    """xprof's tool data for one .xplane.pb, parsed. Its saved results are neither read nor
+    written (use_saved_result): they would be a stale cache in the user's log folder."""
+    from xprof.convert import raw_to_tool_data
+
+    with quiet():
+        try:
+            data, _ = raw_to_tool_data.xspace_to_tool_data(
+                [str(path)], tool, {"use_saved_result": False})
+        except Exception as e:  # noqa: BLE001 -- the converters' failures, as one line
+            raise TraceError(f"{path}: xprof could not read it as TensorFlow profiler "
+                             f"output: {type(e).__name__}: {e}") from None
+    if not data:
+        raise TraceError(f"{path}: xprof could not read it as TensorFlow profiler output "
+                         f"(its {tool} tool returned nothing): not an XSpace, or cut short")
+    try:
+        return json.loads(data)
+    except ValueError:
+        raise TraceError(f"{path}: xprof's {tool} returned no JSON") from None
+
+
+def _table(table: dict) -> list[dict]:
+    cols = [c.get("id") for c in table.get("cols", [])]
+    return [{c: cell.get("v") if isinstance(cell, dict) else None
+             for c, cell in zip(cols, row.get("c", []))} for row in table.get("rows", [])]
+
+
+def _varint(f) -> int | None:
+    shift = value = 0
+    while byte := f.read(1):
+        value |= (byte[0] & 0x7F) << shift
+        if byte[0] < 0x80:
+            return value
+        shift += 7
+    return None
+
+
+def xspace_hostnames(path: Path) -> list[str]:
+    """XSpace's `hostnames` (field 4 of tsl's xplane.proto), read from the protobuf's wire format
+    field by field, seeking past the planes: xprof ships no Python class for XSpace."""
+    names: list[str] = []
+    with open(path, "rb") as f:
+        while (tag := _varint(f)) is not None:
+            number, wire = tag >> 3, tag & 7
+            if wire != 2:  # XSpace has only length-delimited fields: not an XSpace
+                break
+            length = _varint(f)
+            if length is None:
+                break
+            if number == 4:
+                names.append(f.read(length).decode("utf-8", "replace"))
+            else:
+                f.seek(length, os.SEEK_CUR)
+    return names
+
+
+def read_xplane(path: Path) -> Profile:
+    hosts = xspace_hostnames(path)
+    profile = Profile(str(path), "TensorFlow", host_name=hosts[0] if hosts else None)
+    pipeline = _xprof(path, "input_pipeline_analyzer")
+    if not isinstance(pipeline, list) or len(pipeline) < 3:
+        raise TraceError(f"{path}: xprof's input-pipeline analysis has an unexpected shape")
+    summary = pipeline[1].get("p") or {}
+    steps = _table(pipeline[1])
+    ms = 1e-3
+    hardware = summary.get("hardware_type", "")
+    profile.has_device = bool(hardware) and hardware != "CPU_ONLY"
+    if steps:
+        profile.steps = len(steps)
+        profile.step_seconds = statistics.mean(float(s.get("stepTimeMs") or 0) for s in steps) * ms
+        profile.input_seconds = statistics.mean(
+            float(s.get("infeedTimeMs") or 0) for s in steps) * ms
+        profile.host_compute_seconds = statistics.mean(
+            float(s.get("hostComputeTimeMs") or 0) for s in steps) * ms
+        profile.input_verdict = summary.get("input_conclusion") or None
+    else:
+        profile.step_marked = False
+        profile.notes.append("No step markers (tf.profiler.experimental.Trace with step_num, or "
+                             "Keras' fit): TensorFlow's input-pipeline analysis has no steps.")
+    stages = [r.get("opName", "") for r in _table(pipeline[2])] if len(pipeline) > 2 else []
+    if stages:
+        generator = any("Generator" in s for s in stages)
+        parallel = any(re.search(r"Parallel|MapAndBatch", s) for s in stages)
+        profile.loader = ("tf.data from a Python generator" if generator else "tf.data")
+        profile.loader_parallel = parallel and not generator
+    if profile.has_device:
+        overview = _xprof(path, "overview_page")
+        analysis = (overview[0].get("p") or {}) if overview else {}
+        idle = _percent(analysis.get("device_idle_time_percent"))
+        if idle is not None and profile.step_seconds:
+            profile.gpu_idle_seconds = idle * profile.step_seconds
+            profile.gpu_busy_seconds = profile.step_seconds - profile.gpu_idle_seconds
+            profile.idle_input_seconds = min(profile.input_seconds, profile.gpu_idle_seconds)
+    _eager_loops(path, profile)
+    return profile
+
+
+def _percent(text) -> float | None:
+    try:
+        return float(str(text).rstrip("%")) / 100
+    except ValueError:
+        return None
+
+
+def _eager_loops(path: Path, profile: Profile) -> None:
+    """Per-element loops of eager ops, from the trace viewer's events: each eager op is an
+    "EagerLocalExecute: <Op>" span inside a step's span on the Python thread."""
+    events = _xprof(path, "trace_viewer").get("traceEvents", [])
+    spans = [e for e in events if e.get("ph") == "X" and isinstance(e.get("dur"), (int, float))]
+    steps = [e for e in spans if "step_num" in (e.get("args") or {})]
+    eager = [e for e in spans if str(e.get("name", "")).startswith("EagerLocalExecute: ")]
+    if not steps or not eager:
+        return
+    per_step = 1.0 / len(steps)
+    for step in steps:
+        end = step["ts"] + step["dur"]
+        inside = [e for e in eager if step["ts"] <= e["ts"] and e["ts"] + e["dur"] <= end
+                  and e.get("tid") == step.get("tid")]
+        ts, dur = [e["ts"] for e in inside], [e["dur"] for e in inside]
+        top = top_level(ts, dur)
+        names = [inside[i]["name"].split(": ", 1)[1] for i in top]
+        for loop in find_loops([ts[i] for i in top], [dur[i] for i in top], names):
+            loop.seconds *= 1e-6 * per_step
+            loop.ops = loop.ops * per_step
+            profile.loops.append(loop)

@@ -1,0 +1,129 @@
+"""Real TensorFlow CPU profiler output for `gapbench-report explain`'s tests, each slow in one way.
+
+    .venv-tf/bin/python report/tests/traces/make_tf_traces.py [--out report/tests/data/traces]
+
+Needs TensorFlow (ci/setup --tensorflow puts its CPU build in .venv-tf). Each case trains a small
+Keras MLP for a few steps under tf.profiler, each step marked as TensorFlow's input-pipeline
+analyser reads steps (tf.profiler.experimental.Trace("train", step_num=i, _r=1)), and keeps the
+.xplane.pb that the profiler writes under plugins/profile/ (as tf_cpu_<case>.xplane.pb). CI does
+not run this: the files it wrote are committed beside it.
+
+- dataloader: tf.data from a Python generator that decodes each sample in NumPy, one at a time
+  (no parallel map): the step waits for its input.
+- loop: per-element Python loop of eager ops in the step (each row normalised alone).
+- clean: one batch in memory, repeated and prefetched by tf.data; the step a tf.function.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+
+import numpy as np  # noqa: E402
+import tensorflow as tf  # noqa: E402
+
+FEATURES = 32 * 32
+STEPS = 6
+
+
+def decoded_samples():
+    """Per-sample decoding in Python, as a from_generator pipeline does it."""
+    i = 0
+    while True:
+        rng = np.random.default_rng(i)
+        image = rng.integers(0, 256, size=(32, 32, 3), dtype=np.uint8)
+        for _ in range(40):
+            image = np.clip(image.astype(np.float32) * 1.01 - 1.0, 0, 255).astype(np.uint8)
+        yield image.mean(axis=2).reshape(-1).astype(np.float32) / 255.0, np.int32(i % 10)
+        i += 1
+
+
+def build():
+    tf.keras.utils.set_random_seed(0)
+    net = tf.keras.Sequential([tf.keras.layers.Input((FEATURES,)),
+                               tf.keras.layers.Dense(128, activation="relu"),
+                               tf.keras.layers.Dense(10)])
+    return net, tf.keras.optimizers.SGD(0.01)
+
+
+def make_step(net, opt):
+    loss_fn = tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+
+    @tf.function
+    def step(x, y):
+        with tf.GradientTape() as tape:
+            loss = loss_fn(y, net(x))
+        opt.apply_gradients(zip(tape.gradient(loss, net.trainable_variables),
+                                net.trainable_variables))
+        return loss
+    return step
+
+
+def in_memory(batch: int):
+    rng = np.random.default_rng(1)
+    x = rng.random((batch * 64, FEATURES), dtype=np.float32)
+    y = rng.integers(0, 10, batch * 64).astype(np.int32)
+    return tf.data.Dataset.from_tensor_slices((x, y))
+
+
+def case_dataloader(step):
+    spec = (tf.TensorSpec((FEATURES,), tf.float32), tf.TensorSpec((), tf.int32))
+    return tf.data.Dataset.from_generator(decoded_samples, output_signature=spec).batch(32), step
+
+
+def case_loop(step):
+    def body(x, y):
+        rows = [(x[i] - tf.reduce_mean(x[i])) / (tf.math.reduce_std(x[i]) + 1e-6)
+                for i in range(x.shape[0])]  # per-element eager ops: the classic slow loop
+        return step(tf.stack(rows), y)
+    return in_memory(64).batch(64).repeat(), body
+
+
+def case_clean(step):
+    rng = np.random.default_rng(1)
+    batch = (rng.random((256, FEATURES), dtype=np.float32),
+             rng.integers(0, 10, 256).astype(np.int32))
+    # One batch held in memory, repeated and prefetched: input costs nothing.
+    return tf.data.Dataset.from_tensors(batch).repeat().prefetch(tf.data.AUTOTUNE), step
+
+
+CASES = {"dataloader": case_dataloader, "loop": case_loop, "clean": case_clean}
+
+
+def profile(case: str, out: Path) -> Path:
+    tf.config.threading.set_intra_op_parallelism_threads(1)
+    net, opt = build()
+    dataset, body = CASES[case](make_step(net, opt))
+    batches = iter(dataset)
+    for _ in range(2):  # warm-up: tracing of the tf.function, the iterator's start
+        body(*next(batches))
+    with tempfile.TemporaryDirectory() as tmp:
+        tf.profiler.experimental.start(tmp)
+        for i in range(STEPS):
+            with tf.profiler.experimental.Trace("train", step_num=i, _r=1):
+                body(*next(batches))
+        tf.profiler.experimental.stop()
+        written = sorted(Path(tmp).glob("plugins/profile/*/*.xplane.pb"))
+        target = out / f"tf_cpu_{case}.xplane.pb"
+        shutil.copyfile(written[0], target)
+    return target
+
+
+def main() -> None:
+    here = Path(__file__).resolve().parent
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, default=here.parent / "data" / "traces")
+    parser.add_argument("cases", nargs="*", default=list(CASES))
+    args = parser.parse_args()
+    args.out.mkdir(parents=True, exist_ok=True)
+    for case in args.cases:
+        print(profile(case, args.out))
+
+
+if __name__ == "__main__":
+    main()
