@@ -20,6 +20,9 @@ PROBE = Path(__file__).resolve().parents[1]
 
 
 def run(*command, **kw) -> subprocess.CompletedProcess:
+    """Without PYTHONPATH unless told (env()): pip would take an editable install's egg-info
+    beside the sources for the wheel already installed (as the report's test found)."""
+    kw.setdefault("env", env())
     return subprocess.run([str(c) for c in command], capture_output=True, text=True,
                           timeout=300, check=False, **kw)
 
