@@ -1,36 +1,17 @@
-"""What the probe runs: gapbench's shapes, per profile, and the names they are written under.
-
-Every benchmark is named framework/<torch|tensorflow>/<cpu|gpu>/op:<op>/<axis>:<value>/...
-/real_time, with gapbench's axis names for the same shapes, so the report can set each one beside
-the library's figure for that shape:
-
-  op:sumsq/style:<elementwise|vectorized>/rows:<r>/cols:<c>   sum of squares per row; elementwise
-        is a Python loop making one framework call per row (the classic slow way), vectorized one
-        call on the whole matrix. The loop runs on 10,000 rows: over 1,000,000 it takes minutes.
-  op:image/style:<elementwise|vectorized>/n:<images>/hw:<side>/c:<channels>   normalize, random
-        brightness and flip (preprocess's image op); elementwise is one call chain per image.
-  op:conv/n/c/hw/k/r/stride/pad      forward 2-D convolution, float32 (conv's axes)
-  op:lstm/scope:<step|seq>/batch/input/hidden/steps   one LSTM layer (the framework's own: Keras'
-        LSTM, torch.nn.LSTM); step is one cell call, seq the whole sequence (lstm's axes)
-  op:copy/dir:h2d/memory:<pageable|pinned>/bytes:<n>   a host-to-device copy, to completion
-  op:pipeline/produce_ms/consume_ms/depth/workers   an input pipeline (tf.data; a DataLoader):
-        depth 0 is no prefetch, workers the producers (pipeline's axes)
-  op:matmul/n:<n>                    square float32 matmul (overhead's sweep)
-  op:dense/batch:<b>                 one training step of the 784-128-10 network (overhead's)
-
-`mode:compiled` marks the framework's compiled mode (tf.function, torch.compile); absent, the
-framework's default, eager. Every time is host wall time per call, the call synchronized.
-"""
+"""What the probe runs: gapbench's shapes, per profile, and the names they are written under
+(docs/probe.md)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from gapbench_probe.gapbench_list import listed
+
 FAMILY = "framework"
 FRAMEWORKS = ("torch", "tensorflow")  # frameworks.ADAPTERS' names, for --help without numpy
 DEVICES = ("cpu", "gpu")
-MIB = 2**20
+Axes = tuple[tuple[str, str], ...]  # (key, value) as in gapbench's names, in their order
 
 
 @dataclass(frozen=True)
@@ -49,7 +30,7 @@ class Case:
     """One benchmark before a framework and a device are chosen."""
 
     op: str
-    axes: tuple[tuple[str, str], ...]
+    axes: Axes
     devices: tuple[str, ...] = DEVICES
 
     def axis(self, key: str) -> str:
@@ -67,59 +48,79 @@ class Case:
         return f"{FAMILY}/{framework}/{device}/{axes}/real_time"
 
 
-def case(op: str, *axes: tuple[str, object], devices: tuple[str, ...] = DEVICES) -> Case:
-    return Case(op, tuple((k, str(v)) for k, v in axes), devices)
-
-
-def _pick(profile: Profile, quick, full):
-    return quick if profile.name == "quick" else full
-
-
-def _modes(compiled: bool) -> tuple[tuple[tuple[str, str], ...], ...]:
+def _modes(compiled: bool) -> tuple[Axes, ...]:
     return ((), (("mode", "compiled"),)) if compiled else ((),)
 
 
-# Pipeline stage costs (ms per batch: producer, consumer), as gapbench's pipeline family has them.
-PIPELINE_STAGES = ((4, 1), (1, 4), (2, 2))
-# (variant's depth, workers): none, prefetch, parallel producers.
-PIPELINE_KINDS = ((0, 1), (2, 1), (2, 2))
+# The probe's choice among gapbench's shapes; every size comes from gapbench's list
+# (gapbench_benchmarks.txt), in its order.
+LOOP_MAX_ROWS = 100000  # sumsq's Python loop over a million rows takes minutes per call
+# conv: the classic tiny input, and ResNet's 3x3 layer at 56x56 (n as gapbench's profile has it).
+CONV_PICKED = ({"c": "1", "hw": "28"}, {"c": "64", "hw": "56", "r": "3"})
+STYLES = ("elementwise", "vectorized")  # preprocess's variants, without their _e2e twins
+MEMORIES = ("pageable", "pinned")  # transfer's host memories
+
+
+def shapes(profile: str, family: str, **match: str) -> list[Axes]:
+    """The distinct axes of `family`'s benchmarks in gapbench's `profile` whose axes include
+    `match`, in gapbench's order; `math:` (the arithmetic) is gapbench's, not a shape."""
+    found: dict[Axes, None] = {}
+    for bench in listed(profile):
+        axes = tuple(a for a in bench.axes if a[0] != "math")
+        if bench.family == family and match.items() <= dict(axes).items():
+            found[axes] = None
+    return list(found)
+
+
+def number(axes: Axes, key: str) -> int:
+    return int(dict(axes)[key])
+
+
+def without_op(axes: Axes) -> Axes:
+    return tuple(a for a in axes if a[0] != "op")
 
 
 def cases(profile: Profile) -> Iterator[Case]:
     """Every case of the profile, in the families' order. Compiled mode costs a compilation per
     shape (torch.compile takes tens of seconds on two cores), so quick compiles only the cases
     where per-call overhead is the point: the smallest dense step and LSTM step."""
-    full = profile.name == "full"
-    for rows in _pick(profile, (10000, 1000000), (10000, 100000, 1000000)):
-        for style in ("elementwise", "vectorized"):
-            if style == "elementwise" and rows > 100000:
-                continue  # a Python loop over a million rows: minutes per call
-            yield case("sumsq", ("style", style), ("rows", rows), ("cols", 100))
-    for n in _pick(profile, (32,), (1, 32, 128)):
-        for style in ("elementwise", "vectorized"):
-            yield case("image", ("style", style), ("n", n), ("hw", 256), ("c", 3))
-    # conv: the classic tiny input, and the ResNet 3x3 layer at 56x56 (batch 2 in quick, as
-    # gapbench's quick profile has it; 32 in full).
-    yield case("conv", ("n", 1), ("c", 1), ("hw", 28), ("k", 1), ("r", 3), ("stride", 1),
-               ("pad", 0))
-    yield case("conv", ("n", _pick(profile, 2, 32)), ("c", 64), ("hw", 56), ("k", 64), ("r", 3),
-               ("stride", 1), ("pad", 1))
-    # lstm: Keras' classic LSTM(64) on T=100, F=50, and DeepBench's hidden 512 at T=25.
-    for batch, size, hidden, steps in ((64, 50, 64, 100), (64, 512, 512, 25)):
-        for scope in ("step", "seq"):
-            small_step = scope == "step" and hidden == 64
-            for mode in _modes(full or small_step):
-                yield case("lstm", ("scope", scope), ("batch", batch), ("input", size),
-                           ("hidden", hidden), ("steps", steps), *mode)
-    for memory in ("pageable", "pinned"):
-        yield case("copy", ("dir", "h2d"), ("memory", memory), ("bytes", 64 * MIB),
+    mine, full = profile.name, profile.name == "full"
+    # sumsq: the profile's rows and full's smallest, so that quick has one the loop finishes.
+    smallest = shapes("full", "preprocess", op="sumsq")[0]
+    rows = sorted({*shapes(mine, "preprocess", op="sumsq"), smallest},
+                  key=lambda axes: number(axes, "rows"))
+    for axes in rows:
+        for style in STYLES:
+            if style == "elementwise" and number(axes, "rows") > LOOP_MAX_ROWS:
+                continue
+            yield Case("sumsq", (("style", style), *without_op(axes)))
+    for axes in shapes(mine, "preprocess", op="image"):
+        for style in STYLES:
+            yield Case("image", (("style", style), *without_op(axes)))
+    for axes in shapes(mine, "conv"):
+        if any(pick.items() <= dict(axes).items() for pick in CONV_PICKED):
+            yield Case("conv", axes)
+    # lstm: quick's shapes in both profiles (Keras' classic LSTM(64) on T=100, F=50, and
+    # DeepBench's hidden 512 at T=25); a step and the whole sequence of each.
+    lstm = shapes("quick", "lstm")
+    for axes in lstm:
+        small_step = axes == lstm[0]
+        for mode in _modes(full or small_step):
+            yield Case("lstm", axes + mode)
+    # copy: quick's largest host-to-device copy, in both profiles, on the GPU only.
+    copies = shapes("quick", "transfer", dir="h2d", mode="sync")
+    size = max(number(axes, "bytes") for axes in copies)
+    for memory in MEMORIES:
+        yield Case("copy", (("dir", "h2d"), ("memory", memory), ("bytes", str(size))),
                    devices=("gpu",))
-    for produce, consume in _pick(profile, ((2, 2),), PIPELINE_STAGES):
-        for depth, workers in PIPELINE_KINDS:
-            yield case("pipeline", ("produce_ms", produce), ("consume_ms", consume),
-                       ("depth", depth), ("workers", workers))
-    for n in _pick(profile, (16, 128, 512, 1024), (16, 32, 64, 128, 256, 512, 1024, 2048, 4096)):
-        yield case("matmul", ("n", n))
-    for batch in (32, 128, 512, 2048):
-        for mode in _modes(full or batch == 32):
-            yield case("dense", ("batch", batch), *mode)
+    # pipeline: quick's stages and variants (none, prefetch, parallel); quick only the stage
+    # where producing and consuming cost the same.
+    for axes in shapes("quick", "pipeline"):
+        if full or dict(axes)["produce_ms"] == dict(axes)["consume_ms"]:
+            yield Case("pipeline", axes)
+    for axes in shapes(mine, "overhead", op="matmul"):
+        yield Case("matmul", without_op(axes))
+    dense = shapes(mine, "overhead", op="dense")
+    for axes in dense:
+        for mode in _modes(full or axes == dense[0]):
+            yield Case("dense", without_op(axes) + mode)

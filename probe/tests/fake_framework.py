@@ -13,9 +13,14 @@ import numpy as np
 
 from gapbench_probe import problems
 from gapbench_probe.frameworks.base import Adapter, PipelineRunner, Runner, Unavailable
-from gapbench_probe.plan import Case, case
+from gapbench_probe.plan import DEVICES, Case
 
 MODULE = "gapbench_probe_fake_framework"
+
+
+def case(op: str, *axes: tuple[str, object], devices: tuple[str, ...] = DEVICES) -> Case:
+    """A case of the tests' own sizes (the probe's come from gapbench's list)."""
+    return Case(op, tuple((k, str(v)) for k, v in axes), devices)
 
 
 def install_module(version: str = "1.2.3") -> types.ModuleType:

@@ -70,6 +70,19 @@ def test_without_numpy_help_works_and_a_run_says_how_to_get_it(venv, tmp_path):
     assert "needs numpy" in done.stderr and "-m pip install numpy" in done.stderr
 
 
+PLANNED = ("from gapbench_probe.plan import PROFILES, cases; "
+           "print(*(c.name('torch', d) for p in PROFILES.values() for c in cases(p) "
+           "for d in c.devices), sep='\\n')")
+
+
+def test_the_installed_probe_plans_what_the_sources_plan(venv, tmp_path):
+    """gapbench's list, the probe's package data, is in the wheel."""
+    installed = run(venv / "bin" / "python", "-c", PLANNED, env=env(), cwd=tmp_path)
+    assert installed.returncode == 0, installed.stderr
+    sources = run(sys.executable, "-c", PLANNED, env={**env(), "PYTHONPATH": str(PROBE)})
+    assert installed.stdout == sources.stdout and "op:lstm/" in installed.stdout
+
+
 def test_with_numpy_the_installed_probe_runs(venv, tmp_path):
     if importlib.util.find_spec("torch"):
         pytest.skip("this Python has torch: the run would measure it")

@@ -1,9 +1,10 @@
-"""The cases and their names: gapbench's scheme and axes, per profile."""
+"""The cases and their names: gapbench's scheme and axes, per profile, from gapbench's list."""
 
 from __future__ import annotations
 
 import re
 
+from gapbench_probe import gapbench_list
 from gapbench_probe.frameworks import ADAPTERS
 from gapbench_probe.plan import PROFILES, cases
 
@@ -74,3 +75,20 @@ def test_tensorflow_has_no_pinned_copy():
     quick = [c for c in cases(PROFILES["quick"]) if c.op == "copy"]
     assert [c.axis("memory") for c in quick if tf.supports(c)] == ["pageable"]
     assert all(ADAPTERS["torch"].supports(c) for c in quick)
+
+
+def test_the_shapes_follow_gapbench_list(tmp_path, monkeypatch):
+    """Every size comes from gapbench's list: change it there, and the probe's cases change."""
+    changed = tmp_path / "gapbench_benchmarks.txt"
+    changed.write_text(gapbench_list.COMMITTED.read_text().replace("hidden:64/", "hidden:65/")
+                       .replace("n:2/c:64/hw:56/", "n:3/c:64/hw:56/"))
+    monkeypatch.setattr(gapbench_list, "COMMITTED", changed)
+    gapbench_list.listed.cache_clear()
+    try:
+        quick = names("quick")
+    finally:
+        gapbench_list.listed.cache_clear()
+    assert ("framework/torch/cpu/op:lstm/scope:step/batch:64/input:50/hidden:65/steps:100/"
+            "mode:compiled/real_time") in quick
+    assert "framework/torch/cpu/op:conv/n:3/c:64/hw:56/k:64/r:3/stride:1/pad:1/real_time" in quick
+    assert not [n for n in quick if "hidden:64/" in n or "/n:2/c:64/" in n]

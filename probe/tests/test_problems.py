@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from gapbench_probe import problems
-from gapbench_probe.plan import case
+from tests.fake_framework import case
 
 CONV = case("conv", ("n", 2), ("c", 16), ("hw", 9), ("k", 4), ("r", 3), ("stride", 1), ("pad", 1))
 LSTM = case("lstm", ("scope", "seq"), ("batch", 4), ("input", 8), ("hidden", 16), ("steps", 20))
