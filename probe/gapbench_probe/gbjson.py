@@ -10,6 +10,7 @@ import json
 import os
 import secrets
 import signal
+import stat
 import statistics
 import threading
 from pathlib import Path
@@ -88,8 +89,7 @@ def error_entries(name: str, index: int, repetitions: int, message: str) -> list
 
 
 # Signals whose default action ends the process and that a handler can catch (SIGINT raises
-# KeyboardInterrupt, and `finally` cleans up). The report's files.py has the same rules; the
-# probe imports no report.
+# KeyboardInterrupt, and `finally` cleans up).
 TERMINATING_SIGNALS = tuple(getattr(signal, name) for name in (
     "SIGHUP", "SIGQUIT", "SIGTERM", "SIGUSR1", "SIGUSR2", "SIGALRM", "SIGPIPE", "SIGXCPU",
     "SIGXFSZ", "SIGVTALRM", "SIGPROF") if hasattr(signal, name))
@@ -100,9 +100,17 @@ def write_atomic(path: Path, data: dict) -> None:
     """`data` as JSON into `path`: under a temporary name beside it (.NAME.PID.RANDOM.tmp),
     flushed to the disk, then renamed over it; a failure or a terminating signal leaves the
     earlier file as it was, and the temporary file is removed. Through a symlink the target is
-    what gets replaced; anything but a regular file (a FIFO, a device) is refused."""
+    what gets replaced; anything but a regular file (a FIFO, a device, a symlink loop) is
+    refused. Its folder is made where missing. As the report's files.py, by one contract test
+    (tests/test_atomic_writer_contract.py)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
     target = Path(os.path.realpath(path))
-    if target.exists() and not target.is_file():
+    try:
+        regular = stat.S_ISREG(os.stat(target).st_mode)
+    except FileNotFoundError:
+        regular = True  # nothing there yet
+    if not regular:
         raise OSError(errno.EINVAL, "not a regular file: not replaced", str(path))
     stem = os.fsencode(target.name)[:NAME_KEPT].decode("utf-8", "ignore")
     tmp = target.with_name(f".{stem}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
