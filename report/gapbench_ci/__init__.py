@@ -1,3 +1,4 @@
-"""gapbench's orchestration: builds trees, runs the gapbench executable, drives git (baseline,
-nightly, gate_proof, gpu_check; runner is what they share). It reads and judges the results
-through gapbench_report, which never imports this package."""
+"""gapbench's orchestration: builds trees, runs the gapbench executable, drives git (baseline;
+nightly, the command over nightly_gate, nightly_state and nightly_summary; gate_proof; gpu_check;
+runner is what they share; `gapbench-ci COMMAND`, or `python -m gapbench_ci`, runs each). It
+reads and judges the results through gapbench_report, which never imports this package."""

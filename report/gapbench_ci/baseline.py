@@ -3,22 +3,7 @@
     ci/baseline NAME [--filter REGEX] [--repetitions 10] [--spread-limit 0.25] [--binary PATH]
                      [--require-gpu] [--cmake-arg ARG]...
 
-Builds gapbench with the default preset if needed (build/default), then runs it once with the
-full profile, --repetitions repetitions (default 10; at least the 5 that compare's statistics
-need) and Google Benchmark's random interleaving, so slow drift of the machine spreads over
-every benchmark instead of shifting some of them. The run is refused — nothing is written, exit
-status 1, the offending benchmarks named — when a benchmark failed, when nothing was timed, when
-the executable is a test build (GAPBENCH_TEST_INJECT), or when a benchmark's repetitions spread
-too wide to be a reference: (Q3 - Q1) / median above --spread-limit. The interquartile spread is
-used rather than the coefficient of variation so that one stray repetition does not void a run
-of hundreds of benchmarks, while a machine that was busy for a good part of the run does.
-
-Otherwise writes results/baselines/NAME.json (Google Benchmark's JSON with gapbench's context,
-as compare and render read it, plus a "provenance" object: the `gapbench doctor --json` facts
-and findings, the date, the gapbench commit and whether the tree had uncommitted changes, the
-library versions, profile, repetitions, filter and the command line) atomically, and adds or
-replaces NAME's row in results/baselines/README.md. Exit status 0 written, 1 refused, 2 bad
-arguments or a tool error.
+What it checks, what it writes and its exit status: docs/regressions.md#baselines.
 """
 
 from __future__ import annotations
@@ -310,10 +295,6 @@ def _parser() -> commandline.Parser:
     return p
 
 
-def main(argv: list[str] | None = None) -> int:
-    return commandline.run(PROG, _run, argv, command="baseline")
-
-
 def _run(argv: list[str]) -> int:
     try:
         args = _parser().parse_args(argv)
@@ -335,6 +316,10 @@ def _run(argv: list[str]) -> int:
         return 1
     print(target)
     return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    return commandline.run(PROG, _run, argv, command="baseline")
 
 
 if __name__ == "__main__":

@@ -3,24 +3,7 @@
     ci/gate-proof [--reduced] [--aa-comparisons 200] [--trials 40] [--improvement-trials 3]
                   [--rounds R] [--repetitions N] [--min-time S] [--out results/gate-proof]
 
-Builds gapbench twice, CPU only: build/gate-proof/normal, and build/gate-proof/inject with the
-test-only option GAPBENCH_TEST_INJECT, whose hooked kernels (kernels/inject.h) redo the share
-GAPBENCH_INJECT_FRACTION of their work. Then it runs the nightly gate itself (nightly.gate:
-rounds of A B B A, compare's statistics, a rerun of only what was flagged) on a small filter,
-again and again:
-
-  A/A    normal against normal, until --aa-comparisons benchmark comparisons are made, while a
-         busy loop keeps the other core busy for about half of the time in random stretches of
-         1-6 s. Required: 0 confirmed regressions. Reported: the share of first-pass flags.
-  10%    normal (A) against the inject build at 0.10 (B), --trials times. Required: every
-         injected benchmark confirmed SLOWER in >= 95% of the trials, no other one confirmed.
-  5%     the same at 0.05; the detection rate is reported.
-  faster the roles swapped (inject build at 0.10 as A, normal as B): the injected benchmarks
-         must come out FASTER and no regression be called.
-
-Prints the figures and writes OUT/gate-proof.json and OUT/gate-proof.md. --reduced runs 20 A/A
-comparisons, 4 trials of each slowdown and 1 improvement trial: a check that it all works, not
-the proof. Exit status 0 every requirement met, 1 one was not, 2 a tool error.
+What it runs, what it requires and its exit status: docs/regressions.md#gate-proof.
 """
 
 from __future__ import annotations
@@ -43,7 +26,7 @@ from gapbench_report import compare as cmp
 from gapbench_report.commandline import UsageError
 from gapbench_report.files import write_atomic, write_json_atomic
 
-from gapbench_ci import nightly
+from gapbench_ci import nightly_gate
 from gapbench_ci.runner import (
     REPO_ROOT,
     RunSpec,
@@ -136,7 +119,7 @@ class Tally:
     seconds: float = 0.0
     changes: dict[str, list[float]] = field(default_factory=dict)  # name -> first-pass changes
 
-    def add(self, v: nightly.Verdict, injected: set[str]) -> None:
+    def add(self, v: nightly_gate.Verdict, injected: set[str]) -> None:
         self.trials += 1
         self.comparisons += len(v.final.rows)
         self.first_pass_flags += len(v.flagged)
@@ -189,8 +172,8 @@ def run_phase(name: str, trials: int, sides: tuple[Side, Side], s: Settings, wor
     t0 = time.monotonic()
     for i in range(trials):
         workdir = work / f"{name}-{i + 1}"
-        verdict = nightly.gate(sides, s.spec(), s.rounds, workdir, threshold=s.threshold,
-                               alpha=s.alpha, say=lambda _line: None)
+        verdict = nightly_gate.gate(sides, s.spec(), s.rounds, workdir, threshold=s.threshold,
+                                    alpha=s.alpha, say=lambda _line: None)
         tally.add(verdict, injected)
         shutil.rmtree(workdir, ignore_errors=True)
         log(f"{name}: trial {i + 1}/{trials}: {len(verdict.flagged)} flagged, confirmed "
@@ -282,7 +265,7 @@ def markdown(r: dict) -> str:
         f"- benchmarks ({len(r['benchmarks'])}): filter `{s['filter']}` (full profile sizes); "
         f"per pass {s['rounds']} rounds of A B B A, {s['repetitions']} repetitions of "
         f"{s['min_time']:g} s per run; a rerun of the flagged ones with "
-        f"{nightly.RERUN_FACTOR} times the rounds",
+        f"{nightly_gate.RERUN_FACTOR} times the rounds",
         f"- injected (GAPBENCH_TEST_INJECT build): {', '.join(f'`{n}`' for n in r['injected'])}",
         f"- rule: SLOWER = one-sided Mann-Whitney p < {s['alpha']:g} and the median at least "
         f"{s['threshold']:.0%} slower, in the first pass and again in the rerun",
@@ -330,8 +313,8 @@ def _parser() -> commandline.Parser:
     p.add_argument("--aa-comparisons", type=int, default=200)
     p.add_argument("--trials", type=int, default=40)
     p.add_argument("--improvement-trials", type=int, default=3)
-    p.add_argument("--rounds", type=int, default=nightly.DEFAULT_ROUNDS)
-    p.add_argument("--repetitions", type=int, default=nightly.DEFAULT_REPETITIONS)
+    p.add_argument("--rounds", type=int, default=nightly_gate.DEFAULT_ROUNDS)
+    p.add_argument("--repetitions", type=int, default=nightly_gate.DEFAULT_REPETITIONS)
     p.add_argument("--min-time", type=float, default=DEFAULT_MIN_TIME)
     p.add_argument("--busy-share", type=float, default=0.5,
                    help="share of the A/A time the busy loop spins (default 0.5)")
@@ -370,7 +353,7 @@ def settings(args) -> Settings:
     return s
 
 
-def _run(argv: list[str] | None) -> int:
+def _run(argv: list[str]) -> int:
     args = _parser().parse_args(argv)
     s = settings(args)
     started = time.monotonic()

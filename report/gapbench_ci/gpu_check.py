@@ -3,43 +3,7 @@
     ci/gpu-check [--steps LIST] [--budget SECONDS] [--profile quick|full] [--filter REGEX]
                  [--out DIR] [--build-dir DIR] [--archive FILE] [--redo] [-D NAME=VALUE ...]
 
-For a Linux machine with an NVIDIA GPU, its driver and the CUDA toolkit (the system's, or the one
-`bash ci/setup --cuda` puts in .venv). The steps, in this order, each timed, each with its log
-under DIR/logs (--steps picks some, comma-separated; default all):
-
-  build      configures for this GPU (CMAKE_CUDA_ARCHITECTURES=native) in its own build folder
-             (default build/gpu-check), the -D options passed to CMake, and builds; CMake failing
-             to find CUDA, cuBLAS or cuDNN (cuDNN also in a Python's nvidia.cudnn package) fails
-             the step: a GPU check without them is no GPU check. It needs no GPU: named in
-             --steps on a machine without one, it runs (for CMake's default architectures)
-             before the exit that says there is no GPU
-  doctor     `gapbench doctor --json` into DIR/doctor.json; fails unless the GPU is usable
-  tests      the GPU unit tests (ctest -L gpu); a skipped GPU test is a failure here
-  sanitizer  compute-sanitizer over the GPU test binary, launches forced blocking (the timer's
-             probe then times unheld): memcheck over everything, racecheck, synccheck and
-             initcheck on gapbench's own kernels only; the test that asks for 2^60 bytes on
-             purpose is left out. Any report, or no test run, is a failure
-  bench      each family's benchmarks that --filter selects (with peak's), --profile (default
-             quick), into DIR/results/F.json, then checked; a failed or skipped GPU variant fails
-  probe      gapbench-probe --framework torch --device gpu with the Python running this, into
-             DIR/results/framework-torch.json; a skipped GPU benchmark fails it
-  report     the report of the results of bench and probe, in DIR/report
-
-Every step after build needs the build, which runs first when the build folder holds none for
-this source. A step that passed for this source (the same files) and the same options in this
-build folder is not run again (a lent machine keeps the build folder while it stays warm between
-calls); its line in summary.md says "done earlier". --redo runs every step asked for again.
-
---budget SECONDS bounds the whole command: each step runs for at most what is left of it, and at
-most its own limit (each fits a 10-minute call); a step stopped at its limit fails, and a step
-left when the budget is spent is listed as not run, a failure. --archive FILE writes everything
-under DIR (summary.md, doctor.json, logs/, results/, report/) into one .tar.gz, whole, at the end,
-also after a failed step: one file to bring back from a machine that returns few.
-
-DIR (default results/gpu-check) gets summary.md: every step with passed/failed, its time and a
-one-line detail, rewritten whole after each step. Exit status 0 only if every step asked for
-passed (now or earlier), 1 if one failed or did not run, 2 without a GPU or on bad arguments.
-Without a GPU the last line says so; nothing is built or written unless --steps names build.
+The steps, their limits, what it writes and its exit status: docs/gpu-check.md.
 """
 
 from __future__ import annotations

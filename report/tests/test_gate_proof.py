@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from gapbench_ci import gate_proof, nightly
+from gapbench_ci import gate_proof, nightly_gate
 from gapbench_report import compare as cmp
 from tests.fakes import COPY, IMAGE, LOOP, SUMSQ, make_fake
 
@@ -71,8 +71,8 @@ def test_tally_counts_trials_flags_and_detection():
                         cmp.FASTER if n in faster else cmp.SAME)
                 for n in (SUMSQ, IMAGE, LOOP, COPY)]
         final = cmp.Comparison("b", "c", "m", "m", 0.05, 0.01, False, False, None, rows)
-        first = nightly.Pass(final, None, None)
-        return nightly.Verdict(first, None, final, list(flagged), list(confirmed))
+        first = nightly_gate.Pass(final, None, None)
+        return nightly_gate.Verdict(first, None, final, list(flagged), list(confirmed))
     t = gate_proof.Tally()
     t.add(verdict([SUMSQ, IMAGE], [SUMSQ, IMAGE, LOOP]), injected)
     t.add(verdict([SUMSQ], [SUMSQ]), injected)  # one injected missed: not detected

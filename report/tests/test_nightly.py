@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from gapbench_ci import nightly
-from gapbench_ci.runner import RunSpec, Side, exact_filter
+from gapbench_ci import nightly, nightly_gate, nightly_state, nightly_summary
+from gapbench_ci.runner import RunSpec, Side, TreeState, exact_filter
 from gapbench_report import compare as cmp
 from gapbench_report.commandline import ToolError
 from tests.fakes import BENCHMARKS, COPY, IMAGE, LOOP, SUMSQ, invocations, make_fake
@@ -52,7 +52,7 @@ def test_settle_confirms_only_a_repeated_flag():
                          _row(COPY, cmp.SLOWER, 0.2, 1e-4), _row(LOOP, cmp.SAME)])
     rerun = _comparison([_row(SUMSQ, cmp.SLOWER, 0.11, 1e-4), _row(IMAGE, cmp.SAME, 0.01, 0.4),
                          _row(COPY, cmp.ERROR, note="contender failed: crash")])
-    final, confirmed = nightly.settle(first, rerun)
+    final, confirmed = nightly_gate.settle(first, rerun)
     status = {r.name: r for r in final.rows}
     assert confirmed == [SUMSQ]
     assert status[SUMSQ].status == cmp.SLOWER
@@ -65,7 +65,7 @@ def test_settle_confirms_only_a_repeated_flag():
     assert [r.name for r in final.rows] == [SUMSQ, IMAGE, COPY, LOOP]  # order kept
     assert cmp.has_regression(final)
     # Without a rerun nothing is confirmed.
-    final, confirmed = nightly.settle(first, None)
+    final, confirmed = nightly_gate.settle(first, None)
     assert confirmed == [] and not cmp.has_regression(final)
 
 
@@ -73,7 +73,7 @@ def test_settle_confirms_only_a_repeated_flag():
 
 def test_identical_builds_pass_and_run_a_b_b_a(tmp_path):
     log = tmp_path / "log.jsonl"
-    v = nightly.gate(sides(tmp_path, log), SPEC, 3, tmp_path / "w", say=quiet)
+    v = nightly_gate.gate(sides(tmp_path, log), SPEC, 3, tmp_path / "w", say=quiet)
     assert v.exit_code == 0 and not v.regression
     assert v.flagged == [] and v.rerun is None
     assert [label for label, _ in labels_and_filters(log)] == list("abba" * 3)
@@ -85,13 +85,13 @@ def test_identical_builds_pass_and_run_a_b_b_a(tmp_path):
 
 def test_a_real_slowdown_is_confirmed_and_only_the_flagged_rerun(tmp_path):
     log = tmp_path / "log.jsonl"
-    v = nightly.gate(sides(tmp_path, log, b={"slow": {"vectorized/cpu/op:sumsq": 1.2}}), SPEC, 3,
-                     tmp_path / "w", say=quiet)
+    v = nightly_gate.gate(sides(tmp_path, log, b={"slow": {"vectorized/cpu/op:sumsq": 1.2}}),
+                          SPEC, 3, tmp_path / "w", say=quiet)
     assert v.flagged == [SUMSQ] and v.confirmed == [SUMSQ]
     assert v.exit_code == 1
     assert v.status_of(SUMSQ) == cmp.SLOWER and v.status_of(IMAGE) == cmp.SAME
     calls = labels_and_filters(log)
-    rerun = 3 * nightly.RERUN_FACTOR  # rounds
+    rerun = 3 * nightly_gate.RERUN_FACTOR  # rounds
     assert [c[0] for c in calls] == list("abba" * (3 + rerun))  # rerun: more rounds
     assert {c[1] for c in calls[:12]} == {"."}
     assert {c[1] for c in calls[12:]} == {exact_filter([SUMSQ])}  # the rerun: only the flagged
@@ -103,8 +103,8 @@ def test_a_real_slowdown_is_confirmed_and_only_the_flagged_rerun(tmp_path):
 def test_a_flag_that_does_not_repeat_is_no_regression(tmp_path):
     log = tmp_path / "log.jsonl"
     # Slow in the contender's first six runs (the first pass) only: noise, not a change.
-    v = nightly.gate(sides(tmp_path, log, b={"slow": {"image": 1.3}, "slow_runs": 6}), SPEC, 3,
-                     tmp_path / "w", rerun_rounds=3, say=quiet)
+    v = nightly_gate.gate(sides(tmp_path, log, b={"slow": {"image": 1.3}, "slow_runs": 6}),
+                          SPEC, 3, tmp_path / "w", rerun_rounds=3, say=quiet)
     assert v.flagged == [IMAGE] and v.confirmed == []
     assert v.exit_code == 0
     row = next(r for r in v.final.rows if r.name == IMAGE)
@@ -113,26 +113,26 @@ def test_a_flag_that_does_not_repeat_is_no_regression(tmp_path):
 
 def test_rerun_rounds_can_be_set(tmp_path):
     log = tmp_path / "log.jsonl"
-    v = nightly.gate(sides(tmp_path, log, b={"slow": {"image": 1.3}}), SPEC, 3, tmp_path / "w",
-                     rerun_rounds=4, say=quiet)
+    v = nightly_gate.gate(sides(tmp_path, log, b={"slow": {"image": 1.3}}), SPEC, 3,
+                          tmp_path / "w", rerun_rounds=4, say=quiet)
     assert v.confirmed == [IMAGE]
     assert [c[0] for c in labels_and_filters(log)] == list("abba" * 7)
 
 
 def test_faster_is_no_regression(tmp_path):
-    v = nightly.gate(sides(tmp_path, tmp_path / "log", b={"slow": {"memcpy": 0.8}}), SPEC, 3,
-                     tmp_path / "w", say=quiet)
+    v = nightly_gate.gate(sides(tmp_path, tmp_path / "log", b={"slow": {"memcpy": 0.8}}),
+                          SPEC, 3, tmp_path / "w", say=quiet)
     assert v.exit_code == 0 and v.status_of(COPY) == cmp.FASTER
 
 
 def test_a_new_failure_is_a_regression(tmp_path):
-    v = nightly.gate(sides(tmp_path, tmp_path / "log", b={"fail": ["memcpy"]}), SPEC, 1,
-                     tmp_path / "w", say=quiet)
+    v = nightly_gate.gate(sides(tmp_path, tmp_path / "log", b={"fail": ["memcpy"]}), SPEC, 1,
+                          tmp_path / "w", say=quiet)
     assert v.failures == [COPY] and v.confirmed == [] and v.exit_code == 1
-    assert nightly.headline(v) == "REGRESSION: 1 new failure"
+    assert nightly_summary.headline(v) == "REGRESSION: 1 new failure"
     # Failing on both sides is no news of tonight.
-    v = nightly.gate(sides(tmp_path, tmp_path / "log", a={"fail": ["memcpy"]},
-                           b={"fail": ["memcpy"]}), SPEC, 1, tmp_path / "w2", say=quiet)
+    v = nightly_gate.gate(sides(tmp_path, tmp_path / "log", a={"fail": ["memcpy"]},
+                                b={"fail": ["memcpy"]}), SPEC, 1, tmp_path / "w2", say=quiet)
     assert v.failures == [] and v.exit_code == 0
 
 
@@ -142,8 +142,8 @@ def test_a_crashing_executable_is_a_tool_error(tmp_path):
     bad.chmod(0o755)
     good = make_fake(tmp_path, "a")
     with pytest.raises(ToolError, match="status 139: Segmentation fault"):
-        nightly.gate((Side("baseline", good), Side("contender", bad)), SPEC, 1, tmp_path / "w",
-                     say=quiet)
+        nightly_gate.gate((Side("baseline", good), Side("contender", bad)), SPEC, 1,
+                          tmp_path / "w", say=quiet)
 
 
 # ---- the known-good commit ---------------------------------------------------------------------
@@ -171,18 +171,18 @@ def test_known_good_order(repo, tmp_path):
     state = tmp_path / "state"
     head1 = git("rev-parse", "HEAD~1")
     first = git("rev-parse", "HEAD~2")
-    assert nightly.choose_known_good(root, None, state) == nightly.KnownGood(
+    assert nightly_state.choose_known_good(root, None, state) == nightly_state.KnownGood(
         head1, "HEAD~1 (no known-good recorded)", fell_back=True)
     state.mkdir()
-    (state / nightly.KNOWN_GOOD_FILE).write_text(first + "\n")
-    good = nightly.choose_known_good(root, None, state)
+    (state / nightly_state.KNOWN_GOOD_FILE).write_text(first + "\n")
+    good = nightly_state.choose_known_good(root, None, state)
     assert good.commit == first and "last good night" in good.how and not good.fell_back
-    assert nightly.choose_known_good(root, "HEAD", state).commit == git("rev-parse", "HEAD")
-    (state / nightly.KNOWN_GOOD_FILE).write_text("f" * 40)  # gone (a rewritten history)
-    good = nightly.choose_known_good(root, None, state)
+    assert nightly_state.choose_known_good(root, "HEAD", state).commit == git("rev-parse", "HEAD")
+    (state / nightly_state.KNOWN_GOOD_FILE).write_text("f" * 40)  # gone (a rewritten history)
+    good = nightly_state.choose_known_good(root, None, state)
     assert good.commit == head1 and good.fell_back and "not a commit here" in good.how
     with pytest.raises(ToolError, match="not a commit"):
-        nightly.choose_known_good(root, "nope", state)
+        nightly_state.choose_known_good(root, "nope", state)
 
 
 def test_no_parent_and_nothing_recorded_is_a_clear_error(tmp_path):
@@ -192,7 +192,7 @@ def test_no_parent_and_nothing_recorded_is_a_clear_error(tmp_path):
                  ["config", "user.name", "t"], ["commit", "-q", "--allow-empty", "-m", "x"]):
         subprocess.run(["git", "-C", str(root), *args], check=True, capture_output=True)
     with pytest.raises(ToolError, match="HEAD has no parent") as raised:
-        nightly.choose_known_good(root, None, tmp_path / "state")
+        nightly_state.choose_known_good(root, None, tmp_path / "state")
     assert "pass --good" in str(raised.value) and "shallow clone" not in str(raised.value)
 
 
@@ -230,7 +230,7 @@ def test_main_writes_everything_and_exits_1_on_a_regression(tmp_path, capsys):
     assert set(record["medians"]) == set(BENCHMARKS)
     assert record["medians"][SUMSQ] == pytest.approx(2e-4 * 1.25, rel=0.05)
     # Given executables are no commit: the known-good record is left alone.
-    assert not (tmp_path / "state" / nightly.KNOWN_GOOD_FILE).exists()
+    assert not (tmp_path / "state" / nightly_state.KNOWN_GOOD_FILE).exists()
     assert "REGRESSION" in capsys.readouterr().out
 
 
@@ -277,12 +277,12 @@ def test_main_tool_error_is_exit_2(tmp_path, capsys):
 
 
 def test_history_record_is_small_and_named_by_time_and_commit(tmp_path):
-    v = nightly.gate(sides(tmp_path, tmp_path / "log"), SPEC, 1, tmp_path / "w", say=quiet)
+    v = nightly_gate.gate(sides(tmp_path, tmp_path / "log"), SPEC, 1, tmp_path / "w", say=quiet)
     from datetime import datetime, timezone
     when = datetime(2026, 1, 2, 3, 4, 5, tzinfo=timezone.utc)
-    tree = nightly.TreeState("a" * 40, True)
-    record = nightly.history_record(v, tree, "b" * 40, SPEC, when)
-    path = nightly.write_history(tmp_path / "s", record, when, tree)
+    tree = TreeState("a" * 40, True)
+    record = nightly_state.history_record(v, tree, "b" * 40, SPEC, when)
+    path = nightly_state.write_history(tmp_path / "s", record, when, tree)
     assert path.name == f"20260102T030405Z-{'a' * 12}-dirty.json"
     assert record["date"] == "2026-01-02T03:04:05+00:00"
     assert record["machine"] == "fake-machine" and record["good_commit"] == "b" * 40
@@ -326,11 +326,11 @@ def test_the_summary_shows_html_in_names_and_messages_as_text(tmp_path):
     row = cmp.Row(name, cmp.ERROR, note="contender failed: <script>alert(1)</script>",
                   new_failure=True)
     contender = in_memory([], **{"cpu.model": "<b>CPU</b>"})
-    v = nightly.Verdict(nightly.Pass(_comparison([row]), contender, contender), None,
-                        _comparison([row]), failures=[name])
+    v = nightly_gate.Verdict(nightly_gate.Pass(_comparison([row]), contender, contender), None,
+                             _comparison([row]), failures=[name])
     about = {"contender": "abc <i>dirty</i>", "baseline": "def <a href=x>subject</a>",
              "state": {"dir": "s", "origin": "<origin>", "warning": None}}
-    text = nightly.summary_markdown(v, about, SPEC, 3, ["<em>note</em>"])
+    text = nightly_summary.night_summary_markdown(v, about, SPEC, 3, ["<em>note</em>"])
     for raw in ("<img", "<script>", "<b>", "<i>", "<a ", "<origin>", "<em>"):
         assert raw not in text.replace(f"``{name}``", "").replace(f"`` {name} ``", ""), raw
     assert "&lt;script&gt;" in text and "&lt;b&gt;CPU&lt;/b&gt;" in text

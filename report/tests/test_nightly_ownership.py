@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from gapbench_ci import nightly, runner
+from gapbench_ci import nightly, nightly_state, runner
 from gapbench_ci.runner import DubiousOwnership, NotACommit
 from gapbench_report.commandline import ToolError
 from tests.fakes import make_fake
@@ -108,7 +108,8 @@ def test_git_steps_in_a_foreign_checkout_fail_with_one_line_naming_dubious_owner
             runner.resolve_commit(root, ref)
         assert_names_ownership(raised.value, root)
     with pytest.raises(DubiousOwnership) as raised:
-        nightly.choose_known_good(root, None, tmp_path / "state")  # no fall-back, no "shallow"
+        # no fall-back, no "shallow"
+        nightly_state.choose_known_good(root, None, tmp_path / "state")
     assert_names_ownership(raised.value, root)
     with pytest.raises(DubiousOwnership) as raised:
         runner.export_commit(root, head, tmp_path / "export")
@@ -136,7 +137,7 @@ def test_the_workflows_safe_directory_step_makes_every_git_step_work(
     assert f"directory = {root}" in throwaway_git_config.read_text()  # only the throwaway
     assert runner.tree_state(root) == runner.TreeState(head, False)
     assert runner.resolve_commit(root, "HEAD~1") == parent
-    good = nightly.choose_known_good(root, None, tmp_path / "state")
+    good = nightly_state.choose_known_good(root, None, tmp_path / "state")
     assert good.commit == parent and good.fell_back
     runner.export_commit(root, parent, tmp_path / "export")
     assert (tmp_path / "export" / "CMakeLists.txt").read_text() == "# version 1\n"
@@ -144,7 +145,7 @@ def test_the_workflows_safe_directory_step_makes_every_git_step_work(
     # The whole command, builds faked: it exports HEAD~1, passes, and records HEAD as good.
     assert run_nightly(root, tmp_path, monkeypatch) == 0
     assert (tmp_path / "build" / f"src-{parent[:12]}" / "CMakeLists.txt").exists()
-    assert (tmp_path / "state" / nightly.KNOWN_GOOD_FILE).read_text().strip() == head
+    assert (tmp_path / "state" / nightly_state.KNOWN_GOOD_FILE).read_text().strip() == head
     summary = (tmp_path / "out" / "summary.md").read_text()
     assert f"known-good: {parent[:12]} commit 1" in summary
 
@@ -174,12 +175,12 @@ def test_shallow_clone_is_named_only_when_the_clone_is_shallow(tmp_path, throwaw
     with pytest.raises(NotACommit, match="a shallow clone .*fetch-depth: 0"):
         runner.resolve_commit(shallow, "HEAD~1")
     with pytest.raises(ToolError, match="HEAD~1 is not in this shallow clone"):
-        nightly.choose_known_good(shallow, None, tmp_path / "state")
+        nightly_state.choose_known_good(shallow, None, tmp_path / "state")
     # Not a checkout at all: git's own words, no shallow clone, and no fall-back to HEAD~1.
     plain = tmp_path / "plain"
     plain.mkdir()
     with pytest.raises(ToolError) as raised:
-        nightly.choose_known_good(plain, None, tmp_path / "state")
+        nightly_state.choose_known_good(plain, None, tmp_path / "state")
     assert "not a git repository" in str(raised.value)
     assert not isinstance(raised.value, NotACommit)
     assert "shallow clone" not in str(raised.value)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from gapbench_ci import nightly
+from gapbench_ci import nightly, nightly_state
 from tests.fakes import make_fake
 
 
@@ -69,7 +69,7 @@ def test_a_lost_state_is_said_at_the_top_of_the_summary_in_the_log_and_in_the_js
     assert f"nightly: State lost or new: no known-good commit and no history were found " \
            f"in {state}" in log
     # The night passed on a clean tree: the next one carries on from it, and says nothing.
-    assert (state / nightly.KNOWN_GOOD_FILE).read_text().strip() == head
+    assert (state / nightly_state.KNOWN_GOOD_FILE).read_text().strip() == head
     status, summary, data = night(root, tmp_path, monkeypatch)
     assert status == 0
     assert summary.splitlines()[2].startswith("- this build:")  # nothing above the facts
@@ -82,7 +82,7 @@ def test_a_lost_state_is_said_at_the_top_of_the_summary_in_the_log_and_in_the_js
 def test_history_without_a_known_good_is_said_apart_from_a_lost_state(repo, tmp_path,
                                                                      monkeypatch):
     root, _, _ = repo
-    history = tmp_path / "state" / nightly.HISTORY_DIR
+    history = tmp_path / "state" / nightly_state.HISTORY_DIR
     history.mkdir(parents=True)
     (history / "20260101T021700Z-0123456789ab.json").write_text("{}")
     _, summary, data = night(root, tmp_path, monkeypatch)
@@ -111,10 +111,10 @@ def test_given_good_still_says_that_a_new_history_starts(repo, tmp_path, monkeyp
     assert "HEAD~1" not in summary
 
 
-FOUND_NOTHING = nightly.StateFound(known_good=False, nights=0)
-FOUND_HISTORY = nightly.StateFound(known_good=False, nights=3)
-FOUND_GOOD = nightly.StateFound(known_good=True, nights=0)
-FOUND_ALL = nightly.StateFound(known_good=True, nights=3)
+FOUND_NOTHING = nightly_state.StateFound(known_good=False, nights=0)
+FOUND_HISTORY = nightly_state.StateFound(known_good=False, nights=3)
+FOUND_GOOD = nightly_state.StateFound(known_good=True, nights=0)
+FOUND_ALL = nightly_state.StateFound(known_good=True, nights=3)
 
 
 @pytest.mark.parametrize("found, fell_back, keeps_history, expected", [
@@ -140,13 +140,13 @@ FOUND_ALL = nightly.StateFound(known_good=True, nights=3)
     (FOUND_NOTHING, False, False, None),  # --good --no-state: nothing is needed
 ])
 def test_state_warning(found, fell_back, keeps_history, expected):
-    assert nightly.state_warning(found, Path("S"), fell_back, keeps_history) == expected
+    assert nightly_state.state_warning(found, Path("S"), fell_back, keeps_history) == expected
 
 
 def test_read_state(tmp_path):
-    assert nightly.read_state(tmp_path / "none") == FOUND_NOTHING
-    (tmp_path / nightly.HISTORY_DIR).mkdir()
+    assert nightly_state.read_state(tmp_path / "none") == FOUND_NOTHING
+    (tmp_path / nightly_state.HISTORY_DIR).mkdir()
     for name in ("a.json", "b.json", ".c.json.1.tmp"):
-        (tmp_path / nightly.HISTORY_DIR / name).write_text("{}")
-    (tmp_path / nightly.KNOWN_GOOD_FILE).write_text("f" * 40)
-    assert nightly.read_state(tmp_path) == nightly.StateFound(known_good=True, nights=2)
+        (tmp_path / nightly_state.HISTORY_DIR / name).write_text("{}")
+    (tmp_path / nightly_state.KNOWN_GOOD_FILE).write_text("f" * 40)
+    assert nightly_state.read_state(tmp_path) == nightly_state.StateFound(known_good=True, nights=2)

@@ -1,0 +1,62 @@
+"""gapbench-ci, gapbench_ci's own entry point: every command reached through it, one line and
+exit status 2 for an unknown one, and the console script that report/pyproject.toml installs."""
+
+from __future__ import annotations
+
+import importlib
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from gapbench_ci import __main__ as ci
+
+REPORT = Path(__file__).resolve().parents[1]
+ENV = {**os.environ, "PYTHONPATH": str(REPORT)}
+PROGS = {"baseline": "ci/baseline", "nightly": "ci/nightly", "gate-proof": "ci/gate-proof",
+         "gpu-check": "ci/gpu-check"}
+
+
+@pytest.mark.parametrize("command", PROGS)
+def test_each_command_is_reached(capsys, command):
+    assert ci.main([command, "--help"]) == 0
+    assert capsys.readouterr().out.startswith(f"usage: {PROGS[command]} ")
+    assert ci.main([command, "--no-such-flag"]) == 2  # the command's own one line
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 1 and err[0].startswith(f"{PROGS[command]}: "), err
+
+
+def test_help_lists_every_command(capsys):
+    assert ci.main(["--help"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("gapbench-ci: ")
+    for command in PROGS:
+        assert f"gapbench-ci {command} " in out
+    assert ci.main([]) == 2  # no command: the same text, and the status of bad arguments
+    assert "gapbench-ci nightly " in capsys.readouterr().out
+
+
+def test_an_unknown_command_is_one_line_and_2(capsys):
+    assert ci.main(["render", "--help"]) == 2  # the report's command, not this package's
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err.splitlines() == ["gapbench-ci: unknown command 'render' (use baseline, nightly, "
+                                "gate-proof, gpu-check)"]
+
+
+def test_python_dash_m_runs_it():
+    done = subprocess.run([sys.executable, "-m", "gapbench_ci", "gpu-check", "--help"], env=ENV,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and done.stdout.startswith("usage: ci/gpu-check "), done.stderr
+    done = subprocess.run([sys.executable, "-m", "gapbench_ci", "nope"], env=ENV,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and len(done.stderr.splitlines()) == 1, done.stderr
+
+
+def test_the_console_script_points_at_the_dispatcher():
+    tomllib = pytest.importorskip("tomllib")  # Python 3.11 and later
+    scripts = tomllib.loads((REPORT / "pyproject.toml").read_text())["project"]["scripts"]
+    module, _, name = scripts["gapbench-ci"].partition(":")
+    assert getattr(importlib.import_module(module), name) is ci.main
