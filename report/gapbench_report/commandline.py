@@ -158,12 +158,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     prog = "gapbench-report"
     open_standard_descriptors()
     argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] and argv[0] in COMMANDS:  # the report's own: no metadata needed, none read
+        return importlib.import_module(COMMANDS[argv[0]]).main(argv[1:])
     extra = {name: e for name, e in installed_commands().items() if name not in COMMANDS}
     if not argv or argv[0] in ("-h", "--help"):
         return run(prog, lambda _: usage(0 if argv else 2, list(extra)), [])
     command, rest = argv[0], argv[1:]
-    if command in COMMANDS:
-        return importlib.import_module(COMMANDS[command]).main(rest)
     if command in extra:
         try:
             command_main = extra[command].load()

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from itertools import repeat
 from pathlib import Path
 
-from gapbench_report import diagnose, framework, metrics
+from gapbench_report import framework, metrics
 from gapbench_report.catalogue import FAMILY_BLURB
 from gapbench_report.model import (
     FRAMEWORK_BLURB,
@@ -124,7 +124,7 @@ def _diagnosis_html(report: Report) -> str:
     parts = ['<h2 id="diagnosis">Diagnosis</h2>']
     facts, lessons = split_findings(report.findings)
     if report.findings:
-        parts.append(f'<p class="verdict">{esc(diagnose.verdict(report.findings))}</p>')
+        parts.append(f'<p class="verdict">{esc(report.verdict)}</p>')
     else:
         parts.append("<p>No findings: nothing the rules look for was seen in this run.</p>")
     for severity, findings in grouped_findings(facts):

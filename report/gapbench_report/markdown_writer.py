@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from gapbench_report import diagnose, framework
+from gapbench_report import framework
 from gapbench_report.labels import md_cell, md_code
 from gapbench_report.model import (
     FRAMEWORK_BLURB,
@@ -37,7 +37,7 @@ def summary_markdown(report: Report) -> str:
     lines += ["## Findings", ""]
     facts, lessons = split_findings(report.findings)
     if report.findings:
-        lines += [f"**{md_cell(diagnose.verdict(report.findings))}**", ""]
+        lines += [f"**{md_cell(report.verdict)}**", ""]
     else:
         lines.append("No findings: nothing the rules look for was seen.")
     for severity, findings in grouped_findings(facts):

@@ -26,6 +26,7 @@ class Report:
     context: dict
     families: dict[str, list[Benchmark]]
     findings: list = field(default_factory=list)
+    verdict: str = ""  # the findings in one line (diagnose.verdict), empty without findings
     notes: list[str] = field(default_factory=list)  # what could not be worked out, and why
     machines: list[tuple[str, dict]] = field(default_factory=list)  # (label, context)
     portable: list[tuple[str, dict[str, float]]] = field(default_factory=list)
@@ -72,7 +73,9 @@ def build_report(runs: list[Results], baselines: list[Results]) -> Report:
                                                  for label, b in zip(labels, baselines)]
     # A broken rule or metric must not cost the reader the charts: say so in the report instead.
     try:
-        report.findings = list(diagnose.diagnose(runs, baselines, labels))
+        findings = list(diagnose.diagnose(runs, baselines, labels))
+        report.verdict = diagnose.verdict(findings) if findings else ""
+        report.findings = findings
     except Exception as e:  # noqa: BLE001
         report.notes.append(f"The diagnosis could not be made: {type(e).__name__}: {e}")
     if baselines:

@@ -149,6 +149,15 @@ def test_an_entry_point_cannot_replace_a_command_of_the_report(capsys, monkeypat
     assert "hello" not in capsys.readouterr().out
 
 
+def test_the_reports_own_commands_never_read_the_metadata(capsys, monkeypatch):
+    """An installed package can neither replace nor slow down or break the report's commands."""
+    def scan():
+        raise AssertionError("metadata read")
+    monkeypatch.setattr(commandline, "installed_commands", scan)
+    assert commandline.main(["check", "--help"]) == 0
+    assert capsys.readouterr().out.startswith("usage: gapbench check")
+
+
 def test_an_entry_point_that_does_not_load_is_one_line_and_2(capsys, monkeypatch, tmp_path):
     with_entry_points(monkeypatch, tmp_path, "broken = gapbench_no_such_module:main")
     assert commandline.main(["broken"]) == 2

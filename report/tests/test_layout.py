@@ -99,13 +99,22 @@ def test_nothing_imports_render_back():
     assert not wrong
 
 
+LATER_STEPS = ("gapbench_report.render", "gapbench_report.plots", "gapbench_report.trend",
+               "gapbench_report.explain", "matplotlib")
+
+
 @pytest.mark.parametrize("module", ["model", "markdown_writer", "html_writer", "catalogue"])
 def test_derive_and_write_never_import_the_command_or_the_drawing(module):
     imported = imported_modules(PACKAGE / f"{module}.py")
-    assert not {m for m in imported if m.startswith(("gapbench_report.render",
-                                                     "gapbench_report.plots",
-                                                     "gapbench_report.trend",
-                                                     "gapbench_report.explain", "matplotlib"))}
+    assert not {m for m in imported if m.startswith(LATER_STEPS)}
+
+
+@pytest.mark.parametrize("module", ["markdown_writer", "html_writer"])
+def test_the_writers_print_the_model_and_diagnose_nothing(module):
+    """The diagnosis and its verdict are the model's (derived once), the writers only print."""
+    imported = imported_modules(PACKAGE / f"{module}.py")
+    assert "gapbench_report.diagnose" not in imported
+    assert "gapbench_report.model" in imported
 
 
 def test_the_model_and_writers_load_without_matplotlib():
