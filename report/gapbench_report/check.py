@@ -75,15 +75,15 @@ def problems(results: Results, family: str | None) -> list[str]:
     return found
 
 
-def main(argv: list[str] | None = None) -> int:
-    return commandline.run(PROG, _run, argv)
+def _parser() -> commandline.Parser:
+    p = commandline.parser(PROG, __doc__, epilog="")
+    p.add_argument("results", help="a gapbench results JSON file")
+    p.add_argument("--family", help="every benchmark must belong to this family (or peak)")
+    return p
 
 
 def _run(argv: list[str]) -> int:
-    parser = commandline.parser(PROG, __doc__, epilog="")
-    parser.add_argument("results", help="a gapbench results JSON file")
-    parser.add_argument("--family", help="every benchmark must belong to this family (or peak)")
-    args = parser.parse_args(argv)
+    args = _parser().parse_args(argv)
     results = load_results(args.results)
     found = problems(results, args.family)
     runs = [e for e in results.entries if not e.is_aggregate]
@@ -94,6 +94,11 @@ def _run(argv: list[str]) -> int:
     for line in found:
         print(f"  problem: {line}")
     return 1 if found else 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """0 every check holds, 1 one does not, 2 unusable input (one line on stderr)."""
+    return commandline.run(PROG, _run, argv)
 
 
 if __name__ == "__main__":

@@ -1,16 +1,42 @@
-"""What every gapbench-report command shares: bad arguments and every error end as one line on
-stderr and exit status 2, never a traceback (CI reads the status and the line)."""
+"""The command line: `gapbench-report COMMAND ...` (main), and what every command shares: bad
+arguments and every error end as one line on stderr and exit status 2, never a traceback (CI
+reads the status and the line)."""
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import signal
 import sys
 import warnings
 from collections.abc import Callable, Sequence
+from importlib import metadata
 
 from gapbench_report.results import ResultsError
+
+USAGE = """gapbench-report: one command for the report's tools.
+
+    gapbench-report render RESULTS... [--baseline FILE ...] --out DIR
+    gapbench-report compare BASELINE CONTENDER [--threshold 0.05] [--json] ...
+    gapbench-report diagnose RESULTS...
+    gapbench-report check RESULTS --family NAME
+    gapbench-report trend HISTORY... --out DIR [--filter REGEX] [--last N]
+    gapbench-report explain TRACE... [--results DIR_OR_FILES] [--json] [--out DIR]
+    gapbench-report COMMAND --help   (each command's flags)
+
+Exit status: 0 fine, 1 a finding that fails the command (a regression, a failed check), 2 bad
+input or a tool error, with one line on stderr."""
+
+# The report's own commands, imported on demand: compare and check must not pay for matplotlib.
+COMMANDS = {"render": "gapbench_report.render", "compare": "gapbench_report.compare",
+            "diagnose": "gapbench_report.diagnose", "check": "gapbench_report.check",
+            "trend": "gapbench_report.trend", "explain": "gapbench_report.explain"}
+# Other installed packages add commands under this entry-point group (gapbench-ci adds baseline
+# and nightly): the analysis never imports the orchestration, which imports it.
+ENTRY_POINT_GROUP = "gapbench_report.commands"
+# Where a source checkout, which has no installed entry points, runs those commands instead.
+CHECKOUT_SCRIPTS = {"baseline": "ci/baseline", "nightly": "ci/nightly"}
 
 
 class UsageError(Exception):
@@ -103,3 +129,50 @@ def run(prog: str, body: Callable[[list[str]], int], argv: Sequence[str] | None,
         return fail(prog, f"cannot read or write a file: {e}")
     except Exception as e:  # noqa: BLE001 -- a bug must still be one line, not a traceback
         return fail(prog, f"internal error: {type(e).__name__}: {e}")
+
+
+# ---- gapbench-report COMMAND ------------------------------------------------------------------
+
+def installed_commands() -> dict[str, metadata.EntryPoint]:
+    """The commands installed packages add (ENTRY_POINT_GROUP), by name; the first found wins,
+    as on sys.path."""
+    found = metadata.entry_points()
+    # Python 3.10 and later select by group; 3.9 returns a dict of groups.
+    group = (found.select(group=ENTRY_POINT_GROUP) if hasattr(found, "select")
+             else found.get(ENTRY_POINT_GROUP, ()))
+    commands: dict[str, metadata.EntryPoint] = {}
+    for entry in group:
+        commands.setdefault(entry.name, entry)
+    return commands
+
+
+def usage(status: int, extra: Sequence[str]) -> int:
+    print(USAGE)
+    if extra:
+        print(f"\nCommands of other installed packages: {', '.join(sorted(extra))}.")
+    return status
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """gapbench-report's entry point: the command's exit status, or 2 with one line."""
+    prog = "gapbench-report"
+    open_standard_descriptors()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] and argv[0] in COMMANDS:  # the report's own: no metadata needed, none read
+        return importlib.import_module(COMMANDS[argv[0]]).main(argv[1:])
+    extra = {name: e for name, e in installed_commands().items() if name not in COMMANDS}
+    if not argv or argv[0] in ("-h", "--help"):
+        return run(prog, lambda _: usage(0 if argv else 2, list(extra)), [])
+    command, rest = argv[0], argv[1:]
+    if command in extra:
+        try:
+            command_main = extra[command].load()
+        except Exception as e:  # noqa: BLE001 -- a broken install is one line, not a traceback
+            return fail(prog, f"command {command!r} ({extra[command].value}) cannot be "
+                              f"loaded: {type(e).__name__}: {e}")
+        return command_main(rest)
+    if command in CHECKOUT_SCRIPTS:
+        return fail(prog, f"{command!r} is gapbench-ci's command, and no installed package "
+                          f"provides it here (entry points {ENTRY_POINT_GROUP}): from a source "
+                          f"checkout, run {CHECKOUT_SCRIPTS[command]}")
+    return fail(prog, f"unknown command {command!r} (use {', '.join([*COMMANDS, *extra])})")

@@ -1,47 +1,8 @@
 """Compare a contender run with a baseline: a status per benchmark and an exit status a CI trusts.
+The statistics and the statuses: docs/report.md#compare.
 
-    gapbench-report compare BASELINE CONTENDER [--threshold 0.05] [--alpha 0.01]
-                            [--cross-machine] [--format text|markdown] [--json]
-    gapbench-report compare --baseline PATH... --contender PATH... [options]
-
-A side is a run: one results file, several (one per family, and several runs), or a folder of
-them (results/local). Each file is one process of gapbench, and the process is the independent
-sample: on a shared machine a benchmark's median moves 5-11% between processes and 1-3% between
-the repetitions of one. So the test runs on one median per process where both sides have enough
-processes for it to reach alpha (the nightly job pools its interleaved rounds, one process each);
-otherwise on the repetitions, and a change it finds there is PROVISIONAL, never a regression,
-with the number of runs per side that would settle it. Rows are sorted by name.
-
-Computation is separate from printing (as in google/benchmark's tools/gbench/report.py):
 compare() builds a Comparison of plain rows; format_text(), format_markdown() and to_json() only
-present it; main() parses arguments and returns the exit status.
-
-Statuses, decided in this order for a name present in both files:
-
-- ERROR: either side failed (an error that is not a skip). The contender failing where the
-  baseline worked is the main case; a failed *baseline* is ERROR too (note "baseline failed"),
-  because there is no reference to compare with and hiding it as NEW or SAME would lose it.
-- SKIPPED: skipped in either file (no GPU, not enough memory, ...), with the reason.
-- CROSS_MACHINE: the files come from different machines (context machine.id differs) and
-  cross_machine was not asked for. No test is run and no verdict given: hardware differences are
-  not regressions. Medians and the raw change are still shown, for information only.
-- INSUFFICIENT_DATA: a side has no per-repetition times (only aggregates), or the repetition
-  counts are too small for the test ever to reach alpha; the note names the repetitions needed.
-- SLOWER / FASTER: the one-sided Mann-Whitney U test on the per-process medians gives
-  p < alpha AND the median moved by at least the threshold in that direction.
-- PROVISIONAL: the same, found on the repetitions of too few processes per side (the note says
-  how many would settle it): not a regression.
-- SAME: anything else (the note says whether the change was significant but small, or large but
-  not significant).
-
-Names only in the baseline are MISSING, only in the contender NEW. A regression is any SLOWER row
-in a comparison that gave a verdict, or a benchmark that failed in the contender but not in the
-baseline (where it ran or was skipped), as the nightly job counts it: an ERROR row with the note
-"contender failed". A new failure counts across machines too: a failing benchmark is no
-hardware difference. Exit status 1 on a regression, 0 otherwise (including a refused
-cross-machine comparison without new failures), 2 for unusable input or a tool error — never a
-count.
-"""
+present it; main() parses arguments and returns the exit status."""
 
 from __future__ import annotations
 

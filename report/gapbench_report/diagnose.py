@@ -1,25 +1,16 @@
 """The diagnosis: rules that turn measured figures into the classic causes of a slow GPU, and
-what to do.
-
-Each rule is a small function of one run (its results files, one per family) that returns
-Findings quoting the numbers; its threshold is a named constant documented beside it. A rule
-whose data is absent (a family not run, a GPU skipped) says nothing.
-
-Findings are of two kinds. Facts about this machine (its link, its pageable copies, its GPU
-losing to its CPU on small work, its pipeline) carry the measured factor they cost (`impact`)
-and a few words of cause, are ranked by it, one finding per cause, and the biggest make the
-one-line verdict(). Lessons hold on every machine (element-wise loops against vectorized ones,
-hand-written kernels against libraries): they are listed apart, after the facts.
-"""
+what to do. The rules and how findings rank: docs/report.md#diagnosis."""
 
 from __future__ import annotations
 
 import math
+import sys
 from collections import Counter
-from collections.abc import Callable, Hashable, Iterable
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass, replace
 
-from gapbench_report import framework
+from gapbench_report import commandline, framework
+from gapbench_report.catalogue import SEVERITIES
 from gapbench_report.labels import axes_label, describe, fmt_seconds, variant_label
 from gapbench_report.metrics import (
     STABILITY_DRIFT,
@@ -33,15 +24,15 @@ from gapbench_report.metrics import (
     preprocess_metrics,
     transfer_pair,
 )
-from gapbench_report.results import Benchmark, Results, merged_benchmarks
+from gapbench_report.results import Benchmark, Results, load_results, merged_benchmarks
 
-SEVERITIES = ("problem", "warning", "info")
+PROG = "gapbench-report diagnose"
 
 
 @dataclass(frozen=True)
 class Finding:
     rule: str
-    severity: str  # "problem" (fix this), "warning" (costs you speed), "info" (context)
+    severity: str  # one of catalogue.SEVERITIES
     title: str
     text: str
     impact: float | None = None  # the measured factor this cause costs here (ranks findings)
@@ -813,26 +804,29 @@ def verdict(findings: list[Finding], limit: int = 3) -> str:
         f"{f.cause} ({f.impact:.1f}x)" for f in losses) + "."
 
 
-def main(argv: list[str]) -> int:
-    """`gapbench-report diagnose RESULTS...`: the findings as text."""
-    from gapbench_report import commandline
-    from gapbench_report.results import load_results
+def _parser() -> commandline.Parser:
+    p = commandline.parser(PROG, "What the run's figures say is slow, and why.", epilog="")
+    p.add_argument("results", nargs="+", help="the run's results files (one per family)")
+    return p
 
-    prog = "gapbench-report diagnose"
 
-    def body(args: list[str]) -> int:
-        parser = commandline.parser(prog, "What the run's figures say is slow, and why.",
-                                    epilog="")
-        parser.add_argument("results", nargs="+", help="the run's results files (one per family)")
-        runs = [load_results(p) for p in parser.parse_args(args).results]
-        findings = diagnose(runs)
-        if not findings:
-            print("Nothing in these figures points to a known cause of slowness.")
-            return 0
-        print(verdict(findings))
-        for f in findings:
-            tag = "lesson" if f.lesson else f.severity
-            print(f"[{tag}] {f.title}\n    {f.text}")
+def _run(argv: list[str]) -> int:
+    runs = [load_results(p) for p in _parser().parse_args(argv).results]
+    findings = diagnose(runs)
+    if not findings:
+        print("Nothing in these figures points to a known cause of slowness.")
         return 0
+    print(verdict(findings))
+    for f in findings:
+        tag = "lesson" if f.lesson else f.severity
+        print(f"[{tag}] {f.title}\n    {f.text}")
+    return 0
 
-    return commandline.run(prog, body, argv)
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """`gapbench-report diagnose RESULTS...`: the findings as text; 0, or 2 for unusable input."""
+    return commandline.run(PROG, _run, argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,17 +1,5 @@
 """`gapbench-report explain`: the classic causes of a slow GPU in the user's own profiler trace,
-each priced with gapbench's measurements of the machine.
-
-    gapbench-report explain TRACE... [--results DIR_OR_FILES...] [--json] [--out DIR]
-
-A trace says what the job did (traces.py reads it: HolisticTraceAnalysis for PyTorch, xprof for
-TensorFlow); gapbench's results say what this machine can do. Each rule below names one cause it
-sees in the trace, as time lost per step, and, where --results holds the measurement that prices
-its fix, the saving that fix is expected to bring here and its basis. Findings are ranked by that
-saving (or, unpriced, by the time the trace shows them costing), the verdict first, as diagnose
-does. Markdown by default, JSON with --json, and with --out a page in the report's style.
-
-Exit status: 0 (findings or none), 2 bad input or a missing library, with one line on stderr.
-"""
+each priced with gapbench's measurements of the machine. The rules: docs/explain.md."""
 
 from __future__ import annotations
 
@@ -24,6 +12,7 @@ from pathlib import Path
 from gapbench_report import commandline
 from gapbench_report.diagnose import Finding, Run
 from gapbench_report.files import write_atomic
+from gapbench_report.html_writer import esc, page
 from gapbench_report.labels import fmt_seconds, md_cell
 from gapbench_report.metrics import crossover, find, pipeline_ideal, preprocess_metrics
 from gapbench_report.results import Benchmark, ResultsError, load_results, results_runs
@@ -647,8 +636,6 @@ def markdown(answers: list[Answer], prices: Prices | None) -> str:
 
 
 def html_page(answers: list[Answer], prices: Prices | None) -> str:
-    from gapbench_report.render import CSS, esc
-
     body = ["<h1>gapbench-report explain</h1>"]
     for a in answers:
         p = a.profile
@@ -668,10 +655,7 @@ def html_page(answers: list[Answer], prices: Prices | None) -> str:
                  f"{esc(f.severity)}</span><strong>{esc(f.title)}</strong><br>{esc(f.text)}"
                  f"<br><em>Priced by:</em> {esc(f.basis)} (gapbench family "
                  f"<code>{esc(f.family)}</code>)</div>" for f in a.findings]
-    return ('<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
-            '<meta name="viewport" content="width=device-width, initial-scale=1">'
-            f"<title>gapbench explain</title><style>{CSS}</style></head><body>\n"
-            + "\n".join(body) + "\n</body></html>\n")
+    return page("gapbench explain", body)
 
 
 # ---- the command --------------------------------------------------------------------------------
@@ -691,20 +675,26 @@ def _parser() -> commandline.Parser:
     return p
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    def body(args: list[str]) -> int:
-        a = _parser().parse_args(args)
-        prices = load_prices(a.results)
-        answers = []
-        for path in trace_files(a.traces):
-            profile = read_profile(path, a.max_trace_mib)
-            answers.append(Answer(profile, explain(profile, prices), notes(profile, prices)))
-        text = (json.dumps(as_json(answers, prices), indent=1) + "\n" if a.json
-                else markdown(answers, prices))
-        if a.out:
-            write_atomic(a.out / "explain.md", markdown(answers, prices))
-            write_atomic(a.out / "explain.html", html_page(answers, prices))
-        sys.stdout.write(text)
-        return 0
+def _run(argv: list[str]) -> int:
+    args = _parser().parse_args(argv)
+    prices = load_prices(args.results)
+    answers = []
+    for path in trace_files(args.traces):
+        profile = read_profile(path, args.max_trace_mib)
+        answers.append(Answer(profile, explain(profile, prices), notes(profile, prices)))
+    text = (json.dumps(as_json(answers, prices), indent=1) + "\n" if args.json
+            else markdown(answers, prices))
+    if args.out:
+        write_atomic(args.out / "explain.md", markdown(answers, prices))
+        write_atomic(args.out / "explain.html", html_page(answers, prices))
+    sys.stdout.write(text)
+    return 0
 
-    return commandline.run(PROG, body, argv, command="explain")
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """0 (findings or none); 2 bad input or a missing library (one line on stderr)."""
+    return commandline.run(PROG, _run, argv, command="explain")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

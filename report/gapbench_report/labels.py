@@ -30,6 +30,11 @@ def md_code(text: object, table: bool = False) -> str:
     return f"{fence}{pad}{text}{pad}{fence}"
 
 
+def safe_stem(text: str) -> str:
+    """A chart's title as a file name: lower case, each run of other characters one dash."""
+    return re.sub(r"[^a-z0-9_.-]+", "-", text.lower()).strip("-") or "chart"
+
+
 def fmt_seconds(s: float) -> str:
     for unit, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6)):
         if s >= scale:

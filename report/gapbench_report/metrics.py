@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from gapbench_report.results import Benchmark, Results
@@ -298,3 +298,43 @@ def file_peaks(results: Results) -> dict[str, tuple[float, float] | None]:
         return middle / 1e9, (max(values) - min(values)) / middle if middle else 0.0
     return {"SGEMM GFLOP/s": rate(sgemm.counters.get("flops", ()) if sgemm else ()),
             "read GB/s": rate(traffic_samples(read) if read else ())}
+
+
+# ---- what a chart plots (and a table shows) of one benchmark ---------------------------------
+
+@dataclass(frozen=True)
+class Metric:
+    """What a chart plots for one benchmark: its time, or a counter scaled to a unit."""
+
+    key: str = "time"  # "time" or a counter name (results.COUNTERS)
+    scale: float = 1.0
+    label: str = "time per iteration"
+    fallback: str | None = None  # the counter to read where a benchmark lacks `key`
+
+    def spread(self, b: Benchmark, iqr: bool = False) -> tuple[float, float, float] | None:
+        """(median, low, high) over the repetitions, scaled: low and high are the min and max,
+        or with `iqr` the quartiles (robust to the odd slow repetition). None when nothing was
+        timed."""
+        key = self.key if b.counters.get(self.key) or not self.fallback else self.fallback
+        values = sorted(b.samples if key == "time" else b.counters.get(key, ()))
+        middle = b.median if key == "time" else b.counter(key)
+        if middle is None or b.status != "ok":
+            return None
+        if not values:
+            low = high = middle
+        elif iqr:
+            low, high = quantile(values, 0.25), quantile(values, 0.75)
+        else:
+            low, high = values[0], values[-1]
+        return middle * self.scale, low * self.scale, high * self.scale
+
+
+def quantile(ordered: Sequence[float], q: float) -> float:
+    """Linear interpolation between the closest ranks (numpy's default), of sorted values."""
+    position = q * (len(ordered) - 1)
+    below = math.floor(position)
+    above = min(below + 1, len(ordered) - 1)
+    return ordered[below] + (ordered[above] - ordered[below]) * (position - below)
+
+
+TIME = Metric()

@@ -1,15 +1,5 @@
-"""The trend of the nightly medians: per family a chart with a line per benchmark, and a table.
-
-    gapbench-report trend results/nightly/history [--filter REGEX] [--last N] --out DIR
-
-ci/nightly keeps one small file per night (history/<time>-<commit>.json: that night's median of
-every benchmark). A chart shows each benchmark's median relative to its own median over the
-nights shown (1.0 = its usual time, 1.10 = 10% slower), so benchmarks of any size share a panel;
-nights that called a regression are shaded. trend.md and index.html add a table: per benchmark,
-the latest night against the median of the nights before it. Files from several machines are
-kept apart (a chart per machine and family). Writes DIR/index.html (last), trend.md and a PNG
-and SVG per chart; exit 0, or 2 with one line for unusable input.
-"""
+"""`gapbench-report trend`: the nightly medians night by night, charted and tabled.
+How to read it: docs/regressions.md#trend."""
 
 from __future__ import annotations
 
@@ -22,10 +12,15 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
-from gapbench_report import commandline, plots, render
+import matplotlib as mpl
+from matplotlib.ticker import FuncFormatter
+
+from gapbench_report import commandline, plots
+from gapbench_report.catalogue import family_rank
 from gapbench_report.commandline import UsageError
 from gapbench_report.files import write_atomic
-from gapbench_report.labels import fmt_seconds, md_cell, md_code
+from gapbench_report.html_writer import ChartFile, esc, figure, page
+from gapbench_report.labels import fmt_seconds, md_cell, md_code, safe_stem
 from gapbench_report.results import (
     LONGEST_TIME,
     SHORTEST_TIME,
@@ -180,10 +175,9 @@ def charts(nights: Sequence[Night], all_series: Sequence[Series]) -> list[TrendC
     groups: dict[tuple[str, str], list[Series]] = {}
     for s in all_series:
         groups.setdefault((s.machine, parse_name(s.name).family), []).append(s)
-    rank = {f: i for i, f in enumerate(render.FAMILY_ORDER)}
     out = []
     for (machine, family), rows in sorted(groups.items(), key=lambda kv: (
-            kv[0][0], rank.get(kv[0][1], len(rank)), kv[0][1])):
+            kv[0][0], family_rank(kv[0][1]))):
         its = machines[machine]
         where = f" on {its[-1].cpu or 'machine'} ({machine})" if several else ""
         panels = [rows[i:i + LINES_PER_PANEL] for i in range(0, len(rows), LINES_PER_PANEL)]
@@ -199,9 +193,6 @@ def short_label(name: str, family: str) -> str:
 
 
 def draw_chart(chart: TrendChart, stem: Path) -> Path:
-    import matplotlib as mpl
-    from matplotlib.ticker import FuncFormatter
-
     family = parse_name(chart.panels[0][0].name).family
     labels = [short_label(s.name, family) for p in chart.panels for s in p]
     grid = plots.Grid(len(chart.panels), 1, (max(6.0, 0.45 * len(chart.nights) + 2), 2.6),
@@ -254,27 +245,22 @@ def trend_markdown(nights: Sequence[Night], rows: Sequence[TrendRow]) -> str:
 
 
 def trend_html(nights: Sequence[Night], rows: Sequence[TrendRow],
-               figures: Sequence[tuple[Path, str]]) -> str:
+               figures: Sequence[ChartFile]) -> str:
     parts = ["<h1>gapbench nightly trend</h1>",
              f'<p class="meta">{len(nights)} nights, {nights[0].date:%Y-%m-%d} to '
              f"{nights[-1].date:%Y-%m-%d}; shaded nights called a regression; commits marked * "
              "were built from a tree with uncommitted changes.</p>"]
-    for png, caption in figures:
-        parts.append(f'<figure><img src="{render.data_uri(png)}" alt="{render.esc(caption)}">'
-                     f"<figcaption>{render.esc(caption)} · <a href=\""
-                     f'{render.esc(png.with_suffix(".svg").name)}">SVG</a></figcaption></figure>')
+    parts += [figure(f) for f in figures]
     head = "".join(f"<th>{h}</th>" for h in ("benchmark", "machine", "nights", "latest",
                                              "median before", "latest vs before", "min – max"))
     body = "".join(
-        f"<tr><td>{render.esc(r.name)}</td><td>{render.esc(r.machine)}</td>"
+        f"<tr><td>{esc(r.name)}</td><td>{esc(r.machine)}</td>"
         f'<td class="num">{r.nights}</td><td class="num">{fmt_seconds(r.latest)}</td>'
         f'<td class="num">{fmt_seconds(r.before) if r.before else "—"}</td>'
         f'<td class="num">{_pct(r.change)}</td><td class="num">{fmt_seconds(r.low)} – '
         f"{fmt_seconds(r.high)}</td></tr>" for r in rows)
     parts.append(f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>")
-    return ('<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
-            f"<title>gapbench nightly trend</title><style>{render.CSS}</style></head><body>\n"
-            + "\n".join(parts) + "\n</body></html>\n")
+    return page("gapbench nightly trend", parts)
 
 
 def write_trend(nights: Sequence[Night], out: Path, pattern: str | None = None,
@@ -290,8 +276,8 @@ def write_trend(nights: Sequence[Night], out: Path, pattern: str | None = None,
     out.mkdir(parents=True, exist_ok=True)
     figures = []
     for chart in charts(nights, found):
-        stem = out / render.safe_stem(chart.title.split(":")[0])
-        figures.append((draw_chart(chart, stem), chart.title))
+        stem = out / safe_stem(chart.title.split(":")[0])
+        figures.append(ChartFile(draw_chart(chart, stem), chart.title))
     rows = trend_rows(found)
     write_atomic(out / "trend.md", trend_markdown(nights, rows))
     index = out / "index.html"
@@ -299,26 +285,32 @@ def write_trend(nights: Sequence[Night], out: Path, pattern: str | None = None,
     return index
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    p = commandline.parser(PROG, __doc__, epilog="")
+def _parser() -> commandline.Parser:
+    p = commandline.parser(PROG, "The trend of the nightly medians: per family a chart with a "
+                                 "line per benchmark, and a table.", epilog="")
     p.add_argument("history", nargs="+", type=Path, help="history folders or files")
     p.add_argument("--out", required=True, type=Path)
     p.add_argument("--filter", help="only benchmarks whose name matches this regex")
     p.add_argument("--last", type=int, help="only the last N nights of each machine")
+    return p
 
-    def body(argv: list[str]) -> int:
-        args = p.parse_args(argv)
-        if args.filter:
-            try:
-                re.compile(args.filter)
-            except re.error as e:
-                raise UsageError(f"--filter is not a valid regex: {e}") from None
-        if args.last is not None and args.last < 1:
-            raise UsageError("--last must be at least 1")
-        print(write_trend(load_history(args.history), args.out, args.filter, args.last))
-        return 0
 
-    return commandline.run(PROG, body, argv, command="trend")
+def _run(argv: list[str]) -> int:
+    args = _parser().parse_args(argv)
+    if args.filter:
+        try:
+            re.compile(args.filter)
+        except re.error as e:
+            raise UsageError(f"--filter is not a valid regex: {e}") from None
+    if args.last is not None and args.last < 1:
+        raise UsageError("--last must be at least 1")
+    print(write_trend(load_history(args.history), args.out, args.filter, args.last))
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """0 written; 2 unusable input (one line on stderr)."""
+    return commandline.run(PROG, _run, argv, command="trend")
 
 
 if __name__ == "__main__":

@@ -102,6 +102,107 @@ def test_check_and_diagnose_give_one_line_for_bad_arguments(capsys, main):
     assert len(err) == 1 and "--no-such-flag" in err[0]
 
 
+# ---- gapbench-report COMMAND: the report's own, and those of installed packages ---------------
+
+def _hello(argv):
+    """A command another package installs (see with_entry_points)."""
+    print(f"hello {argv}")
+    return 7
+
+
+def with_entry_points(monkeypatch, tmp_path, lines: str) -> None:
+    """An installed distribution on sys.path whose entry points (group gapbench_report.commands)
+    are `lines`: what pip writes for a package that declares them."""
+    info = tmp_path / "gapbench_test_commands-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: gapbench-test-commands\n"
+                                   "Version: 1.0\n")
+    (info / "entry_points.txt").write_text(f"[{commandline.ENTRY_POINT_GROUP}]\n{lines}\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+
+
+def test_a_command_of_an_installed_package_is_found_by_its_entry_point(capsys, monkeypatch,
+                                                                        tmp_path):
+    with_entry_points(monkeypatch, tmp_path, "hello = tests.test_commandline:_hello")
+    assert "hello" in commandline.installed_commands()
+    assert commandline.main(["hello", "--x"]) == 7
+    assert capsys.readouterr().out == "hello ['--x']\n"
+    assert commandline.main(["--help"]) == 0
+    assert "Commands of other installed packages: hello" in capsys.readouterr().out
+
+
+def test_baseline_and_nightly_run_through_the_entry_points_pyproject_declares(
+        capsys, monkeypatch, tmp_path):
+    tomllib = pytest.importorskip("tomllib")  # Python 3.11 and later
+    project = tomllib.loads((REPORT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    declared = project["entry-points"][commandline.ENTRY_POINT_GROUP]
+    with_entry_points(monkeypatch, tmp_path,
+                      "\n".join(f"{name} = {target}" for name, target in declared.items()))
+    for command in ("baseline", "nightly"):
+        assert commandline.main([command, "--help"]) == 0
+        assert capsys.readouterr().out.startswith(f"usage: ci/{command} ")
+
+
+def test_an_entry_point_cannot_replace_a_command_of_the_report(capsys, monkeypatch, tmp_path):
+    with_entry_points(monkeypatch, tmp_path, "check = tests.test_commandline:_hello")
+    assert commandline.main(["check", "--help"]) == 0
+    assert "hello" not in capsys.readouterr().out
+
+
+def test_the_reports_own_commands_never_read_the_metadata(capsys, monkeypatch):
+    """An installed package can neither replace nor slow down or break the report's commands."""
+    def scan():
+        raise AssertionError("metadata read")
+    monkeypatch.setattr(commandline, "installed_commands", scan)
+    assert commandline.main(["check", "--help"]) == 0
+    assert capsys.readouterr().out.startswith("usage: gapbench check")
+
+
+def test_an_entry_point_that_does_not_load_is_one_line_and_2(capsys, monkeypatch, tmp_path):
+    with_entry_points(monkeypatch, tmp_path, "broken = gapbench_no_such_module:main")
+    assert commandline.main(["broken"]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 1 and err[0].startswith("gapbench-report: command 'broken' "
+                                               "(gapbench_no_such_module:main) cannot be loaded")
+
+
+@pytest.mark.parametrize("command", ["baseline", "nightly"])
+def test_without_installed_metadata_baseline_says_where_to_run_it(capsys, monkeypatch, command):
+    """A source checkout (PYTHONPATH=report) has no entry points: one line, exit status 2."""
+    monkeypatch.setattr(commandline, "installed_commands", dict)
+    assert commandline.main([command, "--help"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err == (f"gapbench-report: '{command}' is gapbench-ci's command, and no "
+                            "installed package provides it here (entry points "
+                            "gapbench_report.commands): from a source checkout, run "
+                            f"ci/{command}\n")
+
+
+def test_an_unknown_command_is_one_line_naming_the_commands(capsys, monkeypatch):
+    monkeypatch.setattr(commandline, "installed_commands", dict)
+    assert commandline.main(["rendr"]) == 2
+    assert capsys.readouterr().err == ("gapbench-report: unknown command 'rendr' (use render, "
+                                       "compare, diagnose, check, trend, explain)\n")
+
+
+def test_without_a_command_the_usage_and_2(capsys):
+    assert commandline.main([]) == 2
+    assert capsys.readouterr().out.startswith("gapbench-report: one command")
+
+
+def test_the_checkout_runs_baseline_as_a_process_with_one_line(tmp_path):
+    """The real lookup, in a process whose sys.path holds the sources and no metadata
+    declaring the group (an installed copy of this project, if any, is hidden)."""
+    code = ("import sys; from importlib import metadata; from gapbench_report import commandline;"
+            "metadata.entry_points = lambda: metadata.EntryPoints(()) if hasattr(metadata, "
+            "'EntryPoints') else {}; sys.exit(commandline.main(['baseline', 'x']))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env=ENV, timeout=120, check=False)
+    assert done.returncode == 2 and len(done.stderr.splitlines()) == 1, done.stderr
+    assert "run ci/baseline" in done.stderr and "Traceback" not in done.stderr
+
+
 # ---- closed descriptors, a reader gone, numpy's warnings ---------------------------------------
 
 REPORT = Path(__file__).resolve().parents[1]
@@ -124,7 +225,7 @@ os.write(9, repr(opened).encode())
 """
 
 
-@pytest.mark.parametrize("module", ["gapbench_report.cli", *COMMANDS])
+@pytest.mark.parametrize("module", ["gapbench_report.commandline", *COMMANDS])
 def test_every_entry_point_opens_closed_descriptors_on_dev_null(tmp_path, module):
     report = tmp_path / "report.txt"
     subprocess.run([sys.executable, "-c", CLOSED_CHILD, module, str(report)], env=ENV,

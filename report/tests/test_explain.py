@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from gapbench_report import cli, explain, traces
+from gapbench_report import commandline, explain, traces
 from tests import synthetic
 
 DATA = Path(__file__).parent / "data" / "traces"
@@ -51,7 +51,7 @@ def tensorflow():
 
 
 def run(capsys, *args: str) -> tuple[int, str, str]:
-    status = cli.main(["explain", *map(str, args)])
+    status = commandline.main(["explain", *map(str, args)])
     out, err = capsys.readouterr()
     return status, out, err
 

@@ -3,7 +3,7 @@ benchmark with the library benchmarks of the same work and shape, and the report
 
 from __future__ import annotations
 
-from gapbench_report import check, framework, render
+from gapbench_report import check, framework, model, render
 from gapbench_report.diagnose import Run
 from tests.synthetic import in_memory, runs, skipped
 
@@ -131,7 +131,7 @@ def test_a_framework_in_tf32_pairs_with_the_library_in_tf32_on_the_gpu():
 
 def test_the_table_and_headline_say_tf32_against_float32():
     pairs = list(gpu_pairs(TF32_ON).values())
-    rows = {row[1] + " " + row[2]: row for row in render.framework_rows(pairs)}
+    rows = {row[1] + " " + row[2]: row for row in model.framework_rows(pairs)}
     assert rows["matmul GPU"][5:] == ["cuBLAS TF32 (overhead/cublas)", "40 µs", "2x"]
     assert rows["dense GPU"][5:] == ["cuBLAS (overhead/cublas)", "20 µs",
                                      "3x (framework TF32, library float32)"]
@@ -155,7 +155,7 @@ def test_the_machine_context_is_gapbench_own_whatever_the_order_of_the_files():
     runs_ = [framework_file(), library_file()]
     assert framework.library_first(runs_)[0] is runs_[1]
     assert Run.of(runs_).context["gpu.status"] == "ok"
-    report = render.build_report(runs_, [])
+    report = model.build_report(runs_, [])
     assert report.context["gpu.status"] == "ok" and report.context["gpu.name"] == "NVIDIA T4"
     assert framework.framework_contexts(runs_)["torch"]["framework.version"] == "2.9.0"
     assert [p.name for p in report.pairs] == ["torch 2.9.0"]
@@ -179,7 +179,7 @@ def test_the_report_shows_the_framework_beside_the_library(tmp_path):
     assert 'id="framework-vs-libraries"' in page and "framework-vs-libraries.svg" in page
     assert (tmp_path / "r" / "framework-vs-libraries.png").exists()
     # The probe measures no ceilings: its file has no row among gapbench's runs' ceilings.
-    assert [row[0] for row in render.ceilings_rows([library_file(), framework_file()])] == [
+    assert [row[0] for row in model.ceilings_rows([library_file(), framework_file()])] == [
         "conv"]
 
 

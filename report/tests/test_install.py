@@ -120,6 +120,11 @@ def test_every_command_runs_from_the_plain_install(installed, tmp_path):
         assert "Traceback" not in done.stderr and "Error" not in done.stderr, done.stderr
     assert (tmp_path / "report" / "index.html").exists()
     assert (tmp_path / "trend" / "index.html").exists()
+    # baseline and nightly came through the wheel's entry points (gapbench_report.commands).
+    done = run(installed / "gapbench-report", "--help", env=env(), cwd=tmp_path)
+    assert "Commands of other installed packages: baseline, nightly." in done.stdout
+    done = run(installed / "gapbench-report", "baseline", "--help", env=env(), cwd=tmp_path)
+    assert done.stdout.startswith("usage: ci/baseline "), done.stderr
     for module in ("gapbench_report", "gapbench_ci.baseline", "gapbench_ci.nightly",
                    "gapbench_ci.gate_proof", "gapbench_ci.gpu_check"):
         done = run(installed / "python", "-m", module, "--help", env=env(), cwd=tmp_path)

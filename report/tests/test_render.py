@@ -1,6 +1,6 @@
-"""Tests of the charts (plots/) and the report (render.py): every chart function writes an image,
-the data behind the charts is right, the report is complete and self-contained, and headless
-Chromium opens it with every image loaded and no console error."""
+"""Tests of the charts (plots/) and the report (model, its writers and render.py): every chart
+function writes an image, the data behind the charts is right, the report is complete and
+self-contained, and headless Chromium opens it with every image loaded and no console error."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from gapbench_report import labels, plots, render
+from gapbench_report import labels, model, plots, render
 from gapbench_report.plots.common import skip_note
 from gapbench_report.results import Benchmark, load_results, parse_name
 from tests.synthetic import in_memory, runs, skipped
@@ -354,7 +354,7 @@ def test_a_broken_diagnosis_still_renders(real, tmp_path, monkeypatch):
     def broken(*_args):
         raise ValueError("rule exploded")
 
-    monkeypatch.setattr(render.diagnose, "diagnose", broken)
+    monkeypatch.setattr(model.diagnose, "diagnose", broken)
     page = render.render(real, [], tmp_path / "r").read_text(encoding="utf-8")
     assert "The diagnosis could not be made: ValueError: rule exploded" in page
 
@@ -592,10 +592,10 @@ def test_pipeline_ideal_lines_per_device():
 
 
 def test_pipeline_row_shows_its_share_of_the_ideal_and_the_stage_costs_range():
-    (row,) = render.table_rows([_parallel_on(2, 4)])
+    (row,) = model.table_rows([_parallel_on(2, 4)])
     assert row.throughput.endswith(" · 90% of its cores-bound ideal · produce 4.0–4.0 ms, "
                                    "consume 0.9–1.2 ms")
-    (row,) = render.table_rows([_parallel_on(4, 4)])
+    (row,) = model.table_rows([_parallel_on(4, 4)])
     assert "90% of its producers-bound ideal" in row.throughput
 
 
@@ -611,7 +611,7 @@ def test_each_files_ceilings_are_shown_and_a_changed_run_is_marked(tmp_path):
              write(tmp_path / "conv.json",
                    peak + runs("conv/onednn/cpu/n:1/real_time", [1e-3] * 3),
                    **{**steady, "stability.sgemm_gflops_end": "104"})]
-    rows = render.ceilings_rows([load_results(f) for f in files])
+    rows = model.ceilings_rows([load_results(f) for f in files])
     assert rows[0] == ["preprocess", "180 (±0%)", "20 (±0%)", "SGEMM 190 → 185; read 24 → 23",
                        "held"]
     assert rows[1][0] == "conv" and rows[1][-1] == "changed during the run"
@@ -630,7 +630,7 @@ def test_a_ceiling_probe_that_is_no_number_is_not_measured_never_held(start, end
     sgemm = runs("peak/sgemm/cpu/n:2048/real_time", [0.1] * 3, flops=[1.8e11] * 3)
     probes = {"stability.sgemm_gflops_start": start, "stability.sgemm_gflops_end": end,
               "stability.read_gbps_start": "24", "stability.read_gbps_end": "23"}
-    row = render.ceilings_rows([in_memory(sgemm, **probes)])[0]
+    row = model.ceilings_rows([in_memory(sgemm, **probes)])[0]
     assert row[-2:] == ["read 24 → 23", "not measured"]
 
 

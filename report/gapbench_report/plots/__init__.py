@@ -14,15 +14,14 @@ drawing) and a `draw_*()` function that writes `<stem>.png` and `<stem>.svg` and
 common.py holds what they share (style, value axis, Grid, save); trend.py draws with it too.
 """
 
+from gapbench_report.metrics import TIME, Metric
 from gapbench_report.plots.common import (
     DPI,
     RC,
     SERIES_COLOURS,
     SERIES_LINES,
     SERIES_MARKERS,
-    TIME,
     Grid,
-    Metric,
     legend_width,
     save,
     value_span,

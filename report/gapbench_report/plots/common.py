@@ -1,11 +1,10 @@
 """What every chart shares: the style (rc settings, colours, markers), the value axis and its
-tick labels, Metric (what a chart plots), the fixed-margin Grid, and save (PNG and SVG)."""
+tick labels, the fixed-margin Grid, and save (PNG and SVG)."""
 
 from __future__ import annotations
 
 import io
-import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -19,6 +18,7 @@ from matplotlib.ticker import FuncFormatter, LogLocator, NullLocator  # noqa: E4
 from gapbench_report import metrics  # noqa: E402
 from gapbench_report.files import write_atomic  # noqa: E402
 from gapbench_report.labels import fmt_bytes, fmt_seconds, fmt_si  # noqa: E402
+from gapbench_report.metrics import Metric  # noqa: E402
 from gapbench_report.results import Benchmark  # noqa: E402
 
 # Text stays text in the SVG (smaller and faster than paths); no external fonts are needed.
@@ -46,46 +46,6 @@ def number_formatter(value: float, _pos: object = None) -> str:
 
 def bytes_formatter(value: float, _pos: object = None) -> str:
     return fmt_bytes(value) if value > 0 else "0"
-
-
-# ---- what a chart plots ----------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class Metric:
-    """What a chart plots for one benchmark: its time, or a counter scaled to a unit."""
-
-    key: str = "time"  # "time" or a counter name (results.COUNTERS)
-    scale: float = 1.0
-    label: str = "time per iteration"
-    fallback: str | None = None  # the counter to read where a benchmark lacks `key`
-
-    def spread(self, b: Benchmark, iqr: bool = False) -> tuple[float, float, float] | None:
-        """(median, low, high) over the repetitions, scaled: low and high are the min and max,
-        or with `iqr` the quartiles (robust to the odd slow repetition). None when nothing was
-        timed."""
-        key = self.key if b.counters.get(self.key) or not self.fallback else self.fallback
-        values = sorted(b.samples if key == "time" else b.counters.get(key, ()))
-        middle = b.median if key == "time" else b.counter(key)
-        if middle is None or b.status != "ok":
-            return None
-        if not values:
-            low = high = middle
-        elif iqr:
-            low, high = quantile(values, 0.25), quantile(values, 0.75)
-        else:
-            low, high = values[0], values[-1]
-        return middle * self.scale, low * self.scale, high * self.scale
-
-
-def quantile(ordered: Sequence[float], q: float) -> float:
-    """Linear interpolation between the closest ranks (numpy's default), of sorted values."""
-    position = q * (len(ordered) - 1)
-    below = math.floor(position)
-    above = min(below + 1, len(ordered) - 1)
-    return ordered[below] + (ordered[above] - ordered[below]) * (position - below)
-
-
-TIME = Metric()
 
 
 def is_number(value: str | None) -> bool:

@@ -12,13 +12,12 @@ import matplotlib
 
 from gapbench_report import metrics
 from gapbench_report.labels import axes_label, fmt_si, variant_label, with_threads
+from gapbench_report.metrics import TIME, Metric
 from gapbench_report.plots.common import (
     LOG_SPAN,
     PALETTE,
     RC,
-    TIME,
     Grid,
-    Metric,
     is_number,
     legend_width,
     save,

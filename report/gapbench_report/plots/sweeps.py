@@ -13,6 +13,7 @@ from matplotlib.ticker import FuncFormatter, NullLocator
 
 from gapbench_report import metrics
 from gapbench_report.labels import axes_label, fmt_axis_value, variant_label, with_threads
+from gapbench_report.metrics import TIME, Metric
 from gapbench_report.plots.common import (
     LOG_SPAN,
     PALETTE,
@@ -20,9 +21,7 @@ from gapbench_report.plots.common import (
     SERIES_COLOURS,
     SERIES_LINES,
     SERIES_MARKERS,
-    TIME,
     Grid,
-    Metric,
     bytes_formatter,
     is_number,
     legend_width,

@@ -1,0 +1,33 @@
+"""The report's catalogue, the one home of each: the families in the order a reader meets the
+causes, a line on each, and the severities of a finding. Adding a family:
+docs/contributing.md#adding-a-family."""
+
+from __future__ import annotations
+
+# Families in the order a reader meets the causes; unknown ones follow alphabetically.
+FAMILY_ORDER = ("preprocess", "conv", "lstm", "transfer", "pipeline", "overhead", "framework",
+                "peak")
+FAMILY_BLURB = {
+    "preprocess": "Element-wise loops vs vectorized operations, on the CPU and the GPU "
+                  "(kernel only and end-to-end with the copies).",
+    "conv": "Hand-written convolutions vs cuDNN, oneDNN and im2col + BLAS.",
+    "lstm": "One LSTM step and a whole sequence: CPU vs GPU, custom vs cuDNN.",
+    "transfer": "Host-device copies: pageable vs pinned memory, sync vs async, 4 KiB to 256 MiB.",
+    "pipeline": "An input pipeline with and without prefetch.",
+    "overhead": "Launch, sync, transfer and start-up costs against the size of the work.",
+    "framework": "The same work through your own PyTorch or TensorFlow (gapbench-probe): eager "
+                 "and compiled, host wall time per call, each call synchronized.",
+    "peak": "The machine's own ceilings: CPU memory bandwidth (memcpy, triad, streaming read).",
+}
+# A finding's severity, most urgent first (findings are ranked and shown in this order):
+# "problem" fix this, "warning" costs you speed, "info" context. gapbench's doctor writes the
+# same three into a results file's context (fixtures/doctor_rules.h, enum class Severity).
+SEVERITIES = ("problem", "warning", "info")
+
+
+def family_rank(family: str) -> tuple[int, str]:
+    """Sort key: the families of FAMILY_ORDER in its order, then unknown ones alphabetically."""
+    try:
+        return FAMILY_ORDER.index(family), family
+    except ValueError:
+        return len(FAMILY_ORDER), family

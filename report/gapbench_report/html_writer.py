@@ -1,0 +1,215 @@
+"""index.html: the report as one self-contained page, charts inlined (the write step of render);
+its style, escaping and figures are shared by trend's and explain's pages."""
+
+from __future__ import annotations
+
+import base64
+import html
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from itertools import repeat
+from pathlib import Path
+
+from gapbench_report import framework, metrics
+from gapbench_report.catalogue import FAMILY_BLURB
+from gapbench_report.model import (
+    FRAMEWORK_BLURB,
+    FRAMEWORK_HEADERS,
+    FRAMEWORK_SECTION,
+    TABLE_ROWS_SHOWN,
+    Report,
+    ceilings_rows,
+    context_value,
+    framework_rows,
+    grouped_findings,
+    machine_line,
+    ratio_rows,
+    skipped_by_reason,
+    split_findings,
+    table_rows,
+)
+from gapbench_report.results import Benchmark
+
+FINDINGS_SHOWN = 8  # per severity; more are folded away in the page (all are in summary.md)
+
+CSS = """
+body { font-family: system-ui, -apple-system, "Segoe UI", Helvetica, Arial, sans-serif;
+       margin: 0 auto; max-width: 1240px; padding: 16px 24px; color: #222; background: #fff; }
+h1 { font-size: 1.6em; margin-bottom: 0.2em; } h2 { margin-top: 1.6em; border-bottom: 1px solid
+#ddd; padding-bottom: 4px; } h3 { margin-bottom: 0.3em; }
+.meta, .blurb, figcaption, .note { color: #555; } .note { font-style: italic; }
+table { border-collapse: collapse; margin: 8px 0 16px; font-size: 0.88em; }
+th, td { border: 1px solid #ddd; padding: 3px 8px; text-align: left; vertical-align: top; }
+th { background: #f4f4f4; } tr:nth-child(even) td { background: #fafafa; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+tr.skipped td { color: #777; } tr.failed td { color: #a00; }
+figure { margin: 8px 0 16px; } img { max-width: 100%; height: auto; border: 1px solid #eee; }
+.finding { border-left: 5px solid #999; padding: 6px 12px; margin: 6px 0; background: #fafafa; }
+.finding.problem { border-color: #c62828; } .finding.warning { border-color: #ef8f00; }
+.finding.info { border-color: #1f77b4; }
+.verdict { font-size: 1.1em; font-weight: bold; }
+.badge { font-size: 0.75em; text-transform: uppercase; letter-spacing: 0.05em; color: #fff;
+         padding: 1px 6px; border-radius: 3px; background: #999; margin-right: 6px; }
+.badge.problem { background: #c62828; } .badge.warning { background: #ef8f00; }
+.badge.info { background: #1f77b4; }
+nav a { margin-right: 12px; } details summary { cursor: pointer; color: #555; margin: 6px 0; }
+"""
+
+
+@dataclass(frozen=True)
+class ChartFile:
+    """A drawn chart the page inlines: its PNG (the SVG beside it is linked) and caption."""
+
+    png: Path
+    caption: str
+
+
+def esc(text: object) -> str:
+    return html.escape(str(text), quote=True)
+
+
+def data_uri(png: Path) -> str:
+    return "data:image/png;base64," + base64.b64encode(png.read_bytes()).decode("ascii")
+
+
+def figure(chart: ChartFile) -> str:
+    svg = chart.png.with_suffix(".svg").name
+    return (f'<figure><img src="{data_uri(chart.png)}" alt="{esc(chart.caption)}">'
+            f'<figcaption>{esc(chart.caption)} · <a href="{esc(svg)}">SVG</a></figcaption>'
+            "</figure>")
+
+
+def page(title: str, body: Iterable[str]) -> str:
+    """A whole page in the report's style; empty parts of `body` are left out."""
+    return ('<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+            '<meta name="viewport" content="width=device-width, initial-scale=1">'
+            f"<title>{esc(title)}</title><style>{CSS}</style></head><body>\n"
+            + "\n".join(p for p in body if p) + "\n</body></html>\n")
+
+
+def table(headers: Sequence[str], rows: Iterable[Sequence[str]], numeric: set[int] = frozenset(),
+          classes: Iterable[str] | None = None) -> str:
+    head = "".join(f"<th>{esc(h)}</th>" for h in headers)
+    body = []
+    for row, cls in zip(rows, classes or repeat("")):
+        cells = "".join(f'<td class="num">{esc(c)}</td>' if i in numeric else f"<td>{esc(c)}</td>"
+                        for i, c in enumerate(row))
+        body.append(f'<tr class="{esc(cls)}">{cells}</tr>' if cls else f"<tr>{cells}</tr>")
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+
+
+def html_page(report: Report, charts: dict[str, list[ChartFile]]) -> str:
+    """index.html. `charts`: family -> its charts; "" -> the cross-machine chart;
+    FRAMEWORK_SECTION -> the framework beside the libraries."""
+    nav = ['<a href="#diagnosis">diagnosis</a>', '<a href="#machine">machine</a>']
+    if report.pairs:
+        nav.append(f'<a href="#{FRAMEWORK_SECTION}">framework vs libraries</a>')
+    if report.portable:
+        nav.append('<a href="#machines">other machines</a>')
+    nav += [f'<a href="#family-{esc(f)}">{esc(f)}</a>' for f in report.families]
+    return page("gapbench report", [
+        "<h1>gapbench report</h1>",
+        f'<p class="meta">{esc(machine_line(report.context))}</p>',
+        f"<nav>{''.join(nav)}</nav>",
+        *[f'<p class="note">{esc(n)}</p>' for n in report.notes],
+        _diagnosis_html(report),
+        _fingerprint_html(report),
+        _framework_html(report.pairs, charts.get(FRAMEWORK_SECTION, [])),
+        _machines_html(report, charts.get("", [])),
+        *[_family_html(f, rows, charts.get(f, [])) for f, rows in report.families.items()],
+    ])
+
+
+def _diagnosis_html(report: Report) -> str:
+    parts = ['<h2 id="diagnosis">Diagnosis</h2>']
+    facts, lessons = split_findings(report.findings)
+    if report.findings:
+        parts.append(f'<p class="verdict">{esc(report.verdict)}</p>')
+    else:
+        parts.append("<p>No findings: nothing the rules look for was seen in this run.</p>")
+    for severity, findings in grouped_findings(facts):
+        parts.append(f"<h3>{esc(severity.capitalize())} ({len(findings)})</h3>")
+        cards = [f'<div class="finding {esc(severity)}"><span class="badge {esc(severity)}">'
+                 f"{esc(severity)}</span><strong>{esc(f.title)}</strong><br>{esc(f.text)}</div>"
+                 for f in findings]
+        parts += cards[:FINDINGS_SHOWN]
+        if len(cards) > FINDINGS_SHOWN:  # the rest folded: no script, the browser's own widget
+            parts.append(f"<details><summary>{len(cards) - FINDINGS_SHOWN} more "
+                         f"{esc(severity)} findings</summary>{''.join(cards[FINDINGS_SHOWN:])}"
+                         "</details>")
+    if lessons:
+        parts.append("<h3>Lessons that hold on every machine</h3><ul>" + "".join(
+            f"<li><strong>{esc(f.title)}</strong>: {esc(f.text)}</li>" for f in lessons)
+            + "</ul>")
+    return "\n".join(parts)
+
+
+def _fingerprint_html(report: Report) -> str:
+    keys = list(metrics.FINGERPRINT_KEYS)
+    rows = [[k] + [context_value(k, ctx.get(k)) for _, ctx in report.machines] for k in keys]
+    rows.append(["results files"] + [", ".join(r.path.name for r in report.runs)]
+                + [b.path.name for b in report.baselines])
+    return ('<h2 id="machine">Machine</h2>'
+            + table(["context"] + [label for label, _ in report.machines], rows)
+            + _ceilings_html(report))
+
+
+def _ceilings_html(report: Report) -> str:
+    rows = ceilings_rows(report.runs)
+    if not rows:
+        return ""
+    return ("<h3>Each file's ceilings</h3><p class=\"blurb\">Every family's run measures the "
+            "machine's ceilings beside itself, and probes SGEMM and read bandwidth at its start "
+            f"and end: a change of more than {metrics.STABILITY_DRIFT:.0%} means the machine "
+            "changed speed during that run. Each file's \"% of peak\" is judged against its own "
+            "row.</p>"
+            + table(["file (family)", "SGEMM GFLOP/s", "read GB/s (1 thread)",
+                     "start → end probes", "ceilings"], rows, {1, 2}))
+
+
+def _machines_html(report: Report, charts: list[ChartFile]) -> str:
+    if not report.portable:
+        return ""
+    return ('<h2 id="machines">Against other machines</h2><p class="blurb">Raw times differ '
+            "between machines for reasons nobody can fix; these ratios are each machine measured "
+            "against itself, so they compare across hardware. A difference here is not a "
+            "regression.</p>" + "".join(figure(c) for c in charts)
+            + table(["ratio"] + [label for label, _ in report.portable],
+                    ratio_rows(report.portable, report.runs),
+                    set(range(1, len(report.portable) + 1))))
+
+
+def _framework_html(pairs: Sequence[framework.Pair], charts: list[ChartFile]) -> str:
+    if not pairs:
+        return ""
+    return (f'<h2 id="{FRAMEWORK_SECTION}">Your framework against the libraries</h2>'
+            f'<p class="blurb">{esc(FRAMEWORK_BLURB)}</p>'
+            + "".join(f'<p class="verdict">{esc(line)}</p>' for line in framework.headlines(pairs))
+            + "".join(figure(c) for c in charts)
+            + table(FRAMEWORK_HEADERS, framework_rows(pairs), {4, 6, 7}))
+
+
+def _family_html(family: str, benchmarks: list[Benchmark], charts: list[ChartFile]) -> str:
+    parts = [f'<h2 id="family-{esc(family)}">{esc(family)}</h2>']
+    if family in FAMILY_BLURB:
+        parts.append(f'<p class="blurb">{esc(FAMILY_BLURB[family])}</p>')
+    parts += [figure(c) for c in charts]
+    if not charts:
+        parts.append('<p class="note">No chart: nothing in this family was timed.</p>')
+    skipped = skipped_by_reason(benchmarks)
+    if skipped:
+        parts.append("<p>Skipped:</p><ul>" + "".join(
+            f"<li>{esc(', '.join(v))}: {esc(reason)}</li>" for reason, v in skipped) + "</ul>")
+    # Skips are listed once, above, by reason; the table holds what ran or failed.
+    rows = [r for r in table_rows(benchmarks) if r.status != "skipped"]
+    cells = [[r.variant, r.device, r.axes, r.status, r.median, r.spread, r.reps,
+              r.throughput or r.reason] for r in rows]
+    html_table = table(["variant", "device", "size", "status", "median", "min – max", "reps",
+                        "throughput / reason"], cells, {4, 5, 6},
+                       [r.status if r.status != "ok" else "" for r in rows])
+    if len(rows) > TABLE_ROWS_SHOWN:  # a long table folded, so the next chart is near
+        html_table = (f"<details><summary>table of {len(rows)} benchmarks</summary>{html_table}"
+                      "</details>")
+    if rows:
+        parts.append(html_table)
+    return "\n".join(parts)

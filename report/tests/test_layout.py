@@ -1,0 +1,170 @@
+"""The report package's layout: one home per concept (catalogue.py), data that goes one way
+through render (load -> derive -> diagnose -> draw -> write: nothing imports render back), and
+every command in compare's shape."""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import inspect
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from gapbench_report import catalogue, diagnose, html_writer, markdown_writer, model
+from tests.synthetic import in_memory, runs
+
+REPORT = Path(__file__).resolve().parents[1]
+REPO = REPORT.parent
+PACKAGE = REPORT / "gapbench_report"
+# Every Python package of the repository that could hold a copy of the catalogue.
+SOURCES = [PACKAGE, REPORT / "gapbench_ci", REPO / "probe"]
+COMMANDS = ["render", "compare", "diagnose", "check", "trend", "explain"]
+
+
+def catalogue_copies(tree: ast.AST) -> list[tuple[int, str]]:
+    """(line, what) for each tuple, list or set of strings that spells three or more families
+    (a family order) or two or more severities (a severity order)."""
+    families, severities = set(catalogue.FAMILY_ORDER), set(catalogue.SEVERITIES)
+    found = []
+    for node in ast.walk(tree):
+        if not isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+            continue
+        words = {e.value for e in node.elts
+                 if isinstance(e, ast.Constant) and isinstance(e.value, str)}
+        if len(words & families) >= 3:
+            found.append((node.lineno, "a family order"))
+        if len(words & severities) >= 2:
+            found.append((node.lineno, "a severity order"))
+    return found
+
+
+def python_files() -> list[Path]:
+    return [p for folder in SOURCES for p in sorted(folder.rglob("*.py"))
+            if "tests" not in p.relative_to(folder).parts and "__pycache__" not in p.parts]
+
+
+def test_the_family_order_and_the_severities_have_one_home():
+    files = python_files()
+    assert len(files) > 20
+    wrong = []
+    for path in files:
+        if path == PACKAGE / "catalogue.py":
+            continue
+        for line, what in catalogue_copies(ast.parse(path.read_text(encoding="utf-8"))):
+            wrong.append(f"{path.relative_to(REPO)}:{line}: {what}")
+    assert not wrong, "read gapbench_report.catalogue instead:\n" + "\n".join(wrong)
+
+
+def test_the_copy_check_finds_each_kind_of_copy():
+    source = ('ORDER = ("preprocess", "conv", "lstm")\nS = ["problem", "warning"]\n'
+              'ONE = ("conv",)\nX = {"lstm": 1, "conv": 2, "peak": 3}\n')
+    assert catalogue_copies(ast.parse(source)) == [(1, "a family order"),
+                                                   (2, "a severity order")]
+    assert catalogue_copies(ast.parse((PACKAGE / "catalogue.py").read_text())) != []
+
+
+def test_the_readers_use_the_catalogue():
+    """render's, trend's and diagnose's orders are the catalogue's, not a second tuple."""
+    assert diagnose.SEVERITIES is catalogue.SEVERITIES
+    assert html_writer.FAMILY_BLURB is catalogue.FAMILY_BLURB
+    assert not hasattr(importlib.import_module("gapbench_report.render"), "SEVERITY_ORDER")
+    benchmarks = in_memory(runs("transfer/pinned/cpu/bytes:4096/manual_time", [1e-6])
+                           + runs("zeta/x/cpu/n:1", [1e-6])
+                           + runs("preprocess/vectorized/cpu/n:1", [1e-6])).benchmarks()
+    assert list(model.by_family(benchmarks.values())) == ["preprocess", "transfer", "zeta"]
+    assert sorted(["zeta", "peak", "conv", "alpha", "preprocess"], key=catalogue.family_rank) \
+        == ["preprocess", "conv", "peak", "alpha", "zeta"]
+
+
+def imported_modules(path: Path) -> set[str]:
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            found.add(node.module)
+            found |= {f"{node.module}.{a.name}" for a in node.names}
+    return found
+
+
+def test_nothing_imports_render_back():
+    """render is the command at the end of the flow: the model, the writers, trend and explain
+    read nothing from it (the nightly, in gapbench_ci, calls render.render as a command)."""
+    wrong = [p.name for p in sorted(PACKAGE.rglob("*.py"))
+             if p.name != "render.py" and "gapbench_report.render" in imported_modules(p)]
+    assert not wrong
+
+
+LATER_STEPS = ("gapbench_report.render", "gapbench_report.plots", "gapbench_report.trend",
+               "gapbench_report.explain", "matplotlib")
+
+
+@pytest.mark.parametrize("module", ["model", "markdown_writer", "html_writer", "catalogue"])
+def test_derive_and_write_never_import_the_command_or_the_drawing(module):
+    imported = imported_modules(PACKAGE / f"{module}.py")
+    assert not {m for m in imported if m.startswith(LATER_STEPS)}
+
+
+@pytest.mark.parametrize("module", ["markdown_writer", "html_writer"])
+def test_the_writers_print_the_model_and_diagnose_nothing(module):
+    """The diagnosis and its verdict are the model's (derived once), the writers only print."""
+    imported = imported_modules(PACKAGE / f"{module}.py")
+    assert "gapbench_report.diagnose" not in imported
+    assert "gapbench_report.model" in imported
+
+
+def test_the_model_and_writers_load_without_matplotlib():
+    """The derive and write steps need no drawing library: a page of explain's, or summary.md,
+    costs no matplotlib import."""
+    code = ("import sys, gapbench_report.model, gapbench_report.markdown_writer, "
+            "gapbench_report.html_writer, gapbench_report.compare, gapbench_report.check; "
+            "print(sorted(m for m in sys.modules if m.startswith('matplotlib')))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": str(REPORT)}, timeout=120,
+                          check=False)
+    assert (done.returncode, done.stdout.strip()) == (0, "[]"), done.stderr
+
+
+def test_markdown_and_html_writers_read_the_same_rows(tmp_path):
+    """Both writers print model's rows: a ratio's name marked in the one is marked in the other."""
+    run = in_memory([])
+    report = model.Report([run], [], {}, {}, portable=[("this run", {"peak ratio": 0.5}),
+                                                        ("baseline t4", {})])
+    assert model.ratio_rows(report.portable) == [["peak ratio", "0.5", "—"]]
+    assert "| peak ratio | 0.5 | — |" in markdown_writer.summary_markdown(report)
+    assert '<td>peak ratio</td><td class="num">0.5</td><td class="num">—</td>' in \
+        html_writer.html_page(report, {})
+
+
+# ---- every command in compare's shape ------------------------------------------------------
+
+# Imports a command may make inside a function, and why: none but compare's statistics.
+LAZY_IMPORTS = {("compare", "mann_whitney_batch"): {"scipy.stats"}}
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_every_command_has_compares_shape(command):
+    module = importlib.import_module(f"gapbench_report.{command}")
+    assert callable(module._parser) and callable(module._run)
+    assert inspect.signature(module.main).parameters["argv"].default is None
+    assert module._parser().prog == module.PROG
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_commands_import_at_the_top(command):
+    tree = ast.parse((PACKAGE / f"{command}.py").read_text(encoding="utf-8"))
+    wrong = []
+    for function in (n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)):
+        allowed = LAZY_IMPORTS.get((command, function.name), set())
+        for node in ast.walk(function):
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                names = ({a.name for a in node.names} if isinstance(node, ast.Import)
+                         else {node.module})
+                if not names <= allowed:
+                    wrong.append(f"{command}.py:{node.lineno}: {sorted(names)} in "
+                                 f"{function.name}()")
+    assert not wrong
