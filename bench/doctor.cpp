@@ -4,12 +4,13 @@
 
 #include <cstdio>
 #include <iostream>
-#include <regex>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "fixtures/device_probe.h"
+#include "fixtures/doctor_rules.h"
+#include "fixtures/json_writer.h"
 #include "fixtures/machine.h"
 #include "fixtures/results_file.h"
 
@@ -135,12 +136,6 @@ bool numeric_fact(const std::string& key) {
     }
   }
   return key == "gpu.count";
-}
-
-// Whether `value` is a number as JSON spells one (std::stod also takes "0x10", "+5", ".5").
-bool json_number(const std::string& value) {
-  static const std::regex kJsonNumber("-?(0|[1-9][0-9]*)(\\.[0-9]+)?([eE][+-]?[0-9]+)?");
-  return std::regex_match(value, kJsonNumber);
 }
 
 std::string text_report(const std::vector<Fact>& facts, const std::vector<Finding>& findings) {
@@ -275,30 +270,34 @@ std::string text_report(const std::vector<Fact>& facts, const std::vector<Findin
   if (findings.empty()) {
     r.out() << "  None: nothing here should slow down or skew a benchmark run.\n";
   }
-  for (const Finding& finding : findings) r.bullet("[" + finding.severity + "] " + finding.text);
+  for (const Finding& finding : findings)
+    r.bullet("[" + severity_name(finding.severity) + "] " + finding.text);
   return r.out().str();
 }
 
 std::string json_report(const std::vector<Fact>& facts, const std::vector<Finding>& findings) {
-  std::string out = "{\n  \"facts\": {";
-  for (std::size_t i = 0; i < facts.size(); ++i) {
-    out += (i == 0 ? "\n" : ",\n");
-    const std::string& value = facts[i].value;
-    out += "    \"" + json_escape(facts[i].key) + "\": ";
-    out +=
-        numeric_fact(facts[i].key) && json_number(value) ? value : "\"" + json_escape(value) + "\"";
+  JsonWriter json;
+  json.begin_object().key("facts").begin_object();
+  for (const Fact& f : facts) {
+    json.key(f.key);
+    if (numeric_fact(f.key)) {
+      json.number(f.value);
+    } else {
+      json.string(f.value);
+    }
   }
-  out += facts.empty() ? "},\n" : "\n  },\n";
-  out += "  \"findings\": [";
-  for (std::size_t i = 0; i < findings.size(); ++i) {
-    out += (i == 0 ? "\n" : ",\n");
-    out += "    {\"id\": \"" + json_escape(findings[i].id) + "\", \"severity\": \"" +
-           json_escape(findings[i].severity) + "\", \"text\": \"" + json_escape(findings[i].text) +
-           "\"}";
+  json.end_object().key("findings").begin_array();
+  for (const Finding& f : findings) {
+    json.begin_object(JsonWriter::Layout::one_line)
+        .key("id")
+        .string(f.id)
+        .key("severity")
+        .string(severity_name(f.severity))
+        .key("text")
+        .string(f.text)
+        .end_object();
   }
-  out += findings.empty() ? "]\n" : "\n  ]\n";
-  out += "}\n";
-  return out;
+  return json.end_array().end_object().text();
 }
 
 }  // namespace

@@ -1,5 +1,5 @@
-// `gapbench doctor`: the machine facts and findings (fixtures/machine.h) as a readable report, or
-// as JSON with --json. main() calls it when argv[1] is "doctor".
+// `gapbench doctor`: the machine facts (fixtures/machine.h) and findings (fixtures/doctor_rules.h)
+// as a readable report, or as JSON with --json. main() calls it when argv[1] is "doctor".
 #pragma once
 
 namespace gapbench {

@@ -30,6 +30,7 @@
 #include "bench/doctor.h"
 #include "bench/overhead.h"
 #include "bench/peak.h"
+#include "fixtures/doctor_rules.h"
 #include "fixtures/harness.h"
 #include "fixtures/machine.h"
 #include "fixtures/results_file.h"
@@ -399,7 +400,8 @@ int run(int argc, char** argv) {
   // doctor's findings about this machine, as "finding.<id>": "<severity>: <text>". The report
   // quotes them rather than judging the facts again.
   for (const auto& f : gapbench::machine_findings(facts))
-    benchmark::AddCustomContext("finding." + f.id, f.severity + ": " + f.text);
+    benchmark::AddCustomContext("finding." + f.id,
+                                gapbench::severity_name(f.severity) + ": " + f.text);
   // A run that includes peak/ (every family's bench run does) measures the ceilings at its start
   // and its end, so the report can tell a machine that changed speed during the run.
   bool probe = results && !options.listing && includes_peak(filter);

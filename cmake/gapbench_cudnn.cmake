@@ -1,5 +1,5 @@
-# Finding cuDNN, for CMakeLists.txt and its test (tests/cmake/test_gapbench_cudnn.cmake, which runs
-# these functions in script mode with a fake Python package).
+# Finding cuDNN, for cmake/gapbench_cuda.cmake and its test (tests/cmake/test_gapbench_cudnn.cmake,
+# which runs these functions in script mode with a fake Python package).
 
 # The folder of `python`'s nvidia.cudnn package (include/ and lib/ inside), or "" in `out`.
 function(gapbench_python_cudnn_dir python out)

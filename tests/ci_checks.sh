@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Checks of the CI files, run by ctest (tests/CMakeLists.txt) from the source root:
+# Checks of the CI files, run by ctest (cmake/gapbench_checks.cmake) from the source root:
 #   ci_checks.sh actionlint PYTHON_BIN_DIR   the workflows (actionlint from ci/setup's .venv)
 #   ci_checks.sh shellcheck                  the bash scripts under ci/ and .ci/
 #   ci_checks.sh inject-hook GAPBENCH ON|OFF the slowdown hook is in a GAPBENCH_TEST_INJECT

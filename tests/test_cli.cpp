@@ -23,6 +23,7 @@
 
 #include "fixtures/child_probe.h"
 #include "fixtures/device_probe.h"
+#include "fixtures/doctor_rules.h"
 #include "fixtures/machine.h"
 #include "fixtures/results_file.h"
 #include "tests/temp_dir.h"
@@ -302,7 +303,8 @@ TEST_F(Cli, ResultsCarryDoctorsFindings) {
   const std::string json = read_file(out);
   const auto findings = gapbench::machine_findings(gapbench::machine_facts());
   for (const auto& f : findings) {
-    const std::string entry = "\"finding." + f.id + "\": \"" + f.severity + ": ";
+    const std::string entry =
+        "\"finding." + f.id + "\": \"" + gapbench::severity_name(f.severity) + ": ";
     EXPECT_NE(json.find(entry), std::string::npos) << entry;
   }
   std::size_t carried = 0;

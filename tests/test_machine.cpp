@@ -13,6 +13,7 @@
 #include "fixtures/device_probe.h"
 #include "fixtures/nvml.h"
 #include "kernels/onednn_isa.h"
+#include "tests/healthy_facts.h"
 
 namespace gapbench {
 namespace {
@@ -25,70 +26,6 @@ bool is_hex16(const std::string& s) {
   return s.size() == 16 && std::all_of(s.begin(), s.end(), [](unsigned char c) {
            return std::isdigit(c) || (c >= 'a' && c <= 'f');
          });
-}
-
-bool any_contains(const std::vector<Finding>& findings, const std::string& part) {
-  return std::any_of(findings.begin(), findings.end(),
-                     [&](const Finding& f) { return f.text.find(part) != std::string::npos; });
-}
-
-std::vector<std::string> ids(const std::vector<Finding>& findings) {
-  std::vector<std::string> out;
-  for (const Finding& f : findings) out.push_back(f.id + ":" + f.severity);
-  return out;
-}
-
-// A healthy GPU machine, as machine_facts() would report it.
-std::vector<Fact> healthy_facts() {
-  return {
-      {"gapbench.build_type", "release"},
-      {"cpu.model", "AMD EPYC 7B13"},
-      {"cpu.isa", "sse4_2 avx avx2 fma"},
-      {"cpu.cores", "16"},
-      {"openblas.core", "Zen"},
-      {"onednn.isa", "avx2"},
-      {"cpu.memory_total_bytes", "135089704960"},
-      {"cpu.governor", "performance"},
-      {"cpu.frequency_scaling", "disabled"},
-      {"gbench.library_build_type", "release"},
-      {"gpu.status", "ok"},
-      {"gpu.name", "NVIDIA H100 80GB HBM3"},
-      {"gpu.uuid", "GPU-00000000-0000-0000-0000-000000000001"},
-      {"gpu.memory_total_bytes", "84929216512"},
-      {"gpu.memory_free_bytes", "84402438144"},
-      {"cuda.driver_version", "13.0"},
-      {"cuda.runtime_version", "13.0"},
-      {"cuda.runtime_compiled", "13.0"},
-      {"nvidia.driver_release", "580.65.06"},
-      {"cublas.status", "ok"},
-      {"cublas.version_loaded", "13.1.0"},
-      {"cublas.version_compiled", "13.1.0"},
-      {"cudnn.status", "ok"},
-      {"cudnn.version_loaded", "9.19.0"},
-      {"cudnn.version_compiled", "9.19.0"},
-      {"nvml.status", "ok"},
-      {"pcie.gen_current", "5"},
-      {"pcie.gen_max", "5"},
-      {"pcie.width_current", "16"},
-      {"pcie.width_max", "16"},
-      {"pcie.bandwidth_current_gbps", "63.02"},
-      {"pcie.bandwidth_max_gbps", "63.02"},
-      {"gpu.clock_sm_mhz", "1980"},
-      {"gpu.clock_sm_max_mhz", "1980"},
-      {"gpu.throttle_reasons", "none"},
-      {"gpu.compute_capability", "9.0"},
-      {"gpu.tensor_cores", "fp16 bf16 tf32 fp8"},
-  };
-}
-
-void set(std::vector<Fact>& facts, const std::string& key, const std::string& value) {
-  for (Fact& f : facts) {
-    if (f.key == key) {
-      f.value = value;
-      return;
-    }
-  }
-  facts.push_back({key, value});
 }
 
 // ---- machine_facts on this machine ------------------------------------------------------------
@@ -207,6 +144,18 @@ TEST(MachineFacts, MachineIdChangesWithWhatChangesTheNumbers) {
   EXPECT_NE(machine_id(two_gpus), id);
 }
 
+TEST(MachineFacts, SystemFactsAndUnknownsSayUnknown) {
+  const std::vector<Fact> facts = machine_facts();
+  EXPECT_FALSE(fact(facts, "os.kernel").empty());
+  EXPECT_FALSE(fact(facts, "os.glibc").empty());
+  EXPECT_FALSE(fact(facts, "cpu.isa").empty());
+  EXPECT_FALSE(fact(facts, "cuda.visible_devices").empty());
+  // Without cpufreq, frequency scaling is unknown, never "disabled".
+  if (fact(facts, "cpu.governor").rfind("unavailable", 0) == 0) {
+    EXPECT_EQ(fact(facts, "cpu.frequency_scaling"), "unknown (no cpufreq)");
+  }
+}
+
 // ---- PCIe bandwidth ---------------------------------------------------------------------------
 
 TEST(MachinePcie, BandwidthPerDirectionMatchesPublishedFigures) {
@@ -233,39 +182,7 @@ TEST(MachineCudnn, DecodesBothVersionSchemes) {
   EXPECT_EQ(format_cudnn_version(8907), "8.9.7");
 }
 
-// ---- findings ---------------------------------------------------------------------------------
-
-TEST(MachineFindings, HealthyMachineHasNone) {
-  const std::vector<Finding> findings = machine_findings(healthy_facts());
-  EXPECT_TRUE(findings.empty()) << findings.front().text;
-}
-
-TEST(MachineFindings, NoGpuOnThisMachineIsExplained) {
-  const std::vector<Fact> facts = machine_facts();
-  const std::string status = fact(facts, "gpu.status");
-  if (status == "ok") GTEST_SKIP() << "this machine has a usable GPU";
-  const std::vector<Finding> findings = machine_findings(facts);
-  EXPECT_TRUE(any_contains(findings, "CPU variants still run"))
-      << ::testing::PrintToString(ids(findings));
-  if (status != "built without CUDA") {
-    EXPECT_TRUE(any_contains(findings, status)) << ::testing::PrintToString(ids(findings));
-  }
-}
-
-// A runtime that could not load has no version: the one compiled against stands in. (The report
-// once judged without this fallback; the rule now lives here alone and the report quotes it.)
-TEST(MachineFindings, DriverOlderThanRuntimeNamesBoth) {
-  for (const char* loaded : {"13.0", ""}) {
-    std::vector<Fact> facts = healthy_facts();
-    set(facts, "cuda.driver_version", "12.4");
-    set(facts, "cuda.runtime_version", loaded);
-    const auto findings = machine_findings(facts);
-    ASSERT_EQ(findings.size(), 1u) << "runtime loaded: " << loaded;
-    EXPECT_EQ(findings[0].id, "driver_older_than_runtime");
-    EXPECT_NE(findings[0].text.find("12.4"), std::string::npos) << findings[0].text;
-    EXPECT_NE(findings[0].text.find("runtime 13.0"), std::string::npos) << findings[0].text;
-  }
-}
+// ---- tensor cores and bf16 ---------------------------------------------------------------------
 
 TEST(MachinePrecisions, TensorCoresFollowTheComputeCapability) {
   EXPECT_EQ(tensor_core_precisions(6, 1), "none");  // GTX 10xx
@@ -280,182 +197,6 @@ TEST(MachinePrecisions, TensorCoresFollowTheComputeCapability) {
   EXPECT_EQ(cpu_bf16("avx512f avx512_bf16 amx_tile amx_bf16"), "amx_bf16");
   EXPECT_EQ(cpu_bf16("asimd bf16"), "bf16");
   EXPECT_EQ(cpu_bf16("sse4_2 avx avx2 fma"), "none");
-}
-
-TEST(MachineFindings, AGpuWithoutTensorCoresIsToldWhatColabsHas) {
-  std::vector<Fact> facts = healthy_facts();
-  set(facts, "gpu.name", "NVIDIA GeForce GTX 1080");
-  set(facts, "gpu.compute_capability", "6.1");
-  set(facts, "gpu.tensor_cores", tensor_core_precisions(6, 1));
-  const auto findings = machine_findings(facts);
-  ASSERT_EQ(findings.size(), 1u);
-  EXPECT_EQ(findings[0].id, "no_tensor_cores");
-  EXPECT_NE(findings[0].text.find("6.1"), std::string::npos) << findings[0].text;
-  EXPECT_NE(findings[0].text.find("T4"), std::string::npos) << findings[0].text;
-  // Silent with tensor cores (healthy_facts' H100) and without a usable GPU.
-  set(facts, "gpu.status", "no NVIDIA driver (libcuda.so.1 not found)");
-  for (const auto& f : machine_findings(facts)) EXPECT_NE(f.id, "no_tensor_cores");
-}
-
-TEST(MachineFindings, LibraryMismatchNamesBothVersions) {
-  std::vector<Fact> facts = healthy_facts();
-  set(facts, "cudnn.version_loaded", "9.1.0");
-  const auto findings = machine_findings(facts);
-  ASSERT_EQ(findings.size(), 1u);
-  EXPECT_NE(findings[0].text.find("cuDNN"), std::string::npos);
-  EXPECT_NE(findings[0].text.find("9.1.0"), std::string::npos);
-  EXPECT_NE(findings[0].text.find("9.19.0"), std::string::npos);
-}
-
-TEST(MachineFindings, DownshiftedPcieLinkQuotesBothAndSaysRecheckUnderLoad) {
-  std::vector<Fact> facts = healthy_facts();
-  set(facts, "pcie.gen_current", "1");
-  set(facts, "pcie.bandwidth_current_gbps", "4.00");
-  const auto findings = machine_findings(facts);
-  ASSERT_EQ(findings.size(), 1u);
-  EXPECT_NE(findings[0].text.find("gen 1 x16"), std::string::npos) << findings[0].text;
-  EXPECT_NE(findings[0].text.find("gen 5 x16"), std::string::npos) << findings[0].text;
-  EXPECT_NE(findings[0].text.find("idle"), std::string::npos) << findings[0].text;
-
-  std::vector<Fact> narrow = healthy_facts();
-  set(narrow, "pcie.width_current", "4");
-  EXPECT_TRUE(any_contains(machine_findings(narrow), "x4"));
-}
-
-TEST(MachineFindings, ThrottlingOtherThanIdleIsReported) {
-  std::vector<Fact> idle = healthy_facts();
-  set(idle, "gpu.throttle_reasons", "GpuIdle");
-  EXPECT_TRUE(machine_findings(idle).empty());
-
-  std::vector<Fact> capped = healthy_facts();
-  set(capped, "gpu.throttle_reasons", "GpuIdle,SwPowerCap,HwSlowdown");
-  const auto findings = machine_findings(capped);
-  ASSERT_EQ(findings.size(), 1u);
-  EXPECT_NE(findings[0].text.find("SwPowerCap, HwSlowdown"), std::string::npos) << findings[0].text;
-  EXPECT_EQ(findings[0].text.find("GpuIdle"), std::string::npos) << findings[0].text;
-}
-
-TEST(MachineFindings, CpuGovernorAndBuildTypes) {
-  std::vector<Fact> facts = healthy_facts();
-  set(facts, "cpu.governor", "powersave");
-  set(facts, "gbench.library_build_type", "debug");
-  set(facts, "gapbench.build_type", "debug");
-  const auto findings = machine_findings(facts);
-  ASSERT_EQ(findings.size(), 3u) << ::testing::PrintToString(ids(findings));
-  EXPECT_TRUE(any_contains(findings, "\"powersave\""));
-  EXPECT_TRUE(any_contains(findings, "Library was built as DEBUG"));
-  EXPECT_TRUE(any_contains(findings, "-DCMAKE_BUILD_TYPE=Release"));
-
-  std::vector<Fact> no_cpufreq = healthy_facts();
-  set(no_cpufreq, "cpu.governor", "unavailable (no cpufreq)");
-  EXPECT_TRUE(machine_findings(no_cpufreq).empty());
-  set(no_cpufreq, "cpu.frequency_scaling", "enabled");
-  EXPECT_TRUE(any_contains(machine_findings(no_cpufreq), "frequency scaling enabled"));
-}
-
-TEST(MachineFindings, CappedCpuLibrariesAreAWarningThatNamesTheCaps) {
-  std::vector<Fact> facts = healthy_facts();
-  set(facts, "onednn.isa_cap", "AVX2");
-  set(facts, "openblas.coretype", "Haswell");
-  set(facts, "openblas.core", "Haswell");
-  const auto findings = machine_findings(facts);
-  ASSERT_EQ(ids(findings), std::vector<std::string>{"cpu_library_capped:warning"});
-  EXPECT_TRUE(any_contains(findings, "DNNL_MAX_CPU_ISA=AVX2 holds oneDNN at avx2"));
-  EXPECT_TRUE(any_contains(findings, "OPENBLAS_CORETYPE=Haswell gives OpenBLAS the Haswell"));
-}
-
-TEST(MachineFindings, BusyGpuMemoryIsReported) {
-  std::vector<Fact> facts = healthy_facts();
-  set(facts, "gpu.memory_free_bytes", "4294967296");
-  const auto findings = machine_findings(facts);
-  ASSERT_EQ(findings.size(), 1u);
-  EXPECT_NE(findings[0].text.find("4.0 GiB"), std::string::npos) << findings[0].text;
-}
-
-TEST(MachineFindings, CarryStableIdsAndSeveritiesProblemsFirst) {
-  std::vector<Fact> facts = healthy_facts();
-  set(facts, "gpu.status", "CUDA driver too old (cudaErrorInsufficientDriver)");
-  set(facts, "cuda.driver_version", "12.4");
-  set(facts, "gbench.library_build_type", "debug");
-  set(facts, "cpu.governor", "powersave");
-  const auto findings = machine_findings(facts);
-  EXPECT_EQ(ids(findings), (std::vector<std::string>{
-                               "no_gpu:problem", "driver_older_than_runtime:problem",
-                               "cpu_frequency_scaling:warning", "gbench_debug_library:info"}));
-  EXPECT_TRUE(findings[0].invalidates_gpu_results);
-  EXPECT_TRUE(findings[1].invalidates_gpu_results);
-  EXPECT_FALSE(findings[2].invalidates_gpu_results);
-}
-
-// A GPU that runs through CUDA's minor-version compatibility: the old driver is worth an update,
-// not a reason to distrust its results (the report's rule says the same).
-TEST(MachineFindings, AnOldDriverThatStillRunsIsAWarning) {
-  std::vector<Fact> facts = healthy_facts();
-  set(facts, "cuda.driver_version", "12.4");
-  const auto findings = machine_findings(facts);
-  EXPECT_EQ(ids(findings), (std::vector<std::string>{"driver_older_than_runtime:warning"}));
-  EXPECT_FALSE(findings[0].invalidates_gpu_results);
-  EXPECT_NE(findings[0].text.find("minor-version compatibility"), std::string::npos);
-}
-
-TEST(MachineFindings, NoGpuIsAProblemOnlyWhereADriverIsInstalled) {
-  std::vector<Fact> cpu_machine = healthy_facts();
-  set(cpu_machine, "gpu.status", "no NVIDIA driver (libcuda.so.1 not found)");
-  set(cpu_machine, "nvml.status", "unloadable: libnvidia-ml.so.1");
-  auto findings = machine_findings(cpu_machine);
-  ASSERT_FALSE(findings.empty());
-  EXPECT_EQ(findings[0].id, "no_gpu");
-  EXPECT_EQ(findings[0].severity, "info");
-  EXPECT_FALSE(findings[0].invalidates_gpu_results);
-
-  std::vector<Fact> broken = healthy_facts();
-  set(broken, "gpu.status", "no CUDA device (cudaErrorNoDevice)");
-  findings = machine_findings(broken);
-  ASSERT_FALSE(findings.empty());
-  EXPECT_EQ(findings[0].id, "no_gpu");
-  EXPECT_EQ(findings[0].severity, "problem");
-  EXPECT_TRUE(findings[0].invalidates_gpu_results);
-  EXPECT_TRUE(cpu_only_machine("built without CUDA"));
-  EXPECT_FALSE(cpu_only_machine("no CUDA device (cudaErrorNoDevice)"));
-
-  // Every GPU hidden on purpose is a choice, not a fault.
-  broken.push_back({"cuda.visible_devices", ""});
-  findings = machine_findings(broken);
-  ASSERT_FALSE(findings.empty());
-  EXPECT_EQ(findings[0].severity, "info");
-  EXPECT_FALSE(findings[0].invalidates_gpu_results);
-}
-
-// The report's rule and doctor's agree: application clocks an administrator set are no slowdown.
-TEST(MachineFindings, ApplicationClocksAreNoThrottling) {
-  std::vector<Fact> facts = healthy_facts();
-  set(facts, "gpu.throttle_reasons", "GpuIdle,ApplicationsClocksSetting");
-  EXPECT_TRUE(machine_findings(facts).empty())
-      << ::testing::PrintToString(ids(machine_findings(facts)));
-}
-
-TEST(MachineFindings, OtherProcessesOnTheGpuAndAProhibitedComputeMode) {
-  std::vector<Fact> facts = healthy_facts();
-  facts.push_back({"gpu.compute_processes", "1"});  // doctor's own context
-  EXPECT_TRUE(machine_findings(facts).empty());
-  set(facts, "gpu.compute_processes", "3");
-  facts.push_back({"gpu.compute_mode", "Prohibited"});
-  const auto findings = machine_findings(facts);
-  EXPECT_EQ(ids(findings),
-            (std::vector<std::string>{"gpu_compute_prohibited:problem", "gpu_shared:warning"}));
-  EXPECT_TRUE(findings[0].invalidates_gpu_results);
-}
-
-TEST(MachineFacts, SystemFactsAndUnknownsSayUnknown) {
-  const std::vector<Fact> facts = machine_facts();
-  EXPECT_FALSE(fact(facts, "os.kernel").empty());
-  EXPECT_FALSE(fact(facts, "os.glibc").empty());
-  EXPECT_FALSE(fact(facts, "cpu.isa").empty());
-  EXPECT_FALSE(fact(facts, "cuda.visible_devices").empty());
-  // Without cpufreq, frequency scaling is unknown, never "disabled".
-  if (fact(facts, "cpu.governor").rfind("unavailable", 0) == 0) {
-    EXPECT_EQ(fact(facts, "cpu.frequency_scaling"), "unknown (no cpufreq)");
-  }
 }
 
 // ---- NVML -------------------------------------------------------------------------------------
@@ -496,26 +237,6 @@ TEST(NvmlSession, ReportsWhyInsteadOfFailing) {
     }
   }
   EXPECT_EQ(fact(machine_facts(), "nvml.status"), session.ok() ? "ok" : session.error());
-}
-
-// ---- JSON escaping (doctor --json) --------------------------------------------------------------
-
-TEST(DoctorJson, EscapesQuotesBackslashesAndControlCharacters) {
-  EXPECT_EQ(json_escape("plain text 1.0"), "plain text 1.0");
-  EXPECT_EQ(json_escape("say \"hi\""), "say \\\"hi\\\"");
-  EXPECT_EQ(json_escape("C:\\path"), "C:\\\\path");
-  EXPECT_EQ(json_escape("a\nb\tc\rd\be\ff"), "a\\nb\\tc\\rd\\be\\ff");
-  EXPECT_EQ(json_escape(std::string("nul\0end", 7)), "nul\\u0000end");
-  EXPECT_EQ(json_escape("\x01\x1f"), "\\u0001\\u001f");
-  EXPECT_EQ(json_escape("/"), "/");
-}
-
-TEST(DoctorJson, KeepsUtf8AndReplacesInvalidBytes) {
-  EXPECT_EQ(json_escape("Intel\xC2\xAE Xeon\xE2\x84\xA2"), "Intel\xC2\xAE Xeon\xE2\x84\xA2");
-  EXPECT_EQ(json_escape("\xF0\x9F\x9A\x80"), "\xF0\x9F\x9A\x80");
-  EXPECT_EQ(json_escape("bad\xFF"), "bad\\ufffd");
-  EXPECT_EQ(json_escape("cut\xE2\x84"), "cut\\ufffd\\ufffd");
-  EXPECT_EQ(json_escape("\xED\xA0\x80"), "\\ufffd\\ufffd\\ufffd");  // a UTF-16 surrogate
 }
 
 }  // namespace

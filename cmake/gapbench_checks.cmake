@@ -1,0 +1,121 @@
+# The checks beside the C++ unit tests (those are in tests/CMakeLists.txt), included by
+# CMakeLists.txt after them: the report's and the probe's pytest suites, the lint of the CI files
+# and of the layering, the cmake/ scripts' own test, the smoke runs of the real executable, and
+# `ctest -L bench`, the benchmark run proper.
+
+# The report's Python: pytest, from the virtual environment ci/setup makes.
+set(report_env "PYTHONPATH=${PROJECT_SOURCE_DIR}/report" "PYTHONDONTWRITEBYTECODE=1"
+    "MPLBACKEND=Agg")
+add_test(NAME report.pytest COMMAND ${Python3_EXECUTABLE} -m pytest -q -p no:cacheprovider tests
+         WORKING_DIRECTORY ${PROJECT_SOURCE_DIR}/report)
+set_tests_properties(report.pytest PROPERTIES LABELS unit ENVIRONMENT "${report_env}")
+
+# The framework probe (probe/): its unit tests with a fake framework, and a real quick run with
+# TensorFlow's CPU build from `ci/setup --tensorflow` (.venv-tf), checked as the report checks a
+# family's file. Without .venv-tf the real run skips, saying so; under CI=true it fails instead.
+add_test(NAME probe.pytest COMMAND ${Python3_EXECUTABLE} -m pytest -q -p no:cacheprovider tests
+         WORKING_DIRECTORY ${PROJECT_SOURCE_DIR}/probe)
+add_test(NAME probe.tensorflow_quick
+         COMMAND tests/ci_checks.sh probe-tensorflow ${Python3_EXECUTABLE}
+                 ${CMAKE_BINARY_DIR}/probe-tensorflow $<TARGET_FILE:gapbench>
+         WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+set_tests_properties(probe.pytest probe.tensorflow_quick PROPERTIES LABELS unit
+                     ENVIRONMENT "${report_env}")
+# Its timings are not judged, but it takes both cores for about a minute.
+set_tests_properties(probe.tensorflow_quick PROPERTIES SKIP_RETURN_CODE 77 RUN_SERIAL TRUE
+                     TIMEOUT 600)
+
+# The CI files: the nightly workflow (actionlint, from ci/setup's .venv), the bash scripts
+# (shellcheck), and the test-only slowdown hook compiled in only when GAPBENCH_TEST_INJECT is ON.
+get_filename_component(python_bin_dir ${Python3_EXECUTABLE} DIRECTORY)
+add_test(NAME ci.actionlint COMMAND tests/ci_checks.sh actionlint ${python_bin_dir}
+         WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+add_test(NAME ci.shellcheck COMMAND tests/ci_checks.sh shellcheck
+         WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+if(GAPBENCH_TEST_INJECT)
+  set(inject_state ON)
+else()
+  set(inject_state OFF)
+endif()
+add_test(NAME ci.inject_hook
+         COMMAND tests/ci_checks.sh inject-hook $<TARGET_FILE:gapbench> ${inject_state}
+         WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+set_tests_properties(ci.actionlint ci.shellcheck ci.inject_hook PROPERTIES LABELS unit
+                     SKIP_RETURN_CODE 77)
+
+# cuDNN found in a Python's nvidia.cudnn package when it is nowhere else, and the GPU libraries
+# GAPBENCH_REQUIRE_GPU_LIBRARIES requires (cmake/gapbench_cudnn.cmake in script mode).
+add_test(NAME cmake.gapbench_cudnn
+         COMMAND ${CMAKE_COMMAND} -DPYTHON=${Python3_EXECUTABLE}
+                 -DWORK=${CMAKE_BINARY_DIR}/cmake-test-cudnn
+                 -P ${PROJECT_SOURCE_DIR}/tests/cmake/test_gapbench_cudnn.cmake)
+set_tests_properties(cmake.gapbench_cudnn PROPERTIES LABELS unit)
+
+# The layering: the tree's includes point down, the check catches one that does not, and the
+# compiler refuses it with a kernels/ target's own include directories.
+add_test(NAME ci.layering COMMAND tests/ci_checks.sh layering
+         WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+add_test(NAME ci.layering_check_catches COMMAND tests/ci_checks.sh layering tests/data/layering
+         WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+set_tests_properties(ci.layering_check_catches PROPERTIES
+  PASS_REGULAR_EXPRESSION "wrong-way include: kernels/includes_fixtures.cpp: #include \"fixtures/harness.h\"")
+add_test(NAME ci.layering_compile
+         COMMAND ${CMAKE_CXX_COMPILER} -std=c++17 -fsyntax-only
+                 "-I$<JOIN:$<TARGET_PROPERTY:gapbench_kernels,INCLUDE_DIRECTORIES>,;-I>"
+                 ${PROJECT_SOURCE_DIR}/tests/data/layering/kernels/includes_fixtures.cpp
+         COMMAND_EXPAND_LISTS)
+set_tests_properties(ci.layering_compile PROPERTIES
+  PASS_REGULAR_EXPRESSION "fixtures/harness.h: No such file")
+set_tests_properties(ci.layering ci.layering_check_catches ci.layering_compile PROPERTIES
+                     LABELS unit)
+# ci/baseline, ci/nightly and compare end to end on the real executable, one small filter.
+foreach(tool IN ITEMS baseline nightly compare)
+  add_test(NAME smoke.ci_${tool}
+           COMMAND ${Python3_EXECUTABLE} report/tests/smoke_ci.py ${tool} $<TARGET_FILE:gapbench>
+                   ${CMAKE_BINARY_DIR}/smoke/ci_${tool}
+           WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+  set_tests_properties(smoke.ci_${tool} PROPERTIES LABELS smoke RUN_SERIAL TRUE
+                       ENVIRONMENT "${report_env}")
+endforeach()
+
+add_test(NAME smoke.doctor COMMAND gapbench doctor)
+# doctor --json parses, its numbers are numbers and each finding has an id and a severity.
+add_test(NAME smoke.doctor_json
+         COMMAND sh -c "\"$1\" doctor --json | \"$2\" -c \"$3\""
+                 sh $<TARGET_FILE:gapbench> ${Python3_EXECUTABLE}
+                 "import json,sys; d=json.load(sys.stdin); f=d['facts']; assert isinstance(f['cpu.cores'], int), f['cpu.cores']; assert isinstance(f['machine.id'], str); assert all(set(x) == {'id', 'severity', 'text'} and x['severity'] in ('problem', 'warning', 'info') for x in d['findings']), d['findings']")
+set_tests_properties(smoke.doctor smoke.doctor_json PROPERTIES LABELS smoke)
+
+# Per family: a smoke run (tiny minimum time, one repetition) whose JSON is then checked, and the
+# benchmark run proper (`ctest -L bench`, the quick profile unless GAPBENCH_PROFILE says full).
+# Each family's run includes `peak/`, the machine's own ceilings, so each file stands alone.
+foreach(family IN LISTS GAPBENCH_FAMILIES)
+  if(family STREQUAL "peak")
+    continue()
+  endif()
+  set(filter "--benchmark_filter=^(peak|${family})/")
+  set(smoke_json ${CMAKE_BINARY_DIR}/smoke/${family}.json)
+  add_test(NAME smoke.${family}.run
+           COMMAND gapbench ${filter} --benchmark_repetitions=1 --benchmark_min_time=0.01
+                   --benchmark_out=${smoke_json})
+  add_test(NAME smoke.${family}.check
+           COMMAND ${Python3_EXECUTABLE} -m gapbench_report.check ${smoke_json} --family ${family})
+  set_tests_properties(smoke.${family}.run PROPERTIES LABELS smoke FIXTURES_SETUP smoke_${family}
+                       RUN_SERIAL TRUE)
+  set_tests_properties(smoke.${family}.check PROPERTIES LABELS smoke
+                       FIXTURES_REQUIRED smoke_${family} ENVIRONMENT "${report_env}")
+
+  add_test(NAME bench.${family}
+           COMMAND gapbench ${filter} --benchmark_out=${GAPBENCH_RESULTS_DIR}/${family}.json)
+  set_tests_properties(bench.${family} PROPERTIES LABELS bench RUN_SERIAL TRUE TIMEOUT 1800
+                       FIXTURES_REQUIRED bench_run)
+endforeach()
+
+# `ctest -L bench` ends with the report of the run it just made (after every family, even one
+# that failed: the report shows what there is).
+add_test(NAME bench.report
+         COMMAND sh -c "\"$1\" -m gapbench_report render \"$2\"/*.json --out \"$2/report\""
+                 sh ${Python3_EXECUTABLE} ${GAPBENCH_RESULTS_DIR})
+set_tests_properties(bench.report PROPERTIES LABELS bench FIXTURES_CLEANUP bench_run
+                     ENVIRONMENT "${report_env}")
+file(MAKE_DIRECTORY ${CMAKE_BINARY_DIR}/smoke ${GAPBENCH_RESULTS_DIR})
