@@ -115,10 +115,12 @@ def test_relative_links_resolve(path):
 
 
 def sentences(path: Path) -> list[str]:
-    """Prose sentences, tables and headings left out."""
-    text = " ".join(line.strip() for line in prose_lines(path.read_text(encoding="utf-8"))
-                    if not line.lstrip().startswith(("|", "#")))
-    return [s for s in re.split(r"(?<=[.!?:])\s+", text) if len(s) >= MIN_DUPLICATE_CHARS]
+    """Prose sentences, white space folded; tables and headings left out."""
+    lines = [line.strip() for line in prose_lines(path.read_text(encoding="utf-8"))
+             if not line.lstrip().startswith(("|", "#"))]
+    text = re.sub(r"\s+", " ", re.sub(r"(^|\s)(?:[-*>]|\d+\.)\s", " ", " ".join(lines)))
+    return [s.strip() for s in re.split(r"(?<=[.!?:;])\s+", text)
+            if len(s.strip()) >= MIN_DUPLICATE_CHARS]
 
 
 def test_no_text_is_said_twice():
