@@ -64,13 +64,8 @@ void reference(const ConvShape& shape, const float* x, const float* w, double* y
 // largest filter's sum of |w|. Rounding errors are proportional to it.
 double magnitude_bound(const ConvShape& shape, const float* x, const float* w);
 
-// The worst-case rounding bound of any summation order: with inputs read to relative error e
-// and L = C·R·S float32 terms, |got - exact| <= ((1+e)^2 - 1 + γ_L (1+e)^2) · sum|x·w|, where
-// γ_L = L·u / (1 - L·u), u = 2^-24. Applied as an absolute tolerance at the magnitude bound.
-// It also covers the Winograd and FFT algorithms cuDNN may pick, whose float32 error on these
-// sizes is far below the TF32 term.
-// An output stored in a narrower format (cuDNN's fp16 variant writes float16) adds its rounding,
-// output_roundoff · sum|x·w| at most.
+// The worst-case rounding bound of any summation order, as an absolute tolerance at the
+// magnitude bound; derived in docs/reading-results.md#gemm-and-convolution.
 Tolerance tolerance(const ConvShape& shape, double magnitude, Arithmetic arithmetic,
                     double output_roundoff = 0.0);
 

@@ -71,14 +71,10 @@ struct StepReference {
   double loss = 0.0;
   std::vector<double> params;  // after the update
   // Per tensor, for |got - ref| of the updated parameters:
-  //   atol = 2u·max|params'| (rounding of the update itself) + lr·kGradRtol·max|grad|,
-  // the gradient held to kGradRtol of its largest element (a long reduction).
+  // docs/reading-results.md#the-dense-training-step.
   Tolerance w1, b1, w2, b2;
-  // A hidden unit whose float64 pre-activation, for some row, lies within the float32 rounding
-  // bound of 0 may land on the other side of ReLU in a float32 pass, which then keeps or drops
-  // that row's share of the unit's gradient. Its columns of W1 (and its b1) get that share on
-  // top: at_kink marks those units, kink_w1 / kink_b1 is the largest such share (0 when no
-  // unit is at the kink), and w1_at_kink / b1_at_kink the widened tolerances.
+  // Units at ReLU's kink: at_kink marks them, kink_w1 / kink_b1 is the largest gradient share a
+  // float32 pass may keep or drop (0 when none), w1_at_kink / b1_at_kink the widened tolerances.
   std::vector<std::uint8_t> at_kink;
   double kink_w1 = 0.0, kink_b1 = 0.0;
   Tolerance w1_at_kink, b1_at_kink;

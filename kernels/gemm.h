@@ -21,11 +21,8 @@ void sgemm_cpu(const float* a, const float* b, float* c, std::size_t m, std::siz
                std::size_t k);
 
 // Checks `samples` seeded elements of c against the float64 reference (a full float64 product of
-// a 4096² GEMM would take minutes). The tolerance is the standard worst-case rounding bound for a
-// dot product of length k, k·u·Σ|a_ip·b_pj| with u the float32 unit roundoff, plus
-// ((1+e)²-1)·Σ|a_ip·b_pj| where the arithmetic reads its inputs to relative error e (TF32, fp16,
-// bf16; 0 for float32), taken at its largest over the sampled elements: any summation order the
-// library picks stays inside it, a wrong index or a skipped block does not.
+// a 4096² GEMM would take minutes), with the worst-case rounding bound of a dot product of length
+// k in `arithmetic`: docs/reading-results.md#gemm-and-convolution.
 Validation validate_sampled(const std::string& what, const float* c, const float* a, const float* b,
                             std::size_t m, std::size_t n, std::size_t k, std::size_t samples,
                             Arithmetic arithmetic = Arithmetic::float32);

@@ -105,33 +105,9 @@ Reference reference(const Shape& shape, const Weights& weights, const float* x, 
 
 // ---- tolerance and checks ----
 //
-// Per step, each pre-activation is a float32 sum of input + hidden products, the bias and (in the
-// hoisted variants) the join of two partial sums: k = input + hidden + 2 terms. Such a sum is off
-// by at most k·u·Σ|terms| (u = 2^-24), and with high probability by at most λ·√k·u·Σ|terms|
-// (Higham & Mary, SIAM J. Sci. Comput. 2019: rounding errors behave like independent random
-// variables). The gate functions and the cell update add a few ulp of max(1, |c|). Each step's
-// error is carried into the next through h and c; at these weight scales (|W| <= 1/√hidden) the
-// recurrence does not amplify it (σ' <= 1/4, f < 1), so the steps' independent errors add up
-// like a random walk, √steps. So, with magnitude = the largest Σ|terms| of the reference:
-//   atol = kSafety · √steps · (√k·u·magnitude + kGateUlps·u·max(1, |c|max))
-// for h and c; c, which can grow to a few units, also gets rtol = kSafety·√steps·kGateUlps·u.
-// kSafety is λ, and covers the libraries' own gate functions. Measured here: correct float32
-// runs use under 1% of it; a swapped gate or a missing bias exceeds it 100-4000 times, one bias
-// element off by 0.01 still 2-20 times (tests/test_lstm.cpp).
-//
-// Mixed precision (bf16 on oneDNN, fp16 on cuDNN): x, W and every h_{t-1} the next step reads are
-// held in the narrow format (unit roundoff e = input_roundoff(arithmetic)), the sums and gates
-// stay float32. Each product is then off by up to 2e relative, independently from term to term,
-// so a pre-activation by about 2e·√Σterms² (magnitude_l2), λ = kSafety as above. This error is
-// hundreds of times the float32 one, and the √steps random walk would make the bound too loose
-// to catch a swapped gate at 100 steps; but the recurrence damps it: an error in c keeps a
-// fraction f (the forget gate) per step, one in h re-enters the next sums scaled by σ' <= 1/4.
-// So it is carried over min(√steps, 1/(1 - f_max)) steps, f_max the largest forget gate of the
-// reference. Measured here: the worst error of a modelled bf16 run is the same after 100 steps
-// as after 10; modelled bf16 and fp16 runs and oneDNN's real bf16 one use 2-9% of the bound; a
-// swapped gate exceeds it 1.8-23 times, half the recurrent sum left out 3-27 times
-// (tests/test_lstm.cpp). The h_t (and cuDNN's c) the variant returns are themselves stored in the
-// narrow format: one more rounding, e relative, which does not accumulate.
+// float32: a random walk of the per-step rounding over √steps; mixed precision: the narrow
+// inputs' error, damped by the recurrence. Derived, with the measured margins, in
+// docs/reading-results.md#the-lstm.
 inline constexpr double kSafety = 4.0;
 inline constexpr double kGateUlps = 16.0;
 // What a variant computes in, and the formats it returns h and c in.

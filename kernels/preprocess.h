@@ -63,9 +63,8 @@ cudaError_t image_vectorized_gpu(const std::uint8_t* in, ImageShape shape, const
                                  cudaStream_t stream);  // one launch
 #endif
 
-// Tolerances, by arithmetic: a float32 sum of `cols` non-negative terms is within
-// cols * 2^-24 relative of the exact sum (floored at 1e-5); the image op is two float32 roundings
-// of values in [0, 1], so 1e-6 absolute covers it where cancellation near 0 makes relative useless.
+// Tolerances of sumsq (relative, by the length of the sum) and of the image op (absolute):
+// docs/reading-results.md#preprocess.
 double sumsq_rtol(std::size_t cols);
 inline constexpr double kImageAtol = 1e-6;
 inline constexpr double kImageRtol = 1e-6;

@@ -1,0 +1,294 @@
+"""The README and docs/ stay true: short, linked, and every command in the README runs as written
+(its program, subcommand, preset and flags exist)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+README = REPO / "README.md"
+DOCS = REPO / "docs"
+MAX_README_LINES = 150
+# A prose sentence this long said twice is text copied, not a phrase reused.
+MIN_DUPLICATE_CHARS = 80
+
+FENCE = re.compile(r"^\s*(```|~~~)")
+LINK = re.compile(r"!?\[[^\]]*\]\(([^)\s]+)(?:\s+\"[^\"]*\")?\)")
+HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
+
+
+def markdown_files() -> list[Path]:
+    return [README, *sorted(DOCS.glob("*.md"))]
+
+
+def prose_lines(text: str) -> list[str]:
+    """The lines outside fenced code blocks."""
+    out, fenced = [], False
+    for line in text.splitlines():
+        if FENCE.match(line):
+            fenced = not fenced
+        elif not fenced:
+            out.append(line)
+    return out
+
+
+def code_blocks(text: str) -> list[list[str]]:
+    blocks, current = [], None
+    for line in text.splitlines():
+        if FENCE.match(line):
+            if current is None:
+                current = []
+            else:
+                blocks.append(current)
+                current = None
+        elif current is not None:
+            current.append(line)
+    return blocks
+
+
+def github_slug(heading: str) -> str:
+    """The anchor GitHub gives a heading: its text (links and code marks dropped), lower case,
+    every character but letters, digits, spaces, hyphens and underscores removed, spaces as
+    hyphens."""
+    text = re.sub(r"!?\[([^\]]*)\]\([^)]*\)", r"\1", heading)
+    text = re.sub(r"[^\w\- ]", "", text.lower())
+    return text.replace(" ", "-")
+
+
+def anchors(path: Path) -> set[str]:
+    """The anchors of a file's headings; a repeated heading gets -1, -2, ... as on GitHub."""
+    found: set[str] = set()
+    count: dict[str, int] = {}
+    for line in prose_lines(path.read_text(encoding="utf-8")):
+        if m := HEADING.match(line):
+            slug = github_slug(m.group(2))
+            n = count.get(slug, 0)
+            count[slug] = n + 1
+            found.add(slug if n == 0 else f"{slug}-{n}")
+    return found
+
+
+def links(path: Path) -> list[str]:
+    return [m.group(1) for line in prose_lines(path.read_text(encoding="utf-8"))
+            for m in LINK.finditer(line)]
+
+
+def test_github_slug():
+    assert github_slug("Precision: the `math` axis") == "precision-the-math-axis"
+    assert github_slug("`fixtures/`, the harness") == "fixtures-the-harness"
+    assert github_slug("Why 16 rounds of 2 repetitions") == "why-16-rounds-of-2-repetitions"
+
+
+def test_readme_is_short():
+    lines = README.read_text(encoding="utf-8").splitlines()
+    assert len(lines) <= MAX_README_LINES, f"README.md has {len(lines)} lines"
+
+
+def test_every_doc_is_linked_from_the_readme():
+    linked = {(README.parent / target.split("#")[0]).resolve()
+              for target in links(README) if not target.startswith(("http:", "https:", "#"))}
+    unlinked = [p.name for p in sorted(DOCS.glob("*.md")) if p.resolve() not in linked]
+    assert not unlinked, f"docs not linked from README.md: {unlinked}"
+
+
+@pytest.mark.parametrize("path", markdown_files(), ids=lambda p: p.name)
+def test_relative_links_resolve(path):
+    broken = []
+    for target in links(path):
+        if target.startswith(("http:", "https:", "mailto:")):
+            continue
+        file_part, _, anchor = target.partition("#")
+        dest = (path.parent / file_part).resolve() if file_part else path
+        if not dest.exists():
+            broken.append(f"{target}: no such file")
+        elif anchor and dest.suffix == ".md" and anchor not in anchors(dest):
+            broken.append(f"{target}: no heading with the anchor #{anchor} in {dest.name}")
+    assert not broken, f"{path.name}: " + "; ".join(broken)
+
+
+def sentences(path: Path) -> list[str]:
+    """Prose sentences, white space folded; tables and headings left out."""
+    lines = [line.strip() for line in prose_lines(path.read_text(encoding="utf-8"))
+             if not line.lstrip().startswith(("|", "#"))]
+    text = re.sub(r"\s+", " ", re.sub(r"(^|\s)(?:[-*>]|\d+\.)\s", " ", " ".join(lines)))
+    return [s.strip() for s in re.split(r"(?<=[.!?:;])\s+", text)
+            if len(s.strip()) >= MIN_DUPLICATE_CHARS]
+
+
+def test_no_text_is_said_twice():
+    where: dict[str, str] = {}
+    twice = []
+    for path in markdown_files():
+        for s in sentences(path):
+            if s in where:
+                twice.append(f"{where[s]} and {path.name}: {s[:70]}...")
+            where.setdefault(s, path.name)
+    assert not twice, "\n".join(twice)
+
+
+# ---- the README's commands ---------------------------------------------------------------------
+
+def readme_commands() -> list[list[str]]:
+    """Every command of the README's code blocks, as words: continuation lines joined, comments
+    dropped, `a && b` and `a | b` split, environment assignments in front dropped."""
+    commands = []
+    for block in code_blocks(README.read_text(encoding="utf-8")):
+        for line in "\n".join(block).replace("\\\n", " ").splitlines():
+            words = shlex.split(line, comments=True)
+            current: list[str] = []
+            for word in [*words, "&&"]:
+                if word in ("&&", "||", "|", ";"):
+                    while current and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*=.*", current[0]):
+                        current.pop(0)
+                    if current:
+                        commands.append(current)
+                    current = []
+                else:
+                    current.append(word)
+    return commands
+
+
+def flags(words: list[str]) -> list[str]:
+    return [w for w in words if w.startswith("-")]
+
+
+def flag_names(words: list[str]) -> list[str]:
+    return [w.split("=", 1)[0] for w in flags(words)]
+
+
+def run(argv: list[str], **env: str) -> subprocess.CompletedProcess:
+    return subprocess.run(argv, cwd=REPO, capture_output=True, text=True, timeout=120,
+                          env={**os.environ, **env})
+
+
+def missing_flags(words: list[str], help_text: str) -> list[str]:
+    return [f for f in flag_names(words) if not re.search(re.escape(f) + r"(?![\w-])", help_text)]
+
+
+def check_script(words: list[str]) -> str | None:
+    script = REPO / words[0]
+    if not script.is_file():
+        return f"{words[0]}: no such script"
+    done = run(["bash", str(script), "--help"])
+    if done.returncode != 0:
+        return f"{words[0]} --help: exit {done.returncode}"
+    if missing := missing_flags(words[1:], done.stdout + done.stderr):
+        return f"{words[0]}: {missing} not in its --help"
+    return None
+
+
+def check_preset(words: list[str]) -> str | None:
+    presets = json.loads((REPO / "CMakePresets.json").read_text(encoding="utf-8"))
+    kind = ("workflowPresets" if "--workflow" in words else
+            "testPresets" if words[0] == "ctest" else
+            "buildPresets" if "--build" in words else "configurePresets")
+    if "--preset" not in words:
+        return f"{shlex.join(words)}: the test knows only `--preset P` forms"
+    name = words[words.index("--preset") + 1]
+    if name not in {p["name"] for p in presets.get(kind, [])}:
+        return f"{shlex.join(words)}: no {kind} entry named {name!r} in CMakePresets.json"
+    return None
+
+
+def check_report(words: list[str]) -> str | None:
+    command = words[0]
+    done = run([sys.executable, "-m", "gapbench_report", command, "--help"],
+               PYTHONPATH=str(REPO / "report"))
+    if done.returncode != 0:
+        return f"gapbench-report {command}: no such command ({done.stderr.strip()[:200]})"
+    if missing := missing_flags(words[1:], done.stdout):
+        return f"gapbench-report {command}: {missing} not in its --help"
+    return None
+
+
+def gapbench_binary() -> Path | None:
+    path = Path(os.environ.get("GAPBENCH_BINARY", REPO / "build" / "default" / "gapbench"))
+    return path if path.is_file() and os.access(path, os.X_OK) else None
+
+
+def check_gapbench(words: list[str], tmp_path: Path) -> str | None:
+    binary = gapbench_binary()
+    if binary is None:
+        pytest.skip("no gapbench executable (set GAPBENCH_BINARY or build build/default)")
+    help_text = run([str(binary), "--help"]).stdout
+    if words[1:2] == ["doctor"]:
+        return (f"gapbench doctor: {missing} not in --help"
+                if (missing := missing_flags(words[2:], help_text)) else None)
+    for flag in flags(words[1:]):
+        if flag == "--help" or not flag.startswith("--benchmark_"):
+            if missing := missing_flags([flag], help_text):
+                return f"gapbench: {missing} not in its --help"
+            continue
+        # Google Benchmark's own flags: it refuses one it does not know (exit 2). Listing the
+        # tests runs nothing; a results file goes to a temporary folder.
+        name = flag.split("=", 1)[0]
+        probe = f"{name}={tmp_path / 'out.json'}" if name == "--benchmark_out" else flag
+        done = run([str(binary), probe, "--benchmark_list_tests=true",
+                    "--benchmark_filter=^peak/memcpy/"])
+        if done.returncode != 0:
+            return f"gapbench {flag}: exit {done.returncode}: {done.stderr.strip()[:200]}"
+    return None
+
+
+def check_command(words: list[str], tmp_path: Path) -> str | None:
+    """None when the command's program, subcommand, preset and flags exist; else what is wrong."""
+    if words[0] == "bash":
+        words = words[1:]
+    program = Path(words[0])
+    if words[0].startswith("ci/"):
+        return check_script(words)
+    if words[0] in ("cmake", "ctest"):
+        return check_preset(words)
+    if program.name == "gapbench-report":
+        return check_report(words[1:])
+    if program.name.startswith("python") and words[1:3] == ["-m", "gapbench_report"]:
+        return check_report(words[3:])
+    if program.name == "gapbench":
+        return check_gapbench(words, tmp_path)
+    return f"{shlex.join(words)}: a command this test cannot check; teach it, or leave it out"
+
+
+@pytest.mark.parametrize("words", readme_commands(), ids=shlex.join)
+def test_readme_command_exists(words, tmp_path):
+    assert (problem := check_command(words, tmp_path)) is None, problem
+
+
+def test_readme_has_commands():
+    commands = [shlex.join(w) for w in readme_commands()]
+    assert "cmake --workflow --preset bench" in commands
+    assert "cmake --workflow --preset test" in commands
+
+
+def test_ci_runs_the_readme_test_command():
+    assert "cmake --workflow --preset test" in (REPO / ".ci" / "run").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("words, wrong", [
+    (["bash", "ci/setup", "--no-such-flag"], "not in its --help"),
+    (["ci/no-such-script"], "no such script"),
+    (["cmake", "--workflow", "--preset", "no-such-preset"], "no workflowPresets entry"),
+    (["ctest", "--preset", "bench-nightly"], "no testPresets entry"),
+    ([".venv/bin/gapbench-report", "render", "x.json", "--no-such-flag"], "not in its --help"),
+    ([".venv/bin/gapbench-report", "no-such-command"], "no such command"),
+    (["python", "-m", "gapbench_report", "compare", "--bogus"], "not in its --help"),
+    (["make", "all"], "cannot check"),
+])
+def test_a_wrong_command_is_caught(words, wrong, tmp_path):
+    assert wrong in (check_command(words, tmp_path) or "")
+
+
+def test_a_wrong_gapbench_flag_is_caught(tmp_path):
+    if gapbench_binary() is None:
+        pytest.skip("no gapbench executable (set GAPBENCH_BINARY or build build/default)")
+    assert check_command(["build/default/gapbench", "--benchmark_bogus=1"], tmp_path)
+    assert check_command(["build/default/gapbench", "--profil=full"], tmp_path)
+    assert check_command(["build/default/gapbench", "doctor", "--jsn"], tmp_path)
+    assert check_command(["build/default/gapbench", "--benchmark_repetitions=2"], tmp_path) is None
