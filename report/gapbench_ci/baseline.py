@@ -61,11 +61,12 @@ README_HEADER = ["| baseline | machine | captured | gapbench commit | how | comm
                  "|---|---|---|---|---|---|"]
 README_TEMPLATE = f"""# Baselines
 
-Results of named machines, each made by `ci/baseline` on that machine (see the main README,
-"Baselines"): the full profile, random interleaving, and the spread of every benchmark's
-repetitions checked before anything is written. Each JSON file carries its provenance under
-`provenance`: the machine's `gapbench doctor --json` facts, the date, the gapbench commit, the
-library versions and the exact command. Nothing here is typed in, estimated or copied from
+Results of named machines, each made by `ci/baseline` on that machine (see
+[docs/regressions.md](../../docs/regressions.md#baselines)): the full profile, random
+interleaving, and the spread of every benchmark's repetitions checked before anything is
+written. Each JSON file carries its provenance under `provenance`: the machine's
+`gapbench doctor --json` facts, the date, the gapbench commit, the library versions and the
+exact command. Nothing here is typed in, estimated or copied from
 elsewhere: a GPU baseline comes only from a run on that GPU.
 
 Compare your machine with one: `gapbench-report render results/local/*.json --baseline

@@ -14,14 +14,8 @@ from gapbench_report.results import Results, load_results
 
 from gapbench_ci.runner import RunSpec, Side, exact_filter, pool, read_document, run_gapbench
 
-# Many short runs: on a shared machine the spread between processes (6-11% for the gate proof's
-# image kernels on the 2-core CI VM) is several times that within one, so 16 rounds of 2
-# repetitions (64 samples per side from 32 runs) resolve a change far better than 2 rounds of 5;
-# compare judges by run (each run's median is one sample), so at least 3 rounds are needed.
-# Resampling 30 measured rounds put the first pass's detection of a 10% slowdown in the noisier
-# image kernel at 87-92% with 8 rounds and 89-99% with 16. The rerun runs only the flagged
-# benchmarks, so three times the rounds cost little and it rarely misses what the first pass
-# caught. ci/gate-proof proves the gate at these settings.
+# Many short runs, as ci/gate-proof proves them: the spread between processes dwarfs the spread
+# within one. Why 16 rounds of 2: docs/regressions.md#why-16-rounds-of-2-repetitions.
 DEFAULT_ROUNDS = 16
 DEFAULT_REPETITIONS = 2
 RERUN_FACTOR = 3

@@ -1,5 +1,5 @@
 """`gapbench-report render`: charts, one self-contained index.html and a summary.md for one run.
-How to read them: docs/report.md#render."""
+How to read them: docs/report.md#the-page-top-to-bottom."""
 
 from __future__ import annotations
 

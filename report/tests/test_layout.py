@@ -8,6 +8,7 @@ import ast
 import importlib
 import inspect
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -57,6 +58,17 @@ def test_the_family_order_and_the_severities_have_one_home():
         for line, what in catalogue_copies(ast.parse(path.read_text(encoding="utf-8"))):
             wrong.append(f"{path.relative_to(REPO)}:{line}: {what}")
     assert not wrong, "read gapbench_report.catalogue instead:\n" + "\n".join(wrong)
+
+
+def test_doctors_severities_are_the_catalogues():
+    """gapbench doctor (C++) ranks its findings by the declaration order of its Severity enum; the
+    report ranks the same findings by catalogue.SEVERITIES. C++ cannot read the catalogue, so this
+    holds the two to one order."""
+    header = (REPO / "fixtures" / "doctor_rules.h").read_text(encoding="utf-8")
+    declared = re.search(r"enum class Severity\s*\{([^}]*)\}", header)
+    assert declared, "fixtures/doctor_rules.h declares no `enum class Severity { ... }`"
+    names = tuple(name.strip() for name in declared.group(1).split(",") if name.strip())
+    assert names == catalogue.SEVERITIES
 
 
 def test_the_copy_check_finds_each_kind_of_copy():

@@ -114,6 +114,34 @@ def test_relative_links_resolve(path):
     assert not broken, f"{path.name}: " + "; ".join(broken)
 
 
+# Where code points a reader at the docs ("Statistics: docs/report.md#compare").
+SOURCE_DOC_LINK = re.compile(r"docs/([\w-]+\.md)(?:#([\w-]+))?")
+SOURCE_SUFFIXES = {".py", ".h", ".cpp", ".cu", ".cmake", ".sh", ".toml", ".txt"}
+
+
+def source_files() -> list[Path]:
+    listed = subprocess.run(["git", "ls-files"], cwd=REPO, capture_output=True, text=True)
+    if listed.returncode != 0:
+        pytest.skip("not a git checkout: the sources cannot be listed")
+    return [REPO / name for name in listed.stdout.splitlines()
+            if Path(name).suffix in SOURCE_SUFFIXES or name.startswith("ci/")]
+
+
+def test_links_from_the_sources_into_docs_resolve():
+    broken = []
+    for path in source_files():
+        if not path.is_file():
+            continue
+        for m in SOURCE_DOC_LINK.finditer(path.read_text(encoding="utf-8", errors="replace")):
+            dest = DOCS / m.group(1)
+            where = f"{path.relative_to(REPO)}: docs/{m.group(1)}"
+            if not dest.exists():
+                broken.append(f"{where}: no such file")
+            elif m.group(2) and m.group(2) not in anchors(dest):
+                broken.append(f"{where}#{m.group(2)}: no such heading")
+    assert not broken, "\n".join(broken)
+
+
 def sentences(path: Path) -> list[str]:
     """Prose sentences, white space folded; tables and headings left out."""
     lines = [line.strip() for line in prose_lines(path.read_text(encoding="utf-8"))
