@@ -228,8 +228,7 @@ def lstm_reference(x, w, u, b, h0, c0):
     return np.stack(hs), np.stack(cs), magnitude
 
 
-# Per step, a pre-activation is a float32 sum of k = input + hidden + 2 terms; its error, and the
-# gates' few ulp, add up over the steps like a random walk (gapbench's kernels/lstm.h argues it):
+# gapbench's LSTM tolerance (docs/reading-results.md#the-lstm):
 #   atol = SAFETY·√steps·((√k·u + 2e)·magnitude + GATE_ULPS·u·max(1, |c|max)).
 LSTM_SAFETY = 4.0
 GATE_ULPS = 16.0
@@ -309,9 +308,8 @@ def dense(case: Case, seed: int) -> Problem:
               uniform32(g, -1, 1, (n_hidden, n_out)) / np.float32(np.sqrt(n_hidden)),
               uniform32(g, -0.1, 0.1, n_out))
     loss, grads, after, (z1, z_bound, dh) = dense_reference(params, x, labels, LEARNING_RATE)
-    # A unit whose pre-activation, for some row, lies within its rounding bound of 0 may land on
-    # the other side of ReLU in float32, keeping or dropping that row's share of its gradient:
-    # its W1 column and b1 get that share on top.
+    # ReLU's kink widens the W1 columns and b1 of units near 0
+    # (docs/reading-results.md#the-dense-training-step).
     near = np.abs(z1) <= z_bound
     row_x = np.abs(x).max(1, keepdims=True)
     kink_b1 = np.where(near, np.abs(dh), 0).max(0) / batch

@@ -137,7 +137,7 @@ def check_out(out: Path) -> None:
 
 def new_night(out: Path) -> Path:
     """The folder this night is written into, beside --out: it takes --out's place only once it
-    is complete (swap_in), so a night that fails leaves the last night's files as they were."""
+    is complete (swap_in): a failed night never touches the previous one."""
     night = out.with_name(f".{out.name}.night-{os.getpid()}")
     shutil.rmtree(night, ignore_errors=True)  # a night of an earlier process of this number
     night.mkdir(parents=True)

@@ -3,12 +3,15 @@
 
 from __future__ import annotations
 
+import ast
+import io
 import json
 import os
 import re
 import shlex
 import subprocess
 import sys
+import tokenize
 from pathlib import Path
 
 import pytest
@@ -160,6 +163,67 @@ def test_no_text_is_said_twice():
                 twice.append(f"{where[s]} and {path.name}: {s[:70]}...")
             where.setdefault(s, path.name)
     assert not twice, "\n".join(twice)
+
+
+# Twelve words in a row, said both in docs/ and in a docstring or comment, is text copied.
+COPIED_WORDS = 12
+CPP_COMMENT = re.compile(r"^\s*(//+|\*|#(?!include|pragma|define|if|endif|else|undef))")
+
+
+def plain_words(text: str) -> list[str]:
+    """The words of a text with Markdown's links, code marks, emphasis and tables dropped."""
+    text = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", text)
+    return re.sub(r"[`*>|]", " ", text).split()
+
+
+def runs_of_words(words: list[str]) -> set[str]:
+    return {" ".join(words[i:i + COPIED_WORDS]) for i in range(len(words) - COPIED_WORDS + 1)}
+
+
+def code_prose(path: Path) -> list[str]:
+    """A source file's prose: a Python file's docstrings and comments, else its comment lines."""
+    text = path.read_text(encoding="utf-8", errors="replace")
+    if path.suffix != ".py":
+        return [" ".join(CPP_COMMENT.sub("", line) for line in text.splitlines()
+                         if CPP_COMMENT.match(line))]
+    tree = ast.parse(text)
+    prose = [doc for node in ast.walk(tree)
+             if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+             and (doc := ast.get_docstring(node))]
+    tokens = tokenize.generate_tokens(io.StringIO(text).readline)
+    prose.append(" ".join(t.string[1:] for t in tokens if t.type == tokenize.COMMENT))
+    return prose
+
+
+def copied_into_code() -> list[str]:
+    documented: set[str] = set()
+    for path in markdown_files():
+        documented |= runs_of_words(plain_words(path.read_text(encoding="utf-8")))
+    copies = []
+    for path in source_files():
+        if (path.suffix not in {".py", ".h", ".cpp", ".cu", ".cmake"} or not path.is_file()
+                or "data" in path.relative_to(REPO).parts):
+            continue
+        for prose in code_prose(path):
+            if found := runs_of_words(plain_words(prose)) & documented:
+                copies.append(f"{path.relative_to(REPO)}: \"{min(found)} ...\"")
+    return copies
+
+
+def test_no_docstring_or_comment_repeats_the_docs():
+    copies = copied_into_code()
+    assert not copies, ("said in docs/ already (leave a line and a link):\n"
+                        + "\n".join(copies))
+
+
+def test_the_copy_check_sees_a_copied_comment(tmp_path, monkeypatch):
+    sentence = next(s for s in sentences(DOCS / "reading-results.md"))
+    copy = tmp_path / "copy.h"
+    copy.write_text(f"// {sentence}\nint x;\n", encoding="utf-8")
+    monkeypatch.setattr(sys.modules[__name__], "source_files", lambda: [copy])
+    monkeypatch.setattr(sys.modules[__name__], "REPO", tmp_path)
+    copies = copied_into_code()
+    assert len(copies) == 1 and copies[0].startswith("copy.h: ")
 
 
 # ---- the README's commands ---------------------------------------------------------------------
