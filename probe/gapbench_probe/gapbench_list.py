@@ -17,9 +17,14 @@ from functools import cache
 from pathlib import Path
 
 PROFILES = ("quick", "full")
+# The families plan.py draws on. peak/ is left out: its names follow the machine (threads:all is
+# one per usable core, mib: the last-level cache), so no committed list could match every CPU.
+PROBED_FAMILIES = ("preprocess", "conv", "lstm", "transfer", "pipeline", "overhead")
+# What Google Benchmark appends after gapbench's own parts (real_time, then threads:N and the like).
+TIMINGS = ("real_time", "manual_time", "process_time")
 COMMITTED = Path(__file__).with_name("gapbench_benchmarks.txt")  # package data
 HEADER = """\
-# gapbench's benchmark list, per profile: the shapes gapbench-probe runs come from here.
+# gapbench's benchmark list, per profile, for the families gapbench-probe runs: its shapes.
 # Made by `python -m gapbench_probe.gapbench_list --regenerate GAPBENCH` (in probe/); ctest
 # probe.shapes_match_gapbench fails when the built gapbench lists anything else.
 """
@@ -36,8 +41,15 @@ class Listed:
 
 
 def parse(name: str) -> Listed:
-    family, variant, device, *axes, _timing = name.split("/")
-    return Listed(family, variant, device, tuple(tuple(a.split(":", 1)) for a in axes))
+    family, variant, device, *rest = name.split("/")
+    end = next((i for i, part in enumerate(rest) if part in TIMINGS), len(rest))
+    return Listed(family, variant, device, tuple(tuple(a.split(":", 1)) for a in rest[:end]))
+
+
+def probed(names: str) -> str:
+    """The lines of a `--benchmark_list_tests` output that name a family the probe draws on."""
+    return "".join(line for line in names.splitlines(keepends=True)
+                   if line.split("/", 1)[0] in PROBED_FAMILIES)
 
 
 def sections(text: str) -> dict[str, list[str]]:
@@ -68,7 +80,7 @@ def from_gapbench(gapbench: str) -> str:
         if done.returncode != 0:
             error = (done.stderr.strip().splitlines() or [f"exit {done.returncode}"])[-1]
             raise OSError(f"{gapbench} --profile={profile} --benchmark_list_tests: {error}")
-        parts.append(f"[{profile}]\n{done.stdout}")
+        parts.append(f"[{profile}]\n{probed(done.stdout)}")
     return "".join(parts)
 
 
