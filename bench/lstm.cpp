@@ -15,7 +15,8 @@
 // On the GPU, kernel time is device time, the stream held while the host enqueues: it leaves out
 // the launch cost that cublas_graph saves. The `_e2e` twins of the cublas, cublas_graph and
 // cudnn steps are host wall time until the step is complete, as a user's loop waits for it: the
-// launch cost shows there. `gapbench --benchmark_list_tests` and the README list the names.
+// launch cost shows there. `gapbench --benchmark_list_tests` lists the names
+// (docs/reading-results.md#names).
 //
 // Every variant is validated once before timing against the float64 reference of the same seeded
 // weights and inputs (kernels/lstm.h): seq: every h_t of the reference's rows and their final c;

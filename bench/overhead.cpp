@@ -10,7 +10,7 @@
 //   clock: what a per-step loop of small kernels pays however fast the GPU is.
 // - startup: what a process pays once (context, library handles, cuDNN's algorithm search, the
 //   first launch with lazy module loading), in a fresh child process where it has to be.
-// `gapbench --benchmark_list_tests` and the README list the names and axes.
+// `gapbench --benchmark_list_tests` lists the names and axes (docs/reading-results.md#names).
 //
 // Validation before timing: matmul samples C against float64 dot products (kernels/gemm.h); the
 // dense step's loss and updated parameters against a float64 step (kernels/dense.h); launches

@@ -91,8 +91,9 @@ add_test(NAME smoke.doctor COMMAND gapbench doctor)
 add_test(NAME smoke.doctor_json
          COMMAND sh -c "\"$1\" doctor --json | \"$2\" -c \"$3\""
                  sh $<TARGET_FILE:gapbench> ${Python3_EXECUTABLE}
-                 "import json,sys; d=json.load(sys.stdin); f=d['facts']; assert isinstance(f['cpu.cores'], int), f['cpu.cores']; assert isinstance(f['machine.id'], str); assert all(set(x) == {'id', 'severity', 'text'} and x['severity'] in ('problem', 'warning', 'info') for x in d['findings']), d['findings']")
+                 "import json,sys; from gapbench_report.catalogue import SEVERITIES; d=json.load(sys.stdin); f=d['facts']; assert isinstance(f['cpu.cores'], int), f['cpu.cores']; assert isinstance(f['machine.id'], str); assert all(set(x) == {'id', 'severity', 'text'} and x['severity'] in SEVERITIES for x in d['findings']), d['findings']")
 set_tests_properties(smoke.doctor smoke.doctor_json PROPERTIES LABELS smoke)
+set_tests_properties(smoke.doctor_json PROPERTIES ENVIRONMENT "${report_env}")
 
 # Per family: a smoke run (tiny minimum time, one repetition) whose JSON is then checked, and the
 # benchmark run proper (`ctest -L bench`, the quick profile unless GAPBENCH_PROFILE says full).

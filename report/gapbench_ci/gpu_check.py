@@ -87,7 +87,7 @@ def gpu_absent_reason(nvidia_smi: str | None = None) -> str | None:
 
 
 def cuda_bin_dirs() -> list[Path]:
-    """Where the CUDA tools may be, in the order CMakeLists.txt looks for nvcc."""
+    """Where the CUDA tools may be, in the order cmake/gapbench_cuda.cmake looks for nvcc."""
     dirs = []
     if os.environ.get("CUDACXX"):
         dirs.append(Path(os.environ["CUDACXX"]).parent)

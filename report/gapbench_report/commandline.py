@@ -160,7 +160,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] and argv[0] in COMMANDS:  # the report's own: no metadata needed, none read
         return importlib.import_module(COMMANDS[argv[0]]).main(argv[1:])
-    extra = {name: e for name, e in installed_commands().items() if name not in COMMANDS}
+    try:
+        installed = installed_commands()
+    except Exception as e:  # noqa: BLE001 -- unreadable metadata is one line, not a traceback
+        return fail(prog, f"cannot read the installed packages' commands ({ENTRY_POINT_GROUP}): "
+                          f"{type(e).__name__}: {e}")
+    extra = {name: e for name, e in installed.items() if name not in COMMANDS}
     if not argv or argv[0] in ("-h", "--help"):
         return run(prog, lambda _: usage(0 if argv else 2, list(extra)), [])
     command, rest = argv[0], argv[1:]

@@ -120,7 +120,7 @@ def rule_failed(run: Run) -> list[Finding]:
 
 # The machine's own findings (no GPU, an old driver, a library mismatch, throttling, a lowered
 # PCIe link, CPU frequency scaling, build types, a shared GPU) are judged once, in C++, by
-# `gapbench doctor`'s rules (fixtures/machine.cpp); every results file carries them in its
+# `gapbench doctor`'s rules (fixtures/doctor_rules.cpp); every results file carries them in its
 # context as "finding.<id>": "<severity>: <text>", and this quotes them. A file from before
 # they were carried has none, and says nothing about them.
 FINDING_PREFIX = "finding."

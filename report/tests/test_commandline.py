@@ -269,3 +269,12 @@ def test_numpy_and_matplotlib_warnings_are_no_lines_on_stderr(tmp_path):
                           env=ENV, timeout=300, check=False)
     assert done.returncode == 0 and done.stdout.strip() == str(tmp_path / "r" / "index.html")
     assert done.stderr == ""
+
+
+def test_unreadable_package_metadata_is_one_line_and_exit_2(capsys, monkeypatch):
+    def broken(**_):
+        raise OSError("a .dist-info that cannot be read")
+    monkeypatch.setattr(commandline.metadata, "entry_points", broken)
+    assert commandline.main(["baseline"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "cannot read the installed packages' commands" in err
