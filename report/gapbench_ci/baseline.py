@@ -3,7 +3,8 @@
     ci/baseline NAME [--filter REGEX] [--repetitions 10] [--spread-limit 0.25] [--binary PATH]
                      [--require-gpu] [--cmake-arg ARG]...
 
-What it checks, what it writes and its exit status: docs/regressions.md#baselines.
+Exit status: 0 written, 1 refused, 2 bad arguments or a tool error. What it checks and writes:
+docs/regressions.md#baselines.
 """
 
 from __future__ import annotations

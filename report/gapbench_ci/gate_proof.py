@@ -3,7 +3,8 @@
     ci/gate-proof [--reduced] [--aa-comparisons 200] [--trials 40] [--improvement-trials 3]
                   [--rounds R] [--repetitions N] [--min-time S] [--out results/gate-proof]
 
-What it runs, what it requires and its exit status: docs/regressions.md#gate-proof.
+Exit status: 0 every requirement met, 1 one was not, 2 a tool error. What it runs and requires:
+docs/regressions.md#gate-proof.
 """
 
 from __future__ import annotations

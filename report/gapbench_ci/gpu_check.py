@@ -3,7 +3,9 @@
     ci/gpu-check [--steps LIST] [--budget SECONDS] [--profile quick|full] [--filter REGEX]
                  [--out DIR] [--build-dir DIR] [--archive FILE] [--redo] [-D NAME=VALUE ...]
 
-The steps, their limits, what it writes and its exit status: docs/gpu-check.md.
+Exit status: 0 only if every step asked for passed (now or earlier), 1 if one failed or did not
+run, 2 without a GPU or on bad arguments. The steps, their limits and what it writes:
+docs/gpu-check.md.
 """
 
 from __future__ import annotations

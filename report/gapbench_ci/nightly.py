@@ -5,7 +5,8 @@
                [--out results/nightly/last] [--state-dir results/nightly] [--cmake-arg ARG]...
                [--baseline-bin PATH --contender-bin PATH] [--no-state] [--state-origin TEXT]
 
-How it decides, what it writes and its exit status: docs/regressions.md#nightly.
+Exit status: 0 no regression, 1 a confirmed regression or a new failure, 2 a tool error. How
+it decides and what it writes: docs/regressions.md#nightly.
 """
 
 from __future__ import annotations
