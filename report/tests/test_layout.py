@@ -228,6 +228,16 @@ def test_build_report_derives_every_row_the_writers_print():
                                       "preprocess.json"]
 
 
+def test_trend_prints_its_tables_with_the_writers_helpers():
+    """markdown_writer and html_writer are shared by render and trend: trend.md's and trend's
+    index.html tables come from the same helpers as summary.md's and index.html's."""
+    source = (PACKAGE / "trend.py").read_text(encoding="utf-8")
+    imported = imported_modules(PACKAGE / "trend.py")
+    assert {"gapbench_report.html_writer.table",
+            "gapbench_report.markdown_writer.markdown_table"} <= imported
+    assert not re.search(r"<t[rdh][ >]|<table|\|---", source), "trend builds a table of its own"
+
+
 def test_a_markdown_table_aligns_numbers_and_quotes_code():
     lines = markdown_writer.markdown_table(["name", "n"], [["a|<b>", 2], ["`x`|y", "—"]], {1},
                                            code={0})
