@@ -1,5 +1,5 @@
 """index.html: the report as one self-contained page, charts inlined (the write step of render);
-its style, escaping and figures are shared by trend's and explain's pages."""
+its style, escaping, figures and tables are shared by trend's and explain's pages."""
 
 from __future__ import annotations
 
@@ -10,25 +10,17 @@ from dataclasses import dataclass
 from itertools import repeat
 from pathlib import Path
 
-from gapbench_report import framework, metrics
 from gapbench_report.catalogue import FAMILY_BLURB
+from gapbench_report.metrics import STABILITY_DRIFT
 from gapbench_report.model import (
+    CEILINGS_HEADERS,
     FRAMEWORK_BLURB,
     FRAMEWORK_HEADERS,
     FRAMEWORK_SECTION,
     TABLE_ROWS_SHOWN,
+    FamilySection,
     Report,
-    ceilings_rows,
-    context_value,
-    framework_rows,
-    grouped_findings,
-    machine_line,
-    ratio_rows,
-    skipped_by_reason,
-    split_findings,
-    table_rows,
 )
-from gapbench_report.results import Benchmark
 
 FINDINGS_SHOWN = 8  # per severity; more are folded away in the page (all are in summary.md)
 
@@ -102,32 +94,31 @@ def html_page(report: Report, charts: dict[str, list[ChartFile]]) -> str:
     """index.html. `charts`: family -> its charts; "" -> the cross-machine chart;
     FRAMEWORK_SECTION -> the framework beside the libraries."""
     nav = ['<a href="#diagnosis">diagnosis</a>', '<a href="#machine">machine</a>']
-    if report.pairs:
+    if report.framework_rows:
         nav.append(f'<a href="#{FRAMEWORK_SECTION}">framework vs libraries</a>')
     if report.portable:
         nav.append('<a href="#machines">other machines</a>')
-    nav += [f'<a href="#family-{esc(f)}">{esc(f)}</a>' for f in report.families]
+    nav += [f'<a href="#family-{esc(s.family)}">{esc(s.family)}</a>' for s in report.sections]
     return page("gapbench report", [
         "<h1>gapbench report</h1>",
-        f'<p class="meta">{esc(machine_line(report.context))}</p>',
+        f'<p class="meta">{esc(report.machine_line)}</p>',
         f"<nav>{''.join(nav)}</nav>",
         *[f'<p class="note">{esc(n)}</p>' for n in report.notes],
         _diagnosis_html(report),
         _fingerprint_html(report),
-        _framework_html(report.pairs, charts.get(FRAMEWORK_SECTION, [])),
+        _framework_html(report, charts.get(FRAMEWORK_SECTION, [])),
         _machines_html(report, charts.get("", [])),
-        *[_family_html(f, rows, charts.get(f, [])) for f, rows in report.families.items()],
+        *[_family_html(s, charts.get(s.family, [])) for s in report.sections],
     ])
 
 
 def _diagnosis_html(report: Report) -> str:
     parts = ['<h2 id="diagnosis">Diagnosis</h2>']
-    facts, lessons = split_findings(report.findings)
     if report.findings:
         parts.append(f'<p class="verdict">{esc(report.verdict)}</p>')
     else:
         parts.append("<p>No findings: nothing the rules look for was seen in this run.</p>")
-    for severity, findings in grouped_findings(facts):
+    for severity, findings in report.facts:
         parts.append(f"<h3>{esc(severity.capitalize())} ({len(findings)})</h3>")
         cards = [f'<div class="finding {esc(severity)}"><span class="badge {esc(severity)}">'
                  f"{esc(severity)}</span><strong>{esc(f.title)}</strong><br>{esc(f.text)}</div>"
@@ -137,34 +128,28 @@ def _diagnosis_html(report: Report) -> str:
             parts.append(f"<details><summary>{len(cards) - FINDINGS_SHOWN} more "
                          f"{esc(severity)} findings</summary>{''.join(cards[FINDINGS_SHOWN:])}"
                          "</details>")
-    if lessons:
+    if report.lessons:
         parts.append("<h3>Lessons that hold on every machine</h3><ul>" + "".join(
-            f"<li><strong>{esc(f.title)}</strong>: {esc(f.text)}</li>" for f in lessons)
+            f"<li><strong>{esc(f.title)}</strong>: {esc(f.text)}</li>" for f in report.lessons)
             + "</ul>")
     return "\n".join(parts)
 
 
 def _fingerprint_html(report: Report) -> str:
-    keys = list(metrics.FINGERPRINT_KEYS)
-    rows = [[k] + [context_value(k, ctx.get(k)) for _, ctx in report.machines] for k in keys]
-    rows.append(["results files"] + [", ".join(r.path.name for r in report.runs)]
-                + [b.path.name for b in report.baselines])
     return ('<h2 id="machine">Machine</h2>'
-            + table(["context"] + [label for label, _ in report.machines], rows)
+            + table(["context"] + [label for label, _ in report.machines], report.fingerprint)
             + _ceilings_html(report))
 
 
 def _ceilings_html(report: Report) -> str:
-    rows = ceilings_rows(report.runs)
-    if not rows:
+    if not report.ceilings:
         return ""
     return ("<h3>Each file's ceilings</h3><p class=\"blurb\">Every family's run measures the "
             "machine's ceilings beside itself, and probes SGEMM and read bandwidth at its start "
-            f"and end: a change of more than {metrics.STABILITY_DRIFT:.0%} means the machine "
+            f"and end: a change of more than {STABILITY_DRIFT:.0%} means the machine "
             "changed speed during that run. Each file's \"% of peak\" is judged against its own "
             "row.</p>"
-            + table(["file (family)", "SGEMM GFLOP/s", "read GB/s (1 thread)",
-                     "start → end probes", "ceilings"], rows, {1, 2}))
+            + table(CEILINGS_HEADERS, report.ceilings, {1, 2}))
 
 
 def _machines_html(report: Report, charts: list[ChartFile]) -> str:
@@ -174,34 +159,34 @@ def _machines_html(report: Report, charts: list[ChartFile]) -> str:
             "between machines for reasons nobody can fix; these ratios are each machine measured "
             "against itself, so they compare across hardware. A difference here is not a "
             "regression.</p>" + "".join(figure(c) for c in charts)
-            + table(["ratio"] + [label for label, _ in report.portable],
-                    ratio_rows(report.portable, report.runs),
+            + table(["ratio"] + [label for label, _ in report.portable], report.ratio_rows,
                     set(range(1, len(report.portable) + 1))))
 
 
-def _framework_html(pairs: Sequence[framework.Pair], charts: list[ChartFile]) -> str:
-    if not pairs:
+def _framework_html(report: Report, charts: list[ChartFile]) -> str:
+    if not report.framework_rows:
         return ""
     return (f'<h2 id="{FRAMEWORK_SECTION}">Your framework against the libraries</h2>'
             f'<p class="blurb">{esc(FRAMEWORK_BLURB)}</p>'
-            + "".join(f'<p class="verdict">{esc(line)}</p>' for line in framework.headlines(pairs))
+            + "".join(f'<p class="verdict">{esc(line)}</p>' for line in report.framework_headlines)
             + "".join(figure(c) for c in charts)
-            + table(FRAMEWORK_HEADERS, framework_rows(pairs), {4, 6, 7}))
+            + table(FRAMEWORK_HEADERS, report.framework_rows, {4, 6, 7}))
 
 
-def _family_html(family: str, benchmarks: list[Benchmark], charts: list[ChartFile]) -> str:
+def _family_html(section: FamilySection, charts: list[ChartFile]) -> str:
+    family = section.family
     parts = [f'<h2 id="family-{esc(family)}">{esc(family)}</h2>']
     if family in FAMILY_BLURB:
         parts.append(f'<p class="blurb">{esc(FAMILY_BLURB[family])}</p>')
     parts += [figure(c) for c in charts]
     if not charts:
         parts.append('<p class="note">No chart: nothing in this family was timed.</p>')
-    skipped = skipped_by_reason(benchmarks)
-    if skipped:
+    if section.skipped:
         parts.append("<p>Skipped:</p><ul>" + "".join(
-            f"<li>{esc(', '.join(v))}: {esc(reason)}</li>" for reason, v in skipped) + "</ul>")
+            f"<li>{esc(', '.join(v))}: {esc(reason)}</li>" for reason, v in section.skipped)
+            + "</ul>")
     # Skips are listed once, above, by reason; the table holds what ran or failed.
-    rows = [r for r in table_rows(benchmarks) if r.status != "skipped"]
+    rows = [r for r in section.rows if r.status != "skipped"]
     cells = [[r.variant, r.device, r.axes, r.status, r.median, r.spread, r.reps,
               r.throughput or r.reason] for r in rows]
     html_table = table(["variant", "device", "size", "status", "median", "min – max", "reps",

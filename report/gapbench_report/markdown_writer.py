@@ -1,27 +1,20 @@
 """summary.md: the report as Markdown, for CI job summaries and pull requests (the write step of
-render; its cells are made safe by labels.md_cell, as every Markdown the report writes)."""
+render; its cells are made safe by labels.md_cell, as every Markdown the report writes). Its
+tables are trend.md's too."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
-from gapbench_report import framework
 from gapbench_report.labels import md_cell, md_code
 from gapbench_report.model import (
+    CEILINGS_HEADERS,
     FRAMEWORK_BLURB,
     FRAMEWORK_HEADERS,
     TABLE_ROWS_SHOWN,
+    FamilySection,
     Report,
-    ceilings_rows,
-    framework_rows,
-    grouped_findings,
-    machine_line,
-    ratio_rows,
-    skipped_by_reason,
-    split_findings,
-    table_rows,
 )
-from gapbench_report.results import Benchmark, Results
 
 
 def table_line(cells: Sequence[str]) -> str:
@@ -29,85 +22,80 @@ def table_line(cells: Sequence[str]) -> str:
     return "| " + " | ".join(md_cell(c) for c in cells) + " |"
 
 
+def markdown_table(headers: Sequence[str], rows: Iterable[Sequence[object]],
+                   numeric: set[int] = frozenset(), code: set[int] = frozenset()) -> list[str]:
+    """A Markdown table's lines: `numeric` columns right-aligned, `code` columns as code spans
+    (a benchmark's name, shown as written), every other cell made safe by md_cell."""
+    lines = [table_line(headers),
+             "|" + "".join("---:|" if i in numeric else "---|" for i in range(len(headers)))]
+    for row in rows:
+        cells = [md_code(c, table=True) if i in code else md_cell(c) for i, c in enumerate(row)]
+        lines.append("| " + " | ".join(cells) + " |")
+    return lines
+
+
 def summary_markdown(report: Report) -> str:
-    ctx = report.context
     files = f"{len(report.runs)} results file{'s' if len(report.runs) != 1 else ''}"
-    lines = ["# gapbench report", "", f"{md_cell(machine_line(ctx))} · {files}", ""]
+    lines = ["# gapbench report", "", f"{md_cell(report.machine_line)} · {files}", ""]
     lines += [f"> {md_cell(n)}" for n in report.notes] + ([""] if report.notes else [])
     lines += ["## Findings", ""]
-    facts, lessons = split_findings(report.findings)
     if report.findings:
         lines += [f"**{md_cell(report.verdict)}**", ""]
     else:
         lines.append("No findings: nothing the rules look for was seen.")
-    for severity, findings in grouped_findings(facts):
+    for severity, findings in report.facts:
         for f in findings:
             lines.append(f"- **{severity}** — **{md_cell(f.title)}**: {md_cell(f.text)}")
-    if lessons:
+    if report.lessons:
         lines += ["", "Lessons that hold on every machine:", ""]
-        lines += [f"- **{md_cell(f.title)}**: {md_cell(f.text)}" for f in lessons]
+        lines += [f"- **{md_cell(f.title)}**: {md_cell(f.text)}" for f in report.lessons]
     lines.append("")
-    ceilings = ceilings_rows(report.runs)
-    if ceilings:
-        lines += ["### Each file's ceilings", "",
-                  "| file (family) | SGEMM GFLOP/s | read GB/s (1 thread) | start → end probes | "
-                  "ceilings |", "|---|---:|---:|---|---|"]
-        lines += [table_line(row) for row in ceilings]
+    if report.ceilings:
+        lines += ["### Each file's ceilings", ""]
+        lines += markdown_table(CEILINGS_HEADERS, report.ceilings, {1, 2})
         lines.append("")
-    lines += _framework_markdown(report.pairs)
-    for family, rows in report.families.items():
-        lines += _family_markdown(family, rows)
+    lines += _framework_markdown(report)
+    for section in report.sections:
+        lines += _family_markdown(section)
     if report.portable:
         lines += ["## Against other machines (ratios, not a regression test)", ""]
-        lines += _metrics_markdown(report.portable, report.runs)
+        lines += markdown_table(["ratio"] + [label for label, _ in report.portable],
+                                report.ratio_rows, set(range(1, len(report.portable) + 1)))
+        lines.append("")
     return "\n".join(lines) + "\n"
 
 
-def _framework_markdown(pairs: Sequence[framework.Pair]) -> list[str]:
-    if not pairs:
+def _framework_markdown(report: Report) -> list[str]:
+    if not report.framework_rows:
         return []
     lines = ["## Your framework against the libraries", "", FRAMEWORK_BLURB, ""]
-    lines += [f"- **{md_cell(line)}**" for line in framework.headlines(pairs)]
-    lines += ["", "| " + " | ".join(FRAMEWORK_HEADERS) + " |",
-              "|---|---|---|---|---:|---|---:|---:|"]
-    lines += [table_line(row) for row in framework_rows(pairs)]
+    lines += [f"- **{md_cell(line)}**" for line in report.framework_headlines]
+    lines.append("")
+    lines += markdown_table(FRAMEWORK_HEADERS, report.framework_rows, {4, 6, 7})
     return lines + [""]
 
 
-def _family_markdown(family: str, benchmarks: list[Benchmark]) -> list[str]:
-    lines = [f"## {family}", ""]
-    ran = [r for r in table_rows(benchmarks) if r.status == "ok"]
+def _family_markdown(section: FamilySection) -> list[str]:
+    lines = [f"## {section.family}", ""]
+    ran = [r for r in section.rows if r.status == "ok"]
     if not ran:
         lines.append("Nothing in this family ran.")
     folded = len(ran) > TABLE_ROWS_SHOWN  # GitHub renders <details>; a blank line must follow
     if folded:
         lines += [f"<details><summary>{len(ran)} benchmarks</summary>", ""]
     if ran:
-        lines += ["| variant | device | size | median | min – max | throughput |",
-                  "|---|---|---|---:|---:|---|"]
-        lines += [f"| {md_cell(r.variant)} | {r.device} | {md_cell(r.axes)} | {r.median} | "
-                  f"{r.spread} | {md_cell(r.throughput)} |" for r in ran]
+        lines += markdown_table(["variant", "device", "size", "median", "min – max", "throughput"],
+                                [[r.variant, r.device, r.axes, r.median, r.spread, r.throughput]
+                                 for r in ran], {3, 4})
     if folded:
         lines += ["", "</details>"]
     lines.append("")
-    skipped = skipped_by_reason(benchmarks)
-    if skipped:
+    if section.skipped:
         lines.append("Skipped:")
-        lines += [f"- {md_cell(', '.join(v))}: {md_cell(reason)}" for reason, v in skipped]
+        lines += [f"- {md_cell(', '.join(v))}: {md_cell(reason)}" for reason, v in section.skipped]
         lines.append("")
-    failed = [b for b in benchmarks if b.status == "failed"]
-    if failed:
+    if section.failed:
         lines.append("Failed:")
-        lines += [f"- {md_code(b.name)}: {md_cell(b.error or '')}" for b in failed]
+        lines += [f"- {md_code(name)}: {md_cell(error)}" for name, error in section.failed]
         lines.append("")
     return lines
-
-
-def _metrics_markdown(portable: list[tuple[str, dict[str, float]]],
-                      runs: Sequence[Results] = ()) -> list[str]:
-    lines = ["| ratio | " + " | ".join(md_cell(label) for label, _ in portable) + " |",
-             "|---|" + "---:|" * len(portable)]
-    # The values are numbers or a dash: only the ratio's name needs making safe.
-    lines += [f"| {md_cell(name)} | " + " | ".join(values) + " |"
-              for name, *values in ratio_rows(portable, runs)]
-    return lines + [""]

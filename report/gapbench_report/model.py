@@ -1,5 +1,6 @@
-"""The report of one run as data, the derive step of render: what it says, in rows both writers
-print (no files, no drawing)."""
+"""The report of one run as data, the derive step of render: what it says, in the rows, groups and
+headlines both writers print, each derived once here (no files, no drawing; the writers compute
+nothing)."""
 
 from __future__ import annotations
 
@@ -19,6 +20,31 @@ from gapbench_report.labels import (
 from gapbench_report.results import Benchmark, Results, merged_benchmarks
 
 
+@dataclass(frozen=True)
+class Row:
+    """One benchmark as the tables show it."""
+
+    variant: str
+    device: str
+    axes: str
+    status: str
+    median: str
+    spread: str
+    reps: str
+    throughput: str
+    reason: str  # skip reason or error, empty when it ran
+
+
+@dataclass(frozen=True)
+class FamilySection:
+    """A family as the writers print it."""
+
+    family: str
+    rows: list[Row]
+    skipped: list[tuple[str, list[str]]]  # (reason, the variants it skipped)
+    failed: list[tuple[str, str]]  # (benchmark name, error)
+
+
 @dataclass
 class Report:
     runs: list[Results]
@@ -31,6 +57,16 @@ class Report:
     machines: list[tuple[str, dict]] = field(default_factory=list)  # (label, context)
     portable: list[tuple[str, dict[str, float]]] = field(default_factory=list)
     pairs: list[framework.Pair] = field(default_factory=list)  # framework beside library
+    # What the writers print, derived once by build_report from the data above.
+    machine_line: str = ""
+    facts: list[tuple[str, list]] = field(default_factory=list)  # (severity, its findings)
+    lessons: list = field(default_factory=list)  # findings that hold on every machine
+    fingerprint: list[list[str]] = field(default_factory=list)  # context key, value per machine
+    ceilings: list[list[str]] = field(default_factory=list)  # per file, CEILINGS_HEADERS
+    framework_headlines: list[str] = field(default_factory=list)
+    framework_rows: list[list[str]] = field(default_factory=list)  # FRAMEWORK_HEADERS
+    ratio_rows: list[list[str]] = field(default_factory=list)  # name, value per machine
+    sections: list[FamilySection] = field(default_factory=list)  # per family, in family order
 
     @property
     def benchmarks(self) -> list[Benchmark]:
@@ -85,6 +121,15 @@ def build_report(runs: list[Results], baselines: list[Results]) -> Report:
         except Exception as e:  # noqa: BLE001
             report.notes.append(f"The cross-machine ratios could not be computed: "
                                 f"{type(e).__name__}: {e}")
+    report.machine_line = machine_line(context)
+    facts, report.lessons = split_findings(report.findings)
+    report.facts = grouped_findings(facts)
+    report.fingerprint = fingerprint_rows(report.machines, runs, baselines)
+    report.ceilings = ceilings_rows(runs)
+    report.framework_headlines = framework.headlines(report.pairs)
+    report.framework_rows = framework_rows(report.pairs)
+    report.ratio_rows = ratio_rows(report.portable, runs)
+    report.sections = [family_section(family, rows) for family, rows in report.families.items()]
     return report
 
 
@@ -108,21 +153,6 @@ def grouped_findings(findings: Iterable) -> list[tuple[str, list]]:
 # ---- the rows of the tables --------------------------------------------------------------------
 
 TABLE_ROWS_SHOWN = 60  # longer family tables start folded, in summary.md and index.html
-
-
-@dataclass(frozen=True)
-class Row:
-    """One benchmark as the tables show it."""
-
-    variant: str
-    device: str
-    axes: str
-    status: str
-    median: str
-    spread: str
-    reps: str
-    throughput: str
-    reason: str  # skip reason or error, empty when it ran
 
 
 def throughput_cell(b: Benchmark) -> str:
@@ -163,6 +193,11 @@ def skipped_by_reason(benchmarks: Iterable[Benchmark]) -> list[tuple[str, list[s
     return list(out.items())
 
 
+def family_section(family: str, benchmarks: list[Benchmark]) -> FamilySection:
+    return FamilySection(family, table_rows(benchmarks), skipped_by_reason(benchmarks),
+                         [(b.name, b.error or "") for b in benchmarks if b.status == "failed"])
+
+
 def machine_line(ctx: dict) -> str:
     """"AMD EPYC · no usable GPU (no NVIDIA driver) · profile quick · seed 42 · <date>"."""
     gpu = ctx.get("gpu.name") or f"no usable GPU ({ctx.get('gpu.status', '?')})"
@@ -180,6 +215,20 @@ def context_value(key: str, value: object) -> str:
     if key.endswith("_bytes") and number:
         return f"{fmt_bytes(number)} ({value})"
     return str(value)
+
+
+def fingerprint_rows(machines: Sequence[tuple[str, dict]], runs: Sequence[Results],
+                     baselines: Sequence[Results]) -> list[list[str]]:
+    """Per fingerprint key its value on each machine; last, each machine's results files."""
+    rows = [[k] + [context_value(k, ctx.get(k)) for _, ctx in machines]
+            for k in metrics.FINGERPRINT_KEYS]
+    rows.append(["results files"] + [", ".join(r.path.name for r in runs)]
+                + [b.path.name for b in baselines])
+    return rows
+
+
+CEILINGS_HEADERS = ("file (family)", "SGEMM GFLOP/s", "read GB/s (1 thread)",
+                    "start → end probes", "ceilings")
 
 
 def ceilings_rows(runs: Sequence[Results]) -> list[list[str]]:

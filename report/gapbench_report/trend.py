@@ -19,8 +19,9 @@ from gapbench_report import commandline, plots
 from gapbench_report.catalogue import family_rank
 from gapbench_report.commandline import UsageError
 from gapbench_report.files import write_atomic
-from gapbench_report.html_writer import ChartFile, esc, figure, page
-from gapbench_report.labels import fmt_seconds, md_cell, md_code, safe_stem
+from gapbench_report.html_writer import ChartFile, figure, page, table
+from gapbench_report.labels import fmt_seconds, safe_stem
+from gapbench_report.markdown_writer import markdown_table
 from gapbench_report.results import (
     LONGEST_TIME,
     SHORTEST_TIME,
@@ -227,20 +228,25 @@ def _pct(change: float | None) -> str:
     return "—" if change is None else f"{change:+.1%}"
 
 
+TABLE_HEADERS = ("benchmark", "machine", "nights", "latest", "median before", "latest vs before",
+                 "min – max")
+NUMERIC = {2, 3, 4, 5, 6}
+
+
+def table_cells(rows: Sequence[TrendRow]) -> list[list[object]]:
+    return [[r.name, r.machine, r.nights, fmt_seconds(r.latest),
+             fmt_seconds(r.before) if r.before else "—", _pct(r.change),
+             f"{fmt_seconds(r.low)} – {fmt_seconds(r.high)}"] for r in rows]
+
+
 def trend_markdown(nights: Sequence[Night], rows: Sequence[TrendRow]) -> str:
     machines = by_machine(nights)
     lines = ["# gapbench nightly trend", "",
              f"{len(nights)} night{'s' if len(nights) != 1 else ''} on {len(machines)} machine"
              f"{'s' if len(machines) != 1 else ''}, {nights[0].date:%Y-%m-%d} to "
              f"{nights[-1].date:%Y-%m-%d}; {sum(n.regression for n in nights)} called a "
-             "regression.", "",
-             "| benchmark | machine | nights | latest | median before | latest vs before | "
-             "min – max |", "|---|---|---:|---:|---:|---:|---:|"]
-    for r in rows:
-        lines.append(f"| {md_code(r.name, table=True)} | {md_cell(r.machine)} | {r.nights} | "
-                     f"{fmt_seconds(r.latest)} | "
-                     f"{fmt_seconds(r.before) if r.before else '—'} | {_pct(r.change)} | "
-                     f"{fmt_seconds(r.low)} – {fmt_seconds(r.high)} |")
+             "regression.", ""]
+    lines += markdown_table(TABLE_HEADERS, table_cells(rows), NUMERIC, code={0})
     return "\n".join(lines) + "\n"
 
 
@@ -251,15 +257,7 @@ def trend_html(nights: Sequence[Night], rows: Sequence[TrendRow],
              f"{nights[-1].date:%Y-%m-%d}; shaded nights called a regression; commits marked * "
              "were built from a tree with uncommitted changes.</p>"]
     parts += [figure(f) for f in figures]
-    head = "".join(f"<th>{h}</th>" for h in ("benchmark", "machine", "nights", "latest",
-                                             "median before", "latest vs before", "min – max"))
-    body = "".join(
-        f"<tr><td>{esc(r.name)}</td><td>{esc(r.machine)}</td>"
-        f'<td class="num">{r.nights}</td><td class="num">{fmt_seconds(r.latest)}</td>'
-        f'<td class="num">{fmt_seconds(r.before) if r.before else "—"}</td>'
-        f'<td class="num">{_pct(r.change)}</td><td class="num">{fmt_seconds(r.low)} – '
-        f"{fmt_seconds(r.high)}</td></tr>" for r in rows)
-    parts.append(f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>")
+    parts.append(table(TABLE_HEADERS, table_cells(rows), NUMERIC))
     return page("gapbench nightly trend", parts)
 
 

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from gapbench_report import catalogue, diagnose, html_writer, markdown_writer, model
+from gapbench_report.results import load_results
 from tests.synthetic import in_memory, runs
 
 REPORT = Path(__file__).resolve().parents[1]
@@ -121,12 +122,66 @@ def test_derive_and_write_never_import_the_command_or_the_drawing(module):
     assert not {m for m in imported if m.startswith(LATER_STEPS)}
 
 
+# The modules that load, derive and diagnose, and what a writer may take from them: the report's
+# types and constants. build_report derives every row once; a writer that imported a function
+# from these would compute its own (twice, once per writer).
+DERIVING = ("gapbench_report.model", "gapbench_report.framework", "gapbench_report.diagnose",
+            "gapbench_report.metrics", "gapbench_report.results")
+WRITERS_MAY_IMPORT = {
+    "gapbench_report.model": {"Report", "FamilySection", "CEILINGS_HEADERS", "FRAMEWORK_BLURB",
+                              "FRAMEWORK_HEADERS", "FRAMEWORK_SECTION", "TABLE_ROWS_SHOWN"},
+    "gapbench_report.metrics": {"STABILITY_DRIFT"},
+}
+
+
+def deriving_imports(source: str) -> list[str]:
+    """"module.name" for each name the source imports from a deriving module; a deriving module
+    imported whole is "gapbench_report.name" (a writer could call anything in it)."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            found += [a.name for a in node.names if a.name.startswith(DERIVING)]
+        elif isinstance(node, ast.ImportFrom):
+            module = node.module or ""
+            if node.level:  # from . import x, from .model import y
+                module = "gapbench_report" + (f".{module}" if module else "")
+            for a in node.names:
+                name = f"{module}.{a.name}"
+                if module.startswith(DERIVING) or name.startswith(DERIVING):
+                    found.append(name)
+    return found
+
+
+def not_allowed(source: str) -> list[str]:
+    return [name for name in deriving_imports(source)
+            if name.rpartition(".")[2] not in WRITERS_MAY_IMPORT.get(name.rpartition(".")[0], ())]
+
+
 @pytest.mark.parametrize("module", ["markdown_writer", "html_writer"])
-def test_the_writers_print_the_model_and_diagnose_nothing(module):
-    """The diagnosis and its verdict are the model's (derived once), the writers only print."""
-    imported = imported_modules(PACKAGE / f"{module}.py")
-    assert "gapbench_report.diagnose" not in imported
-    assert "gapbench_report.model" in imported
+def test_the_writers_print_the_model_and_compute_nothing(module):
+    """The rows, groups and headlines are the model's (derived once, in build_report): the
+    writers take only its types and constants, and nothing that computes."""
+    source = (PACKAGE / f"{module}.py").read_text(encoding="utf-8")
+    assert "gapbench_report.model.Report" in deriving_imports(source)
+    assert not not_allowed(source), f"{module}.py computes; read the row off Report instead"
+
+
+def test_the_writers_allow_list_holds_no_function():
+    for module, names in WRITERS_MAY_IMPORT.items():
+        for name in names:
+            value = getattr(importlib.import_module(module), name)
+            assert inspect.isclass(value) or not callable(value), f"{module}.{name}"
+
+
+def test_the_import_check_finds_each_way_of_computing():
+    assert not_allowed("from gapbench_report.model import Report, TABLE_ROWS_SHOWN\n"
+                       "from gapbench_report.labels import md_cell\n") == []
+    assert not_allowed("from gapbench_report.model import Report, table_rows\n"
+                       "from gapbench_report import framework\n"
+                       "import gapbench_report.metrics\n"
+                       "from .diagnose import verdict\n") == [
+        "gapbench_report.model.table_rows", "gapbench_report.framework",
+        "gapbench_report.metrics", "gapbench_report.diagnose.verdict"]
 
 
 def test_the_model_and_writers_load_without_matplotlib():
@@ -141,15 +196,54 @@ def test_the_model_and_writers_load_without_matplotlib():
     assert (done.returncode, done.stdout.strip()) == (0, "[]"), done.stderr
 
 
-def test_markdown_and_html_writers_read_the_same_rows(tmp_path):
-    """Both writers print model's rows: a ratio's name marked in the one is marked in the other."""
+def test_markdown_and_html_writers_read_the_same_rows():
+    """Both writers print the rows build_report derived once: a ratio's row as the model holds
+    it, whatever it says, is the row in both files."""
     run = in_memory([])
-    report = model.Report([run], [], {}, {}, portable=[("this run", {"peak ratio": 0.5}),
-                                                        ("baseline t4", {})])
-    assert model.ratio_rows(report.portable) == [["peak ratio", "0.5", "—"]]
-    assert "| peak ratio | 0.5 | — |" in markdown_writer.summary_markdown(report)
-    assert '<td>peak ratio</td><td class="num">0.5</td><td class="num">—</td>' in \
-        html_writer.html_page(report, {})
+    report = model.build_report([run], [])
+    assert report.ratio_rows == []
+    report.portable = [("this run", {}), ("baseline t4", {})]
+    report.ratio_rows = [["peak ratio (as the model put it)", "0.5", "—"]]
+    assert "| peak ratio (as the model put it) | 0.5 | — |" in \
+        markdown_writer.summary_markdown(report)
+    assert ('<td>peak ratio (as the model put it)</td><td class="num">0.5</td>'
+            '<td class="num">—</td>') in html_writer.html_page(report, {})
+
+
+def test_build_report_derives_every_row_the_writers_print():
+    """The rows on Report are the row builders' own, so the writers have nothing left to do."""
+    run = [load_results(REPORT / "tests" / "data" / "render" / f"{f}.json")
+           for f in ("preprocess", "transfer")]
+    report = model.build_report(run, run[:1])
+    assert report.machine_line == model.machine_line(report.context)
+    assert report.ratio_rows == model.ratio_rows(report.portable, run) != []
+    assert report.ceilings == model.ceilings_rows(run) != []
+    assert [s.family for s in report.sections] == list(report.families) == ["preprocess",
+                                                                              "transfer", "peak"]
+    assert report.sections[1].rows == model.table_rows(report.families["transfer"])
+    assert report.sections[1].skipped == model.skipped_by_reason(report.families["transfer"])
+    facts, lessons = model.split_findings(report.findings)
+    assert (report.facts, report.lessons) == (model.grouped_findings(facts), lessons)
+    assert report.fingerprint[-1] == ["results files", "preprocess.json, transfer.json",
+                                      "preprocess.json"]
+
+
+def test_trend_prints_its_tables_with_the_writers_helpers():
+    """markdown_writer and html_writer are shared by render and trend: trend.md's and trend's
+    index.html tables come from the same helpers as summary.md's and index.html's."""
+    source = (PACKAGE / "trend.py").read_text(encoding="utf-8")
+    imported = imported_modules(PACKAGE / "trend.py")
+    assert {"gapbench_report.html_writer.table",
+            "gapbench_report.markdown_writer.markdown_table"} <= imported
+    assert not re.search(r"<t[rdh][ >]|<table|\|---", source), "trend builds a table of its own"
+
+
+def test_a_markdown_table_aligns_numbers_and_quotes_code():
+    lines = markdown_writer.markdown_table(["name", "n"], [["a|<b>", 2], ["`x`|y", "—"]], {1},
+                                           code={0})
+    assert lines == ["| name | n |", "|---|---:|", r"| `a\|<b>` | 2 |", r"| `` `x`\|y `` | — |"]
+    assert markdown_writer.markdown_table(["a"], [["x|<y>"]]) == [
+        "| a |", "|---|", r"| x\|&lt;y&gt; |"]
 
 
 # ---- every command in compare's shape ------------------------------------------------------
