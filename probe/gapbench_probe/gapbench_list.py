@@ -17,9 +17,10 @@ from functools import cache
 from pathlib import Path
 
 PROFILES = ("quick", "full")
-# The families plan.py draws on. peak/ is left out: its names follow the machine (threads:all is
-# one per usable core, mib: the last-level cache), so no committed list could match every CPU.
-PROBED_FAMILIES = ("preprocess", "conv", "lstm", "transfer", "pipeline", "overhead")
+# Left out: peak/, the machine's ceilings, which the probe never runs and whose names follow the
+# machine (threads:all is one per usable core, mib: the last-level cache), so that no committed
+# list could match every CPU.
+UNPROBED_FAMILY = "peak"
 # What Google Benchmark appends after gapbench's own parts (real_time, then threads:N and the like).
 TIMINGS = ("real_time", "manual_time", "process_time")
 COMMITTED = Path(__file__).with_name("gapbench_benchmarks.txt")  # package data
@@ -47,9 +48,9 @@ def parse(name: str) -> Listed:
 
 
 def probed(names: str) -> str:
-    """The lines of a `--benchmark_list_tests` output that name a family the probe draws on."""
+    """The lines of a `--benchmark_list_tests` output that the probe can draw on."""
     return "".join(line for line in names.splitlines(keepends=True)
-                   if line.split("/", 1)[0] in PROBED_FAMILIES)
+                   if line.split("/", 1)[0] != UNPROBED_FAMILY)
 
 
 def sections(text: str) -> dict[str, list[str]]:
