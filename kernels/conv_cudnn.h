@@ -90,8 +90,17 @@ class CudnnConvolution {
   cudnnConvolutionFwdAlgo_t algorithm() const { return algo_; }
   std::string algorithm_name() const { return conv::algorithm_name(algo_); }
   std::size_t workspace_bytes() const { return workspace_bytes_; }
-  // Wall seconds of cudnnFindConvolutionForwardAlgorithm.
+  // Wall seconds of the whole search (Find and the warm re-timing).
   double search_seconds() const { return search_seconds_; }
+  // Every algorithm that worked in the search, with its math mode, workspace and best warm time
+  // (algorithm() is the fastest of them).
+  struct Candidate {
+    cudnnConvolutionFwdAlgo_t algo;
+    cudnnMathType_t math;
+    std::size_t workspace_bytes;
+    double seconds;
+  };
+  const std::vector<Candidate>& candidates() const { return candidates_; }
   // "algo:IMPLICIT_PRECOMP_GEMM workspace_bytes:4718592 math:tensor_op", for a benchmark label;
   // an fp16 one adds " data:fp16 layout:nhwc".
   std::string description() const;
@@ -123,6 +132,7 @@ class CudnnConvolution {
   cudnnMathType_t algo_math_ = CUDNN_DEFAULT_MATH;
   std::size_t workspace_bytes_ = 0;
   double search_seconds_ = 0.0;
+  std::vector<Candidate> candidates_;
 };
 
 }  // namespace gapbench::conv

@@ -230,6 +230,7 @@ void CudnnConvolution::search() {
       const double t = elapsed_seconds(start, stop);
       if (seconds < 0.0 || t < seconds) seconds = t;
     }
+    candidates_.push_back({candidate.algo, candidate.mathType, needed, seconds});
     if (best_seconds < 0.0 || seconds < best_seconds) {
       best_seconds = seconds;
       algo_ = candidate.algo;

@@ -371,9 +371,10 @@ TEST(Lstm, NarrowToleranceAdmitsTheFormatsRoundingAndCatchesRealErrors) {
       EXPECT_TRUE(ok.ok) << ok.message();
       // Room for the libraries' own summation order and gate functions.
       EXPECT_LT(ok.worst_excess, 0.5) << ok.message();
-      if (precision.arithmetic != Arithmetic::fp16) {  // fp16's can hide in a wide float32 bound
+      // fp16's and TF32's rounding can hide in a wide float32 bound (many terms, few steps).
+      if (precision.arithmetic == Arithmetic::bf16) {
         EXPECT_FALSE(check_sequence(what, s, ref, model.h_seq.data(), model.c_last.data()).ok)
-            << what << ": the float32 tolerance should not admit the narrow format's rounding";
+            << what << ": the float32 tolerance should not admit bf16's rounding";
       }
 
       Problem swapped = p;  // forget and output gates exchanged (a wrong gate order)
