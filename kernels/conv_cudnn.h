@@ -123,7 +123,6 @@ class CudnnConvolution {
 
   cudnnHandle_t handle_;
   cudnnDataType_t type_ = CUDNN_DATA_FLOAT;
-  cudnnMathType_t math_ = CUDNN_DEFAULT_MATH;  // the math mode asked for
   ConvShape shape_;
   TensorDesc x_desc_, y_desc_;
   FilterDesc w_desc_;

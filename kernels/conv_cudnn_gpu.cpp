@@ -9,7 +9,6 @@
 #include <vector>
 
 #include "kernels/base/gpu_memory.h"
-
 #include "kernels/base/narrow_gpu.h"
 
 namespace gapbench::conv {
@@ -125,7 +124,7 @@ CudnnConvolution::CudnnConvolution(cudnnHandle_t handle, const ConvShape& shape,
 CudnnConvolution::CudnnConvolution(cudnnHandle_t handle, const ConvShape& shape,
                                    cudnnMathType_t math, cudnnDataType_t type,
                                    cudnnTensorFormat_t format)
-    : handle_(handle), type_(type), math_(math), shape_((check_shape(shape), shape)) {
+    : handle_(handle), type_(type), shape_((check_shape(shape), shape)) {
   x_desc_ = make_tensor_desc(shape.n, shape.c, shape.h, shape.w, type, format);
   y_desc_ = make_tensor_desc(shape.n, shape.k, shape.p(), shape.q(), type, format);
   w_desc_ = create<FilterDesc>(cudnnCreateFilterDescriptor);
@@ -160,8 +159,9 @@ CudnnConvolution::CudnnConvolution(cudnnHandle_t handle, const ConvShape& shape,
 // memory), so no algorithm is passed over for want of one. Then, as the frameworks' autotuners
 // (cuDNN's frontend: the best of several runs each), every algorithm that worked is run again,
 // warm, and timed: the single cold run Find measures can include loading the kernel's module
-// (lazy loading), which once ranked IMPLICIT_GEMM without workspace first at 2.6 times the
-// time of the best.
+// (lazy loading). On the H200, cudnnFindConvolutionForwardAlgorithm (cuDNN's own buffers, one
+// cold run) left the plain row on IMPLICIT_GEMM without workspace, at 2.6 times its math:fp32
+// row's time; one or both of these is the likely cause.
 void CudnnConvolution::search() {
   const auto t0 = std::chrono::steady_clock::now();
   cudaStream_t stream = nullptr;
@@ -201,7 +201,6 @@ void CudnnConvolution::search() {
       y.data(), max_algos, &returned, perf.data(), workspace.data(), workspace.bytes()));
 
   const Event start, stop;
-  const cudnnMathType_t asked = math_;
   double best_seconds = -1.0;
   for (int i = 0; i < returned; ++i) {
     // Algorithms that failed (unsupported, too much workspace) carry their status.
@@ -209,10 +208,12 @@ void CudnnConvolution::search() {
     if (candidate.status != CUDNN_STATUS_SUCCESS) continue;
     // Run with the math mode the search measured this algorithm in.
     GAPBENCH_CHECK(cudnnSetConvolutionMathType(conv_desc_.get(), candidate.mathType));
+    // The search reports the workspace it ran with; forward() gets at least what cuDNN asks.
     std::size_t needed = 0;
     GAPBENCH_CHECK(cudnnGetConvolutionForwardWorkspaceSize(handle_, x_desc_.get(), w_desc_.get(),
                                                            conv_desc_.get(), y_desc_.get(),
                                                            candidate.algo, &needed));
+    needed = std::max(needed, candidate.memory);
     if (needed > workspace.bytes()) continue;
     const float one = 1.0f, zero = 0.0f;
     auto run = [&] {
@@ -240,7 +241,6 @@ void CudnnConvolution::search() {
   }
   search_seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (best_seconds < 0.0) {
-    GAPBENCH_CHECK(cudnnSetConvolutionMathType(conv_desc_.get(), asked));
     throw std::runtime_error("cuDNN found no working forward algorithm for " + shape_.str() +
                              " (" + std::to_string(returned) + " tried)");
   }
