@@ -23,7 +23,8 @@
 // step: h and c after the first step from (x_0, h0, c0). The math:bf16 (oneDNN) and math:fp16
 // (cuDNN) variants hold x, h and the weights in that format, with the tolerance of its rounding;
 // bf16 skips on a CPU where oneDNN would emulate or refuse it, fp16 on a GPU without fp16
-// tensor cores.
+// tensor cores. cuDNN's math:tf32 reads float32 data as TF32 (PyTorch's default for float32),
+// with TF32's input error in the tolerance; it skips before compute capability 8.0.
 #include "bench/lstm.h"
 
 #include <benchmark/benchmark.h>
@@ -141,8 +142,12 @@ void register_shape(const Shape& shape) {
       add_gpu(name(gpu_variant("cudnn", timing)),
               GAPBENCH_GPU_BODY(cudnn_gpu(shape, scope, Arithmetic::float32, timing)));
     }
-    add_gpu(name("cudnn").axis("math", math_name(Arithmetic::fp16)),
-            GAPBENCH_GPU_BODY(cudnn_gpu(shape, scope, Arithmetic::fp16, GpuTiming::kernel)));
+    // tf32 is PyTorch's default for float32 in cuDNN (allow_tf32): the like-for-like row for a
+    // framework's float32 LSTM on compute capability 8.0 and later.
+    for (Arithmetic arithmetic : {Arithmetic::tf32, Arithmetic::fp16}) {
+      add_gpu(name("cudnn").axis("math", math_name(arithmetic)),
+              GAPBENCH_GPU_BODY(cudnn_gpu(shape, scope, arithmetic, GpuTiming::kernel)));
+    }
   }
 }
 

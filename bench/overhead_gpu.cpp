@@ -38,11 +38,12 @@ void bench_matmul(State& state, std::size_t n, GpuTiming timing, Arithmetic arit
       gemm::CublasGemm::device_bytes(n, arithmetic), data, arithmetic);
   validate_once([&] { return dev.op.check(data, timing == GpuTiming::end_to_end); });
   if (timing == GpuTiming::kernel) {
-    time_kernel(state, dev.stream, kLibraryCallLaunches, [&] { dev.op.multiply(); });
+    time_kernel(state, dev.stream, kLibraryCallLaunches, [&] { dev.op.multiply(); },
+                dev.op.description());
   } else {
     time_end_to_end(
         state, dev.stream, kLibraryCallLaunches, [&] { dev.op.multiply(); },
-        [&] { dev.op.end_to_end(data); });
+        [&] { dev.op.end_to_end(data); }, dev.op.description());
   }
   set_flops_counter(state, data.flops());
 }

@@ -75,7 +75,7 @@ endif()
 
 if(GAPBENCH_REQUIRE_GPU_LIBRARIES)
   set(with_cublas 0)
-  if(TARGET CUDA::cublas)
+  if(TARGET CUDA::cublas AND TARGET CUDA::cublasLt)
     set(with_cublas 1)
   endif()
   gapbench_missing_gpu_libraries(missing ${GAPBENCH_WITH_CUDA} ${with_cublas} ${GAPBENCH_WITH_CUDNN})

@@ -1,12 +1,15 @@
 // Family `conv`, GPU library variant: cuDNN's forward convolution through its descriptor
 // ("legacy") API, the one TensorFlow and PyTorch long used and still present in cuDNN 9.
 //
-// CudnnConvolution is the set-up a framework does once per layer shape: tensor, filter and
-// convolution descriptors, then cudnnFindConvolutionForwardAlgorithm, which runs every forward
-// algorithm on scratch buffers cuDNN allocates itself and ranks them by measured time. The fastest
-// that succeeded is kept; its name, workspace size and math mode, and the search's wall time, are
-// readable afterwards. Constructing one is the whole set-up, so "what does cuDNN's algorithm
-// search cost for this layer" is the construction time (search_seconds()), on its own.
+// CudnnConvolution is the set-up a framework does once per layer shape (PyTorch with
+// cudnn.benchmark = True): tensor, filter and convolution descriptors, then the algorithm search:
+// cudnnFindConvolutionForwardAlgorithmEx on scratch buffers with a workspace as large as the
+// hungriest algorithm asks (up to half the free memory), then each algorithm that worked timed
+// again warm, best of kSearchRuns, as the frameworks' autotuners do (a single cold run can
+// include loading the kernels). The fastest is kept; its name, workspace size and math mode, and
+// the search's wall time, are readable afterwards. Constructing one is the whole set-up, so
+// "what does cuDNN's algorithm search cost for this layer" is the construction time
+// (search_seconds()), on its own.
 //
 // Math: CUDNN_DEFAULT_MATH, as frameworks leave it for float32 convolutions (PyTorch's
 // allow_tf32 and TensorFlow's TF32 default): cuDNN may use TF32 tensor cores on Ampere and newer
@@ -87,8 +90,17 @@ class CudnnConvolution {
   cudnnConvolutionFwdAlgo_t algorithm() const { return algo_; }
   std::string algorithm_name() const { return conv::algorithm_name(algo_); }
   std::size_t workspace_bytes() const { return workspace_bytes_; }
-  // Wall seconds of cudnnFindConvolutionForwardAlgorithm.
+  // Wall seconds of the whole search (Find and the warm re-timing).
   double search_seconds() const { return search_seconds_; }
+  // Every algorithm that worked in the search, with its math mode, workspace and best warm time
+  // (algorithm() is the fastest of them).
+  struct Candidate {
+    cudnnConvolutionFwdAlgo_t algo;
+    cudnnMathType_t math;
+    std::size_t workspace_bytes;
+    double seconds;
+  };
+  const std::vector<Candidate>& candidates() const { return candidates_; }
   // "algo:IMPLICIT_PRECOMP_GEMM workspace_bytes:4718592 math:tensor_op", for a benchmark label;
   // an fp16 one adds " data:fp16 layout:nhwc".
   std::string description() const;
@@ -103,6 +115,11 @@ class CudnnConvolution {
  private:
   CudnnConvolution(cudnnHandle_t handle, const ConvShape& shape, cudnnMathType_t math,
                    cudnnDataType_t type, cudnnTensorFormat_t format);
+  // The search (see above); sets algo_, algo_math_, workspace_bytes_, search_seconds_.
+  void search();
+
+  // Timed runs of each algorithm in the search, after a warm one (the best counts).
+  static constexpr int kSearchRuns = 3;
 
   cudnnHandle_t handle_;
   cudnnDataType_t type_ = CUDNN_DATA_FLOAT;
@@ -114,6 +131,7 @@ class CudnnConvolution {
   cudnnMathType_t algo_math_ = CUDNN_DEFAULT_MATH;
   std::size_t workspace_bytes_ = 0;
   double search_seconds_ = 0.0;
+  std::vector<Candidate> candidates_;
 };
 
 }  // namespace gapbench::conv

@@ -5,8 +5,10 @@
 #include <algorithm>
 #include <chrono>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
+#include "kernels/base/gpu_memory.h"
 #include "kernels/base/narrow_gpu.h"
 
 namespace gapbench::conv {
@@ -149,35 +151,100 @@ CudnnConvolution::CudnnConvolution(cudnnHandle_t handle, const ConvShape& shape,
                              std::to_string(shape.q()));
   }
 
+  search();
+}
+
+// As PyTorch's cudnn.benchmark: cudnnFindConvolutionForwardAlgorithmEx on buffers of the layer's
+// sizes with a workspace as large as the hungriest algorithm asks (up to half the free device
+// memory), so no algorithm is passed over for want of one. Then, as the frameworks' autotuners
+// (cuDNN's frontend: the best of several runs each), every algorithm that worked is run again,
+// warm, and timed: the single cold run Find measures can include loading the kernel's module
+// (lazy loading). On the H200, cudnnFindConvolutionForwardAlgorithm (cuDNN's own buffers, one
+// cold run) left the plain row on IMPLICIT_GEMM without workspace, at 2.6 times its math:fp32
+// row's time; one or both of these is the likely cause.
+void CudnnConvolution::search() {
+  const auto t0 = std::chrono::steady_clock::now();
+  cudaStream_t stream = nullptr;
+  GAPBENCH_CHECK(cudnnGetStream(handle_, &stream));
+  const std::size_t element = type_ == CUDNN_DATA_HALF ? 2 : sizeof(float);
+  // Zeroed, so no algorithm reads uninitialised memory.
+  auto zeroed = [stream](std::size_t bytes) {
+    DeviceBuffer<unsigned char> b(bytes);
+    GAPBENCH_CHECK(cudaMemsetAsync(b.data(), 0, b.bytes(), stream));
+    return b;
+  };
+  const DeviceBuffer<unsigned char> x = zeroed(shape_.input_size() * element);
+  const DeviceBuffer<unsigned char> w = zeroed(shape_.filter_size() * element);
+  const DeviceBuffer<unsigned char> y = zeroed(shape_.output_size() * element);
+
+  std::size_t free_bytes = 0, total_bytes = 0;
+  GAPBENCH_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+  std::size_t workspace_limit = 0;
+  for (int a = 0; a < CUDNN_CONVOLUTION_FWD_ALGO_COUNT; ++a) {
+    std::size_t bytes = 0;
+    // An algorithm that does not apply to this layer says so; it is simply not sized.
+    if (cudnnGetConvolutionForwardWorkspaceSize(
+            handle_, x_desc_.get(), w_desc_.get(), conv_desc_.get(), y_desc_.get(),
+            static_cast<cudnnConvolutionFwdAlgo_t>(a), &bytes) == CUDNN_STATUS_SUCCESS &&
+        bytes <= free_bytes / 2) {
+      workspace_limit = std::max(workspace_limit, bytes);
+    }
+  }
+  const DeviceBuffer<unsigned char> workspace(workspace_limit);
+
   int max_algos = 0;
   GAPBENCH_CHECK(cudnnGetConvolutionForwardAlgorithmMaxCount(handle_, &max_algos));
   std::vector<cudnnConvolutionFwdAlgoPerf_t> perf(static_cast<std::size_t>(max_algos));
   int returned = 0;
-  const auto t0 = std::chrono::steady_clock::now();
-  GAPBENCH_CHECK(cudnnFindConvolutionForwardAlgorithm(handle_, x_desc_.get(), w_desc_.get(),
-                                                      conv_desc_.get(), y_desc_.get(), max_algos,
-                                                      &returned, perf.data()));
-  search_seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  GAPBENCH_CHECK(cudnnFindConvolutionForwardAlgorithmEx(
+      handle_, x_desc_.get(), x.data(), w_desc_.get(), w.data(), conv_desc_.get(), y_desc_.get(),
+      y.data(), max_algos, &returned, perf.data(), workspace.data(), workspace.bytes()));
 
-  // Results come fastest first; algorithms that failed (unsupported, workspace not allocatable)
-  // carry their status and are skipped.
+  const Event start, stop;
+  double best_seconds = -1.0;
   for (int i = 0; i < returned; ++i) {
-    if (perf[static_cast<std::size_t>(i)].status != CUDNN_STATUS_SUCCESS) continue;
-    const cudnnConvolutionFwdAlgoPerf_t& best = perf[static_cast<std::size_t>(i)];
-    algo_ = best.algo;
-    algo_math_ = best.mathType;
-    workspace_bytes_ = best.memory;
+    // Algorithms that failed (unsupported, too much workspace) carry their status.
+    const cudnnConvolutionFwdAlgoPerf_t& candidate = perf[static_cast<std::size_t>(i)];
+    if (candidate.status != CUDNN_STATUS_SUCCESS) continue;
     // Run with the math mode the search measured this algorithm in.
-    GAPBENCH_CHECK(cudnnSetConvolutionMathType(conv_desc_.get(), best.mathType));
-    // The search reports the workspace it measured with; ask for the size forward() needs.
+    GAPBENCH_CHECK(cudnnSetConvolutionMathType(conv_desc_.get(), candidate.mathType));
+    // The search reports the workspace it ran with; forward() gets at least what cuDNN asks.
     std::size_t needed = 0;
-    GAPBENCH_CHECK(cudnnGetConvolutionForwardWorkspaceSize(
-        handle_, x_desc_.get(), w_desc_.get(), conv_desc_.get(), y_desc_.get(), algo_, &needed));
-    workspace_bytes_ = std::max(workspace_bytes_, needed);
-    return;
+    GAPBENCH_CHECK(cudnnGetConvolutionForwardWorkspaceSize(handle_, x_desc_.get(), w_desc_.get(),
+                                                           conv_desc_.get(), y_desc_.get(),
+                                                           candidate.algo, &needed));
+    needed = std::max(needed, candidate.memory);
+    if (needed > workspace.bytes()) continue;
+    const float one = 1.0f, zero = 0.0f;
+    auto run = [&] {
+      GAPBENCH_CHECK(cudnnConvolutionForward(handle_, &one, x_desc_.get(), x.data(),
+                                             w_desc_.get(), w.data(), conv_desc_.get(),
+                                             candidate.algo, workspace.data(), needed, &zero,
+                                             y_desc_.get(), y.data()));
+    };
+    run();  // warm: loads the algorithm's kernels
+    double seconds = -1.0;
+    for (int r = 0; r < kSearchRuns; ++r) {
+      start.record(stream);
+      run();
+      stop.record(stream);
+      const double t = elapsed_seconds(start, stop);
+      if (seconds < 0.0 || t < seconds) seconds = t;
+    }
+    candidates_.push_back({candidate.algo, candidate.mathType, needed, seconds});
+    if (best_seconds < 0.0 || seconds < best_seconds) {
+      best_seconds = seconds;
+      algo_ = candidate.algo;
+      algo_math_ = candidate.mathType;
+      workspace_bytes_ = needed;
+    }
   }
-  throw std::runtime_error("cuDNN found no working forward algorithm for " + shape.str() + " (" +
-                           std::to_string(returned) + " tried)");
+  search_seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (best_seconds < 0.0) {
+    throw std::runtime_error("cuDNN found no working forward algorithm for " + shape_.str() +
+                             " (" + std::to_string(returned) + " tried)");
+  }
+  GAPBENCH_CHECK(cudnnSetConvolutionMathType(conv_desc_.get(), algo_math_));
 }
 
 std::string CudnnConvolution::description() const {

@@ -28,7 +28,7 @@ void sgemm_cpu(const float* a, const float* b, float* c, std::size_t m, std::siz
 
 Validation validate_sampled(const std::string& what, const float* c, const float* a, const float* b,
                             std::size_t m, std::size_t n, std::size_t k, std::size_t samples,
-                            Arithmetic arithmetic) {
+                            Arithmetic arithmetic, Arithmetic stored) {
   const double e = input_roundoff(arithmetic);
   const double read = (1.0 + e) * (1.0 + e) - 1.0;  // two inputs, each read to relative error e
   samples = std::min(samples, m * n);
@@ -49,7 +49,10 @@ Validation validate_sampled(const std::string& what, const float* c, const float
     ref[s] = sum;
     bound = std::max(bound, (read + static_cast<double>(k) * kFloat32Roundoff) * magnitude);
   }
-  return validate(what, got.data(), ref.data(), samples, {bound, 0.0});
+  // Storing rounds the computed value, within `bound` of the reference, to relative error
+  // `out` (0 for float32, whose rounding the bound already counts).
+  const double out = stored == Arithmetic::float32 ? 0.0 : input_roundoff(stored);
+  return validate(what, got.data(), ref.data(), samples, {bound * (1.0 + out), out});
 }
 
 // Stream ids of A and B under the seed.

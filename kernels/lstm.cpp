@@ -212,6 +212,50 @@ Validation check_step(const std::string& what, const Shape& s, const Reference& 
                validate(what + " step c", gather_rows(s, ref, c), c_ref, c_tolerance(one, ref, p)));
 }
 
+// ---- the cuDNN variant's algorithm ----
+
+const char* rnn_algorithm_name(RnnAlgorithm algorithm) {
+  switch (algorithm) {
+    case RnnAlgorithm::persist_static:
+      return "persist_static";
+    case RnnAlgorithm::persist_static_small_h:
+      return "persist_static_small_h";
+    case RnnAlgorithm::standard:
+      break;
+  }
+  return "standard";
+}
+
+namespace {
+
+// Where a persistent kernel beats the step-by-step one for float16 (the device part of the rule
+// in lstm.h): measured by the frameworks per architecture, not derived.
+bool persistent_fits_device(const Shape& s, const GpuFacts& gpu) {
+  const std::size_t b = s.batch;
+  if (gpu.major == 7) {
+    if (gpu.minor == 5) return false;
+    return ((b % 16 == 0 && b != 80 && b != 112) || b == 8) &&
+           ((s.steps >= 40 && b <= 128) || (s.steps >= 20 && b <= 96) ||
+            (s.steps >= 10 && b <= 32));
+  }
+  if (gpu.major >= 8 && gpu.multiprocessors >= 98 && gpu.minor != 6) {
+    return b % 8 == 0 && b <= 128;
+  }
+  return false;
+}
+
+}  // namespace
+
+RnnAlgorithm framework_rnn_algorithm(const Shape& s, Arithmetic arithmetic, const GpuFacts& gpu) {
+  if (gpu.major >= 6 && s.hidden <= 192) return RnnAlgorithm::persist_static_small_h;
+  const bool persistent_shape =
+      s.hidden <= 1024 && s.hidden % 128 == 0 && s.input % 128 == 0;
+  if (arithmetic == Arithmetic::fp16 && persistent_shape && persistent_fits_device(s, gpu)) {
+    return RnnAlgorithm::persist_static;
+  }
+  return RnnAlgorithm::standard;
+}
+
 // ---- the pointwise update ----
 
 // GCC does not if-convert a float comparison (the clamp below) while it must preserve FP

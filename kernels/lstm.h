@@ -127,6 +127,31 @@ Validation check_sequence(const std::string& what, const Shape& shape, const Ref
 Validation check_step(const std::string& what, const Shape& shape, const Reference& ref,
                       const float* h, const float* c, Precision precision = {});
 
+// ---- the cuDNN variant's algorithm (kernels/lstm_cudnn.h), decided here so CPU tests check it ----
+//
+// cuDNN runs an RNN's recurrence step by step (STANDARD: a GEMM and a pointwise kernel per
+// step, about 20 µs a step on an H200 whatever the size) or in one persistent kernel that keeps
+// the recurrent weights on chip for all steps (PERSIST_STATIC, and PERSIST_STATIC_SMALL_H for
+// small hidden sizes). cuDNN does not choose: the caller names the algorithm. The frameworks'
+// choice for a forward pass over full-length sequences, which gapbench makes too (PyTorch's
+// cuDNN RNN heuristic; one layer, one direction, no projection here):
+//   - hidden <= 192 on compute capability 6.0 and later: PERSIST_STATIC_SMALL_H, any data type;
+//   - float16 data with hidden <= 1024, hidden and input multiples of 128, and a batch the
+//     device's rule accepts: PERSIST_STATIC. The rule: on 8.x and later with at least 98
+//     multiprocessors (not 8.6), batch a multiple of 8 up to 128; on 7.x but 7.5, batch 8 or a
+//     multiple of 16 other than 80 and 112, up to 128 at >= 40 steps, 96 at >= 20, 32 at >= 10;
+//   - else STANDARD.
+enum class RnnAlgorithm { standard, persist_static, persist_static_small_h };
+// "standard", "persist_static", "persist_static_small_h" (for labels).
+const char* rnn_algorithm_name(RnnAlgorithm algorithm);
+// What the choice reads of the GPU.
+struct GpuFacts {
+  int major = 0, minor = 0;  // compute capability
+  int multiprocessors = 0;
+};
+RnnAlgorithm framework_rnn_algorithm(const Shape& shape, Arithmetic arithmetic,
+                                     const GpuFacts& gpu);
+
 // ---- CPU `blas` variant ----
 //
 // The standard trick of LSTM implementations (cuDNN, oneDNN, Keras's fused kernels): x_t does not

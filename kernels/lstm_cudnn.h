@@ -1,24 +1,35 @@
 // Family `lstm`, GPU `cudnn` variant: cuDNN's RNN forward (v9 API: cudnnSetRNNDescriptor_v8,
-// cudnnRNNForward) over the whole sequence, inference mode, one layer, one direction. Everything
-// (descriptors, weight space, workspace) is made once in the constructor; enqueue() is the one
-// cudnnRNNForward call. CUDA builds with cuDNN only (GAPBENCH_WITH_CUDNN).
+// cudnnRNNForward) over the whole sequence, inference mode, one layer, one direction, configured
+// as PyTorch configures it for torch.nn.LSTM. Everything (descriptors, weight space, workspace)
+// is made once in the constructor; enqueue() is the one cudnnRNNForward call.
+// CUDA builds with cuDNN only (GAPBENCH_WITH_CUDNN).
 //
-// Arithmetic::float32: float32 data and compute (mathPrec float) with CUDNN_FMA_MATH, so no TF32
-// tensor cores: the same float32 arithmetic, and tolerance, as the cuBLAS variants and
-// peak/sgemm/gpu. Arithmetic::fp16: x, h, c, the weights and the outputs in float16, float32
-// compute (mathPrec float), CUDNN_TENSOR_OP_MATH: what a framework's fp16 autocast runs on
-// tensor cores. Algorithm CUDNN_RNN_ALGO_STANDARD (the persistent ones have shape limits of
-// their own).
+// Algorithm: the frameworks' choice (framework_rnn_algorithm in kernels/lstm.h): a persistent
+// kernel for small hidden sizes (PERSIST_STATIC_SMALL_H) and for float16 at multiples of 128
+// (PERSIST_STATIC), else STANDARD. cuDNN may refuse a persistent algorithm for a shape only when
+// it runs, so the constructor runs it once on zeroed inputs; on CUDNN_STATUS_NOT_SUPPORTED or
+// BAD_PARAM it falls back to STANDARD and description() says so.
+//
+// Math (the `math` axis), as PyTorch sets it:
+//   float32  float32 data and compute, CUDNN_FMA_MATH: no tensor cores, no TF32 (PyTorch with
+//            torch.backends.cudnn.allow_tf32 = False); the arithmetic of the cuBLAS variants.
+//   tf32     float32 data, CUDNN_DEFAULT_MATH: cuDNN may read the GEMMs' inputs as TF32 on
+//            compute capability 8.0 and later (PyTorch's default, allow_tf32 = True). Not
+//            CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION, which may also convert float32 to float16.
+//   fp16     x, h, c, the weights and the outputs in float16, float32 compute (mathPrec float),
+//            CUDNN_TENSOR_OP_MATH: what a framework's fp16 autocast runs on tensor cores.
+// I/O: sequence-major, unpacked, with padded I/O enabled (PyTorch's layout for an unpacked
+// batch); every sequence is full length, so no padding is used.
 //
 // Weights: cuDNN's weight space holds, per "linear layer" id 0..7, a matrix and a bias: ids 0..3
 // act on x_t, 4..7 on h_{t-1}, each in the gate order i, f, new memory (the reference's g), o.
 // cudnnGetRNNWeightParams gives each one's address and a tensor descriptor {1, hidden, cols}
 // (cols = input or hidden) whose strides say where element (unit r, input c) lives; the
 // constructor places the reference's W[row0 + c][gate·hidden + r] there by those strides, so it
-// does not depend on cuDNN storing rows or columns first (a descriptor of other dimensions is an
-// error, not a guess). cuDNN adds two biases per gate (CUDNN_RNN_DOUBLE_BIAS,
-// its default and the frameworks'): the input one gets b, the recurrent one zero. (For fp16 the
-// weights, and the bias, are rounded to float16.)
+// does not depend on cuDNN storing rows or columns first, nor on the algorithm's layout (a
+// descriptor of other dimensions is an error, not a guess). cuDNN adds two biases per gate
+// (CUDNN_RNN_DOUBLE_BIAS, its default and the frameworks'): the input one gets b, the recurrent
+// one zero. (For fp16 the weights, and the bias, are rounded to float16.)
 #pragma once
 
 #if GAPBENCH_WITH_CUDNN
@@ -27,6 +38,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "kernels/base/cuda_libraries.h"
@@ -58,8 +70,8 @@ class CudnnDescriptor {
 class CudnnLstm {
  public:
   // Throws std::invalid_argument when the weights do not fit the shape or the arithmetic is not
-  // float32 or fp16, and a CudaError (or std::runtime_error for a weight layout it does not
-  // understand) when cuDNN refuses.
+  // float32, tf32 or fp16, and a CudaError (or std::runtime_error for a weight layout it does
+  // not understand) when cuDNN refuses, STANDARD included.
   CudnnLstm(const Shape& shape, const Weights& weights, cudaStream_t stream,
             Arithmetic arithmetic = Arithmetic::float32);
 
@@ -83,8 +95,14 @@ class CudnnLstm {
 
   void enqueue();  // the whole sequence, asynchronously on the stream
   const Shape& shape() const { return shape_; }
-  // The arithmetic and output formats, for check_sequence / check_step.
-  Precision precision() const { return {arithmetic_, arithmetic_, arithmetic_}; }
+  // The arithmetic and output formats, for check_sequence / check_step: h and c come out
+  // float16 for fp16, float32 otherwise (tf32 reads its inputs narrower, stores float32).
+  Precision precision() const;
+  // The algorithm that runs (after any fall-back).
+  RnnAlgorithm algorithm() const { return algorithm_; }
+  // "algo:persist_static_small_h math:fma" for a benchmark label; after a fall-back
+  // "algo:standard (persist_static_small_h: CUDNN_STATUS_NOT_SUPPORTED) math:fma".
+  std::string description() const;
 
  private:
   using RnnDesc = detail::CudnnDescriptor<cudnnRNNDescriptor_t, cudnnCreateRNNDescriptor,
@@ -97,6 +115,10 @@ class CudnnLstm {
       detail::CudnnDescriptor<cudnnDropoutDescriptor_t, cudnnCreateDropoutDescriptor,
                               cudnnDestroyDropoutDescriptor>;
 
+  // The RNN descriptor for `algorithm`, then the weight space (filled) and workspace it needs.
+  void configure(RnnAlgorithm algorithm, const Weights& weights);
+  // One forward pass on zeroed inputs, waited for: where cuDNN refuses an algorithm it says so.
+  void trial_run();
   void fill_weight_space(const Weights& weights);
   // Host floats into a whole device buffer of the data format, and back.
   void upload(const DeviceBuffer<unsigned char>& to, const float* from);
@@ -106,6 +128,9 @@ class CudnnLstm {
   Arithmetic arithmetic_;
   cudnnDataType_t data_type_;
   std::size_t element_bytes_;
+  cudnnMathType_t math_type_;
+  RnnAlgorithm algorithm_ = RnnAlgorithm::standard;
+  std::string fallback_;  // why the frameworks' algorithm did not run, if it did not
   cudaStream_t stream_;
   CudnnHandle handle_;
   // Buffers before the descriptors that point at them (members are destroyed in reverse).

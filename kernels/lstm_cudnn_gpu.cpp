@@ -64,10 +64,61 @@ Strides read_strides(cudnnTensorDescriptor_t desc, cudnnDataType_t want_type, st
 }
 
 cudnnDataType_t data_type(Arithmetic arithmetic) {
-  if (arithmetic == Arithmetic::float32) return CUDNN_DATA_FLOAT;
+  if (arithmetic == Arithmetic::float32 || arithmetic == Arithmetic::tf32) return CUDNN_DATA_FLOAT;
   if (arithmetic == Arithmetic::fp16) return CUDNN_DATA_HALF;
   throw std::invalid_argument(std::string("lstm cudnn: no ") + math_name(arithmetic) +
-                              " variant (float32 or fp16)");
+                              " variant (fp32, tf32 or fp16)");
+}
+
+// PyTorch's choice for each (lstm_cudnn.h); data_type() has refused the rest.
+cudnnMathType_t math_type(Arithmetic arithmetic) {
+  if (arithmetic == Arithmetic::float32) return CUDNN_FMA_MATH;
+  if (arithmetic == Arithmetic::tf32) return CUDNN_DEFAULT_MATH;
+  return CUDNN_TENSOR_OP_MATH;
+}
+
+const char* math_type_name(cudnnMathType_t math) {
+  switch (math) {
+    case CUDNN_FMA_MATH:
+      return "fma";
+    case CUDNN_TENSOR_OP_MATH:
+      return "tensor_op";
+    case CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION:
+      return "tensor_op_allow_conversion";
+    default:
+      break;
+  }
+  return "default";
+}
+
+cudnnRNNAlgo_t cudnn_algo(RnnAlgorithm algorithm) {
+  switch (algorithm) {
+    case RnnAlgorithm::persist_static:
+      return CUDNN_RNN_ALGO_PERSIST_STATIC;
+    case RnnAlgorithm::persist_static_small_h:
+      return CUDNN_RNN_ALGO_PERSIST_STATIC_SMALL_H;
+    case RnnAlgorithm::standard:
+      break;
+  }
+  return CUDNN_RNN_ALGO_STANDARD;
+}
+
+// The current device's facts for framework_rnn_algorithm.
+GpuFacts current_gpu() {
+  int device = 0;
+  GAPBENCH_CHECK(cudaGetDevice(&device));
+  GpuFacts gpu;
+  GAPBENCH_CHECK(cudaDeviceGetAttribute(&gpu.major, cudaDevAttrComputeCapabilityMajor, device));
+  GAPBENCH_CHECK(cudaDeviceGetAttribute(&gpu.minor, cudaDevAttrComputeCapabilityMinor, device));
+  GAPBENCH_CHECK(
+      cudaDeviceGetAttribute(&gpu.multiprocessors, cudaDevAttrMultiProcessorCount, device));
+  return gpu;
+}
+
+// A refusal of the algorithm for this shape, as opposed to a failure of the GPU or the call.
+bool algorithm_refused(const CudaError& e) {
+  return is_cudnn_status(e, CUDNN_STATUS_NOT_SUPPORTED) ||
+         is_cudnn_status(e, CUDNN_STATUS_BAD_PARAM);
 }
 
 }  // namespace
@@ -84,6 +135,7 @@ CudnnLstm::CudnnLstm(const Shape& shape, const Weights& weights, cudaStream_t st
       arithmetic_(arithmetic),
       data_type_(data_type(arithmetic)),
       element_bytes_(input_bytes(arithmetic)),
+      math_type_(math_type(arithmetic)),
       stream_(stream),
       handle_(stream),
       seq_lengths_(shape.batch),
@@ -103,12 +155,6 @@ CudnnLstm::CudnnLstm(const Shape& shape, const Weights& weights, cudaStream_t st
   GAPBENCH_CHECK(cudnnSetDropoutDescriptor(dropout_.get(), handle_.get(), 0.0f,
                                            dropout_states_.data(), states_bytes, 0));
 
-  GAPBENCH_CHECK(cudnnSetRNNDescriptor_v8(
-      rnn_.get(), CUDNN_RNN_ALGO_STANDARD, CUDNN_LSTM, CUDNN_RNN_DOUBLE_BIAS, CUDNN_UNIDIRECTIONAL,
-      CUDNN_LINEAR_INPUT, data_type_, /*mathPrec=*/CUDNN_DATA_FLOAT,
-      arithmetic == Arithmetic::fp16 ? CUDNN_TENSOR_OP_MATH : CUDNN_FMA_MATH, I, H,
-      /*projSize=*/H, /*numLayers=*/1, dropout_.get(), CUDNN_RNN_PADDED_IO_ENABLED));
-
   // Sequence-major [steps][batch][vector], every sequence full length (so no padding is used).
   const std::vector<std::int32_t> lengths(shape.batch, T);
   GAPBENCH_CHECK(cudnnSetRNNDataDescriptor(x_desc_.get(), data_type_,
@@ -124,7 +170,27 @@ CudnnLstm::CudnnLstm(const Shape& shape, const Weights& weights, cudaStream_t st
   // cudnnRNNForward reads the lengths on the device, asynchronously.
   GAPBENCH_CHECK(cudaMemcpyAsync(seq_lengths_.data(), lengths.data(), seq_lengths_.bytes(),
                                  cudaMemcpyHostToDevice, stream_));
+  GAPBENCH_CHECK(cudaStreamSynchronize(stream_));  // `lengths` goes out of scope
 
+  const RnnAlgorithm wanted = framework_rnn_algorithm(shape, arithmetic, current_gpu());
+  try {
+    configure(wanted, weights);
+    if (wanted != RnnAlgorithm::standard) trial_run();
+  } catch (const CudaError& e) {
+    if (wanted == RnnAlgorithm::standard || !algorithm_refused(e)) throw;
+    cudaGetLastError();  // a refusal leaves no error behind, but clear any for the next call
+    fallback_ = std::string(rnn_algorithm_name(wanted)) + ": " + e.status_name();
+    configure(RnnAlgorithm::standard, weights);
+  }
+}
+
+void CudnnLstm::configure(RnnAlgorithm algorithm, const Weights& weights) {
+  algorithm_ = algorithm;
+  GAPBENCH_CHECK(cudnnSetRNNDescriptor_v8(
+      rnn_.get(), cudnn_algo(algorithm), CUDNN_LSTM, CUDNN_RNN_DOUBLE_BIAS, CUDNN_UNIDIRECTIONAL,
+      CUDNN_LINEAR_INPUT, data_type_, /*mathPrec=*/CUDNN_DATA_FLOAT, math_type_,
+      as_int(shape_.input), as_int(shape_.hidden), /*projSize=*/as_int(shape_.hidden),
+      /*numLayers=*/1, dropout_.get(), CUDNN_RNN_PADDED_IO_ENABLED));
   GAPBENCH_CHECK(cudnnGetRNNWeightSpaceSize(handle_.get(), rnn_.get(), &weight_bytes_));
   std::size_t reserve_bytes = 0;  // training only
   GAPBENCH_CHECK(cudnnGetRNNTempSpaceSizes(handle_.get(), rnn_.get(), CUDNN_FWD_MODE_INFERENCE,
@@ -132,7 +198,24 @@ CudnnLstm::CudnnLstm(const Shape& shape, const Weights& weights, cudaStream_t st
   weight_space_ = DeviceBuffer<unsigned char>(weight_bytes_);
   workspace_ = DeviceBuffer<unsigned char>(workspace_bytes_);
   fill_weight_space(weights);
-  GAPBENCH_CHECK(cudaStreamSynchronize(stream_));  // host vectors above must outlive the copies
+}
+
+void CudnnLstm::trial_run() {
+  for (DeviceBuffer<unsigned char>* in : {&x_, &h0_, &c0_}) {
+    GAPBENCH_CHECK(cudaMemsetAsync(in->data(), 0, in->bytes(), stream_));
+  }
+  enqueue();
+  GAPBENCH_CHECK(cudaStreamSynchronize(stream_));
+}
+
+Precision CudnnLstm::precision() const {
+  const Arithmetic stored = arithmetic_ == Arithmetic::fp16 ? Arithmetic::fp16 : Arithmetic::float32;
+  return {arithmetic_, stored, stored};
+}
+
+std::string CudnnLstm::description() const {
+  return std::string("algo:") + rnn_algorithm_name(algorithm_) +
+         (fallback_.empty() ? "" : " (" + fallback_ + ")") + " math:" + math_type_name(math_type_);
 }
 
 void CudnnLstm::fill_weight_space(const Weights& weights) {

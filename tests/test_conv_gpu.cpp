@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <cstdint>
 #include <stdexcept>
 #include <string>
@@ -167,6 +169,39 @@ TEST(ConvGpu, CudnnDescriptionNamesAlgorithmWorkspaceAndMath) {
       << d;
   EXPECT_NE(d.find("math:"), std::string::npos) << d;
   EXPECT_GT(conv.search_seconds(), 0.0);
+}
+
+// The search as PyTorch's cudnn.benchmark: every working algorithm re-timed warm, the fastest
+// kept with the workspace it needs, in every math mode (default included, the plain row's);
+// and the algorithm kept computes the convolution.
+TEST(ConvGpu, CudnnSearchKeepsTheFastestWarmAlgorithmWithItsWorkspace) {
+  GAPBENCH_SKIP_WITHOUT_GPU();
+  const Stream stream;
+  const CudnnHandle handle(stream.get());
+  const ConvShape s{4, 64, 28, 28, 64, 3, 3, 1, 1};
+  const Problem c(s, kSeed);
+  for (cudnnMathType_t math : {CUDNN_DEFAULT_MATH, CUDNN_FMA_MATH}) {
+    const CudnnConvolution conv(handle.get(), s, math);
+    ASSERT_FALSE(conv.candidates().empty()) << conv.description();
+    const auto fastest = std::min_element(
+        conv.candidates().begin(), conv.candidates().end(),
+        [](const auto& a, const auto& b) { return a.seconds < b.seconds; });
+    EXPECT_EQ(fastest->algo, conv.algorithm()) << conv.description();
+    EXPECT_EQ(fastest->workspace_bytes, conv.workspace_bytes()) << conv.description();
+    for (const auto& candidate : conv.candidates()) {
+      EXPECT_GT(candidate.seconds, 0.0) << algorithm_name(candidate.algo);
+      if (math == CUDNN_FMA_MATH) {
+        EXPECT_NE(candidate.math, CUDNN_TENSOR_OP_MATH) << algorithm_name(candidate.algo);
+      }
+    }
+    const auto x = to_device(c.x, stream);
+    const auto w = to_device(c.w, stream);
+    const auto y = nan_buffer<float>(s.output_size(), stream);
+    DeviceBuffer<std::uint8_t> workspace(conv.workspace_bytes());
+    conv.forward(x.data(), w.data(), y.data(), workspace.data());
+    const Validation v = c.check("cudnn", to_host(y, stream), Arithmetic::tf32);
+    EXPECT_TRUE(v.ok) << conv.description() << ": " << v.message();
+  }
 }
 
 // A failing cuDNN call becomes one CudaError naming the status and the call.

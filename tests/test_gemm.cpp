@@ -41,6 +41,43 @@ TEST(Gemm, SampledValidationCatchesAWrongBlock) {
   EXPECT_FALSE(gemm::validate_sampled("c", half.data(), a.data(), b.data(), n, n, n, 256).ok);
 }
 
+// fp16 and bf16 products come back in their own format (as torch.mm returns a half-precision
+// product): a C rounded to it passes with `stored`, and a dropped eighth of k or a half-scaled C
+// still fails.
+TEST(Gemm, StoredFormatsRoundingIsAdmittedAndRealErrorsStillCaught) {
+  const std::size_t n = 192;
+  // All-positive inputs: |C| = Σ|a·b|, the largest C can be against the bound.
+  const auto a = uniform_floats(n * n, 5, 1, 0.0f, 1.0f);
+  const auto b = uniform_floats(n * n, 5, 2, 0.0f, 1.0f);
+  for (const Arithmetic arithmetic : {Arithmetic::fp16, Arithmetic::bf16}) {
+    const char* name = math_name(arithmetic);
+    std::vector<float> ar(a.size()), br(b.size()), c(n * n);
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      ar[i] = narrowed(a[i], arithmetic);
+      br[i] = narrowed(b[i], arithmetic);
+    }
+    gemm::sgemm_cpu(ar.data(), br.data(), c.data(), n, n, n);
+    for (float& v : c) v = narrowed(v, arithmetic);
+    const auto ok = gemm::validate_sampled(name, c.data(), a.data(), b.data(), n, n, n, 256,
+                                           arithmetic, arithmetic);
+    EXPECT_TRUE(ok.ok) << name << ": " << ok.message();
+
+    std::vector<float> wrong = c;
+    for (std::size_t i = 0; i < n; ++i)
+      for (std::size_t j = 0; j < n; ++j)
+        for (std::size_t p = 0; p < n / 8; ++p) wrong[i * n + j] -= ar[i * n + p] * br[p * n + j];
+    EXPECT_FALSE(gemm::validate_sampled(name, wrong.data(), a.data(), b.data(), n, n, n, 256,
+                                        arithmetic, arithmetic)
+                     .ok)
+        << name << ": dropped k-slice";
+    for (float& v : wrong = c) v *= 0.5f;
+    EXPECT_FALSE(gemm::validate_sampled(name, wrong.data(), a.data(), b.data(), n, n, n, 256,
+                                        arithmetic, arithmetic)
+                     .ok)
+        << name << ": half-scaled";
+  }
+}
+
 // Each arithmetic's tolerance admits a product of inputs read as that arithmetic reads them,
 // which the float32 one does not, and still catches a dropped eighth of k and a half-scaled C.
 TEST(Gemm, EachArithmeticsToleranceAdmitsItsRoundingAndCatchesRealErrors) {

@@ -350,9 +350,11 @@ Outputs narrow_model(const Problem& p, const std::vector<std::size_t>& rows, Pre
   return out;
 }
 
-// oneDNN's bf16 (h in bf16, c float32) and cuDNN's fp16 (h and c in fp16).
+// oneDNN's bf16 (h in bf16, c float32), cuDNN's fp16 (h and c in fp16) and cuDNN's tf32 (inputs
+// read as TF32, truncated, h and c float32).
 const Precision kNarrow[] = {{Arithmetic::bf16, Arithmetic::bf16, Arithmetic::float32},
-                             {Arithmetic::fp16, Arithmetic::fp16, Arithmetic::fp16}};
+                             {Arithmetic::fp16, Arithmetic::fp16, Arithmetic::fp16},
+                             {Arithmetic::tf32, Arithmetic::float32, Arithmetic::float32}};
 
 TEST(Lstm, NarrowToleranceAdmitsTheFormatsRoundingAndCatchesRealErrors) {
   for (const Shape& s : {Shape{4, 50, 64, 10}, Shape{64, 50, 64, 100}, Shape{8, 512, 512, 25}}) {
@@ -369,7 +371,8 @@ TEST(Lstm, NarrowToleranceAdmitsTheFormatsRoundingAndCatchesRealErrors) {
       EXPECT_TRUE(ok.ok) << ok.message();
       // Room for the libraries' own summation order and gate functions.
       EXPECT_LT(ok.worst_excess, 0.5) << ok.message();
-      if (precision.arithmetic == Arithmetic::bf16) {  // fp16's can hide in a wide float32 bound
+      // fp16's and TF32's rounding can hide in a wide float32 bound (many terms, few steps).
+      if (precision.arithmetic == Arithmetic::bf16) {
         EXPECT_FALSE(check_sequence(what, s, ref, model.h_seq.data(), model.c_last.data()).ok)
             << what << ": the float32 tolerance should not admit bf16's rounding";
       }
@@ -391,6 +394,68 @@ TEST(Lstm, NarrowToleranceAdmitsTheFormatsRoundingAndCatchesRealErrors) {
       EXPECT_FALSE(check(halved).ok) << what << ": half-scaled h";
     }
   }
+}
+
+// ---- the cuDNN variant's algorithm ----
+
+const GpuFacts kH200{9, 0, 132}, kA100{8, 0, 108}, kA30{8, 0, 56}, kRtx3090{8, 6, 82},
+    kV100{7, 0, 80}, kT4{7, 5, 40}, kP100{6, 0, 56}, kMaxwell{5, 2, 24};
+
+TEST(Lstm, FrameworkAlgorithmIsPersistentForSmallHidden) {
+  const Shape keras{64, 50, 64, 100};  // hidden <= 192: any data type, from 6.0 on
+  for (Arithmetic a : {Arithmetic::float32, Arithmetic::tf32, Arithmetic::fp16}) {
+    for (const GpuFacts& gpu : {kH200, kA30, kRtx3090, kT4, kP100}) {
+      EXPECT_EQ(framework_rnn_algorithm(keras, a, gpu), RnnAlgorithm::persist_static_small_h)
+          << math_name(a) << " on " << gpu.major << "." << gpu.minor;
+    }
+    EXPECT_EQ(framework_rnn_algorithm(keras, a, kMaxwell), RnnAlgorithm::standard);
+  }
+  EXPECT_EQ(framework_rnn_algorithm({8, 7, 192, 3}, Arithmetic::float32, kH200),
+            RnnAlgorithm::persist_static_small_h);
+  EXPECT_EQ(framework_rnn_algorithm({8, 7, 193, 3}, Arithmetic::float32, kH200),
+            RnnAlgorithm::standard);
+}
+
+TEST(Lstm, FrameworkAlgorithmIsPersistentStaticForFp16AtMultiplesOf128) {
+  const Shape deepbench{64, 512, 512, 25};
+  EXPECT_EQ(framework_rnn_algorithm(deepbench, Arithmetic::fp16, kH200),
+            RnnAlgorithm::persist_static);
+  EXPECT_EQ(framework_rnn_algorithm(deepbench, Arithmetic::fp16, kA100),
+            RnnAlgorithm::persist_static);
+  EXPECT_EQ(framework_rnn_algorithm({16, 1024, 1024, 100}, Arithmetic::fp16, kH200),
+            RnnAlgorithm::persist_static);
+  // float32 and TF32 stay STANDARD at these sizes, as in PyTorch.
+  EXPECT_EQ(framework_rnn_algorithm(deepbench, Arithmetic::float32, kH200),
+            RnnAlgorithm::standard);
+  EXPECT_EQ(framework_rnn_algorithm(deepbench, Arithmetic::tf32, kH200), RnnAlgorithm::standard);
+  // Shape: hidden and input multiples of 128, hidden <= 1024.
+  EXPECT_EQ(framework_rnn_algorithm({64, 50, 512, 25}, Arithmetic::fp16, kH200),
+            RnnAlgorithm::standard);
+  EXPECT_EQ(framework_rnn_algorithm({64, 1152, 1152, 25}, Arithmetic::fp16, kH200),
+            RnnAlgorithm::standard);
+  // Batch on 8.x: a multiple of 8 up to 128; small GPUs (A30) and 8.6 never.
+  EXPECT_EQ(framework_rnn_algorithm({12, 512, 512, 25}, Arithmetic::fp16, kH200),
+            RnnAlgorithm::standard);
+  EXPECT_EQ(framework_rnn_algorithm({136, 512, 512, 25}, Arithmetic::fp16, kH200),
+            RnnAlgorithm::standard);
+  EXPECT_EQ(framework_rnn_algorithm(deepbench, Arithmetic::fp16, kA30), RnnAlgorithm::standard);
+  EXPECT_EQ(framework_rnn_algorithm(deepbench, Arithmetic::fp16, kRtx3090),
+            RnnAlgorithm::standard);
+  // 7.0: batch and steps together; 7.5 never.
+  EXPECT_EQ(framework_rnn_algorithm(deepbench, Arithmetic::fp16, kV100),
+            RnnAlgorithm::persist_static);
+  EXPECT_EQ(framework_rnn_algorithm({64, 512, 512, 10}, Arithmetic::fp16, kV100),
+            RnnAlgorithm::standard);
+  EXPECT_EQ(framework_rnn_algorithm({80, 512, 512, 100}, Arithmetic::fp16, kV100),
+            RnnAlgorithm::standard);
+  EXPECT_EQ(framework_rnn_algorithm(deepbench, Arithmetic::fp16, kT4), RnnAlgorithm::standard);
+}
+
+TEST(Lstm, RnnAlgorithmNamesAreDistinct) {
+  EXPECT_STREQ(rnn_algorithm_name(RnnAlgorithm::standard), "standard");
+  EXPECT_STREQ(rnn_algorithm_name(RnnAlgorithm::persist_static), "persist_static");
+  EXPECT_STREQ(rnn_algorithm_name(RnnAlgorithm::persist_static_small_h),
+               "persist_static_small_h");
 }
 
 // Skips where this CPU has no bf16 instructions: oneDNN would emulate or refuse them.

@@ -1,8 +1,9 @@
 // kernels/lstm.cu, kernels/lstm_gpu.{h,cpp} and kernels/lstm_cudnn{.h,_gpu.cpp}: the pointwise
 // kernel, the cuBLAS sequence and step (eager and captured as a CUDA graph) and cuDNN's sequence
-// and one-step run (float32 and fp16), each against the float64 reference on small random shapes
-// (batch 1, hidden not a multiple of 32, one time step). Skipped with the reason where no GPU can
-// run them.
+// and one-step run (float32, tf32 and fp16, with the algorithm the frameworks choose: persistent
+// kernels at small hidden sizes and for float16 at multiples of 128, STANDARD otherwise), each
+// against the float64 reference on small random shapes (batch 1, hidden not a multiple of 32,
+// one time step). Skipped with the reason where no GPU can run them.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -168,9 +169,70 @@ TEST(LstmGpu, CublasRejectsMismatchedWeights) {
 // ---- cuDNN ----
 
 #if GAPBENCH_WITH_CUDNN
-// float32 (FMA math) and fp16 (tensor-core math, fp16 data); an arithmetic this GPU lacks is
-// said and left out.
-const Arithmetic kCudnnArithmetics[] = {Arithmetic::float32, Arithmetic::fp16};
+// float32 (FMA math), tf32 (default math: TF32 tensor cores allowed) and fp16 (tensor-core
+// math, fp16 data); an arithmetic this GPU lacks is said and left out.
+const Arithmetic kCudnnArithmetics[] = {Arithmetic::float32, Arithmetic::tf32, Arithmetic::fp16};
+
+// kShapes all have hidden <= 192, where the frameworks run PERSIST_STATIC_SMALL_H. These take
+// the other algorithms too: STANDARD (hidden 200) and, for fp16 on a large GPU, PERSIST_STATIC
+// (hidden 256, input 128, batch 8).
+const Shape kAlgorithmShapes[] = {{4, 50, 64, 10}, {2, 20, 200, 3}, {8, 128, 256, 3}};
+
+GpuFacts this_gpu() {
+  GpuFacts gpu;
+  GAPBENCH_CHECK(cudaDeviceGetAttribute(&gpu.major, cudaDevAttrComputeCapabilityMajor, 0));
+  GAPBENCH_CHECK(cudaDeviceGetAttribute(&gpu.minor, cudaDevAttrComputeCapabilityMinor, 0));
+  GAPBENCH_CHECK(
+      cudaDeviceGetAttribute(&gpu.multiprocessors, cudaDevAttrMultiProcessorCount, 0));
+  return gpu;
+}
+
+TEST(LstmGpu, CudnnRunsTheFrameworksAlgorithmAndMatchesReference) {
+  GAPBENCH_SKIP_WITHOUT_GPU();
+  const GpuFacts gpu = this_gpu();
+  for (const Arithmetic arithmetic : kCudnnArithmetics) {
+    if (arithmetic_unavailable_reason(arithmetic)) continue;
+    for (const Shape& s : kAlgorithmShapes) {
+      const Stream stream;
+      const Problem p(s, 67);
+      CudnnLstm lstm(s, p.weights, stream.get(), arithmetic);
+      const RnnAlgorithm wanted = framework_rnn_algorithm(s, arithmetic, gpu);
+      const std::string what = s.key() + " " + math_name(arithmetic) + " " + lstm.description();
+      std::printf("%s\n", what.c_str());
+      // The frameworks' algorithm, or STANDARD with cuDNN's refusal named in the description.
+      if (lstm.algorithm() != wanted) {
+        EXPECT_EQ(lstm.algorithm(), RnnAlgorithm::standard) << what;
+        EXPECT_NE(lstm.description().find(rnn_algorithm_name(wanted)), std::string::npos)
+            << what;
+      }
+      lstm.set_inputs(p.x.data(), p.h0.data(), p.c0.data());
+      lstm.poison_outputs();
+      lstm.enqueue();
+      const CudnnLstm::Outputs out = lstm.outputs();
+      const Validation v = check_sequence("cudnn", s, full_reference(p), out.h_seq.data(),
+                                          out.c_last.data(), lstm.precision());
+      EXPECT_TRUE(v.ok) << what << ": " << v.message();
+      // A second run of the same descriptors gives the same answer (a persistent kernel keeps
+      // no state between calls).
+      lstm.poison_outputs();
+      lstm.enqueue();
+      EXPECT_EQ(lstm.outputs().h_seq, out.h_seq) << what;
+    }
+  }
+}
+
+TEST(LstmGpu, CudnnTf32StoresFloat32AndSaysItsMath) {
+  GAPBENCH_SKIP_WITHOUT_GPU();
+  if (const auto reason = arithmetic_unavailable_reason(Arithmetic::tf32)) GTEST_SKIP() << *reason;
+  const Stream stream;
+  const Problem p(Shape{3, 16, 37, 5}, 71);
+  const CudnnLstm tf32(p.shape, p.weights, stream.get(), Arithmetic::tf32);
+  EXPECT_EQ(tf32.precision().h_stored, Arithmetic::float32);
+  EXPECT_EQ(tf32.precision().c_stored, Arithmetic::float32);
+  EXPECT_NE(tf32.description().find("math:default"), std::string::npos) << tf32.description();
+  const CudnnLstm fp32(p.shape, p.weights, stream.get(), Arithmetic::float32);
+  EXPECT_NE(fp32.description().find("math:fma"), std::string::npos) << fp32.description();
+}
 
 TEST(LstmGpu, CudnnSequenceMatchesReference) {
   GAPBENCH_SKIP_WITHOUT_GPU();
@@ -223,8 +285,6 @@ TEST(LstmGpu, CudnnRejectsArithmeticsItHasNoVariantFor) {
   const Problem p(Shape{2, 5, 8, 2}, 1);
   const Stream stream;
   EXPECT_THROW(CudnnLstm(p.shape, p.weights, stream.get(), Arithmetic::bf16),
-               std::invalid_argument);
-  EXPECT_THROW(CudnnLstm(p.shape, p.weights, stream.get(), Arithmetic::tf32),
                std::invalid_argument);
 }
 
