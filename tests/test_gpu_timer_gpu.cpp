@@ -163,10 +163,9 @@ TEST(GpuTimer, EndToEndOverheadShareCountsHostTime) {
   struct Unregister {
     ~Unregister() { benchmark::ClearRegisteredBenchmarks(); }
   } unregister;
-  benchmark::RegisterBenchmark("gpu_timer_e2e",
-                               [&](benchmark::State& state) {
-                                 time_end_to_end(state, stream, 1, launch, step);
-                               })
+  benchmark::RegisterBenchmark(
+      "gpu_timer_e2e",
+      [&](benchmark::State& state) { time_end_to_end(state, stream, 1, launch, step); })
       ->UseManualTime()
       ->Iterations(5);
   KeepRuns kept;
