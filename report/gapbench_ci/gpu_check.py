@@ -61,6 +61,15 @@ DEFAULT_BUDGET_S = 540
 STEP_LIMIT_S = {"build": 180, "doctor": 20, "tests": 45, "memcheck": 60, "racecheck": 60,
                 "synccheck": 45, "probe": 75, "bench": 210, "key": 75, "report": 30,
                 "initcheck": 150, "list": 30}
+# What each step is expected to take on an H100 or H200, in seconds: measured on an H200
+# (2026-11-26), plus about a second a suite for the sanitizers' process per suite; racecheck never
+# finished there; bench is ci/gpu-quick-estimate's sum for the quick GPU families (150 s) with
+# the listing; key is the estimate of its rows; initcheck over every kernel is unknown (it gets
+# what is left, at most its limit). docs/gpu-check.md shows them; a test holds their sum within
+# DEFAULT_BUDGET_S.
+EXPECTED_S = {"build": 70, "doctor": 1, "tests": 5, "memcheck": 22, "racecheck": 30,
+              "synccheck": 21, "probe": 36, "bench": 155, "key": 50, "report": 5,
+              "initcheck": 100}
 # Each family's quick GPU run, about twice its estimate (ci/gpu-quick-estimate, from the H200's
 # files); a family not listed gets DEFAULT_FAMILY_LIMIT_S.
 FAMILY_LIMIT_S = {"transfer": 45, "conv": 70, "lstm": 50, "overhead": 70, "pipeline": 30,

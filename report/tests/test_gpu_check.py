@@ -343,3 +343,139 @@ def test_without_a_gpu_a_build_asked_for_runs_then_the_no_gpu_exit(tmp_path):
     summary = (tmp_path / "out" / "summary.md").read_text()
     assert "| build | passed |" in summary and "without a GPU in hand" in summary
     assert "doctor" not in summary.split("**Result")[1] and (tmp_path / "a.tgz").exists()
+
+
+# ---- one command: budgets, a step cut off, the archive after every step, the kit ---------------
+
+def make_deb(folder: Path, name: str) -> Path:
+    """A minimal Debian package holding usr/lib/x86_64-linux-gnu/lib<name>.so.1."""
+    root = folder / f"{name}-pkg"
+    (root / "DEBIAN").mkdir(parents=True)
+    (root / "DEBIAN" / "control").write_text(
+        f"Package: {name}\nVersion: 1\nArchitecture: all\nMaintainer: t <t@t>\n"
+        "Description: test\n")
+    lib = root / "usr" / "lib" / "x86_64-linux-gnu"
+    lib.mkdir(parents=True)
+    (lib / f"lib{name}.so.1").write_text("not a library")
+    folder.mkdir(parents=True, exist_ok=True)
+    deb = folder / f"{name}_1_all.deb"
+    subprocess.run(["dpkg-deb", "--build", "--root-owner-group", str(root), str(deb)],
+                   check=True, capture_output=True)
+    return deb
+
+
+def make_kit(tmp_path: Path, **spec) -> Path:
+    """A kit as ci/gpu-kit makes it: a package, the two binaries (fakes), kit.json."""
+    from gapbench_ci.gpu_kit import build_source_hash
+    from tests.fakes import make_fake
+    kit = tmp_path / "kit"
+    make_deb(kit / "debs", "fakeblas")
+    facts = {"gpu.status": "ok", "gpu.name": "Fake H200", **spec.pop("facts", {})}
+    make_fake(kit / "bin", "gapbench", facts=facts, **spec)
+    script(kit / "bin" / "gapbench_gpu_tests", "exit 0\n")
+    (kit / "kit.json").write_text(json.dumps({"source": build_source_hash(), "arch": "90",
+                                              "commit": "abc", "date": "today"}))
+    return kit
+
+
+BENCHES = {"conv/cudnn/gpu/n:1/manual_time": 1e-3, "lstm/cudnn/gpu/n:1/manual_time": 2e-3,
+           "peak/sgemm/gpu/n:4096/manual_time": 3e-3}
+
+
+def in_process(tmp_path: Path, monkeypatch, *args: str) -> tuple[int, str]:
+    smi = script(tmp_path / "nvidia-smi", "echo 'GPU 0: Fake GPU (UUID: GPU-1)'\n")
+    monkeypatch.setattr(gpu_check.os, "environ", dict(os.environ))  # the kit's, undone after
+    # A kit that is not used would build: a cmake that says so rather than build for real.
+    (tmp_path / "bin").mkdir(exist_ok=True)
+    script(tmp_path / "bin" / "cmake", "echo 'no build in this test'; exit 1\n")
+    gpu_check.os.environ["PATH"] = f"{tmp_path / 'bin'}:{os.environ['PATH']}"
+    status = gpu_check.main(["--nvidia-smi", str(smi), "--out", str(tmp_path / "out"),
+                             "--build-dir", str(tmp_path / "build"), *args])
+    return status, (tmp_path / "out" / "summary.md").read_text()
+
+
+def test_the_kit_s_binaries_are_used_when_they_match_and_load(tmp_path, monkeypatch):
+    kit = make_kit(tmp_path, benchmarks=BENCHES)
+    status, summary = in_process(tmp_path, monkeypatch, "--kit", str(kit),
+                                 "--steps", "doctor")
+    assert status == 0, summary
+    assert "| build | passed |" in summary and "not built: the kit's binaries (built today " \
+        "for sm_90, abc) load here" in summary
+    assert "| doctor | passed |" in summary and "Fake H200" in summary
+    # The package went into the kit's own prefix, and its libraries onto the loader's path.
+    lib = kit / "root" / "usr" / "lib" / "x86_64-linux-gnu"
+    assert (lib / "libfakeblas.so.1").exists()
+    assert str(lib) in gpu_check.os.environ["LD_LIBRARY_PATH"].split(os.pathsep)
+    assert gpu_check.os.environ["BLA_VENDOR"] == "OpenBLAS"
+
+
+def test_a_kit_from_other_sources_is_built_from_instead(tmp_path, monkeypatch):
+    from gapbench_ci.gpu_kit import Kit, build_source_hash
+    kit = make_kit(tmp_path, benchmarks=BENCHES)
+    (kit / "kit.json").write_text(json.dumps({"source": "other"}))
+    assert Kit(kit).usable_binaries({}) == (False, "the kit's binaries were built from other "
+                                                   "sources")
+    script(kit / "bin" / "gapbench_gpu_tests", "echo 'libdnnl.so.2: not found' >&2; exit 127\n")
+    (kit / "kit.json").write_text(json.dumps({"source": build_source_hash()}))
+    assert Kit(kit).usable_binaries({}) == (
+        False, "gapbench_gpu_tests does not load here: libdnnl.so.2: not found")
+
+
+def test_a_kit_without_packages_is_one_line_and_exit_2(tmp_path, monkeypatch):
+    (tmp_path / "kit").mkdir()
+    smi = script(tmp_path / "nvidia-smi", "echo 'GPU 0: Fake GPU (UUID: GPU-1)'\n")
+    done = subprocess.run([str(REPO_ROOT / "ci" / "gpu-check"), "--nvidia-smi", str(smi),
+                           "--kit", str(tmp_path / "kit"), "--out", str(tmp_path / "out")],
+                          capture_output=True, text=True, check=False)
+    assert done.returncode == 2 and len(done.stderr.splitlines()) == 1, done.stderr
+    assert "holds no debs/*.deb: make it with ci/gpu-kit" in done.stderr
+
+
+def test_a_step_past_its_limit_is_cut_the_rest_runs_and_each_step_is_packed(tmp_path, monkeypatch):
+    """conv's benchmark never ends: its step is cut at its limit, lstm's still runs, and the
+    archive written after each step holds what had finished by then."""
+    kit = make_kit(tmp_path, benchmarks=BENCHES, hang="^conv/")
+    monkeypatch.setitem(gpu_check.FAMILY_LIMIT_S, "conv", 2)
+    archive = tmp_path / "back" / "gpu-check.tgz"
+    packed: list[set[str]] = []
+    real = gpu_check.write_archive
+
+    def write_and_look(out, path):
+        real(out, path)
+        with tarfile.open(path) as tar:
+            packed.append(set(tar.getnames()))
+    monkeypatch.setattr(gpu_check, "write_archive", write_and_look)
+    status, summary = in_process(tmp_path, monkeypatch, "--kit", str(kit), "--steps",
+                                 "doctor,bench", "--archive", str(archive))
+    assert status == 1
+    assert "**Result: 4 passed, 1 cut** (" in summary and "budget 540 s" in summary
+    assert "| bench conv | **CUT** |" in summary and "still running after 2 s (its limit)" in summary
+    assert "| bench lstm | passed |" in summary and "| 2 s |" in summary
+    # One archive after each of the five steps (build, doctor, list, conv, lstm), and at the end.
+    assert len(packed) == 6
+    assert "out/doctor.json" in packed[1] and "out/results/lstm.json" not in packed[3]
+    assert "out/results/lstm.json" in packed[4] and "out/results/conv.json" not in packed[5]
+    assert "out/logs/bench-conv.log" in packed[3]
+
+
+def test_a_spent_budget_leaves_the_rest_not_run_and_exit_1(tmp_path, monkeypatch):
+    kit = make_kit(tmp_path, benchmarks=BENCHES, hang="^conv/")
+    status, summary = in_process(tmp_path, monkeypatch, "--kit", str(kit), "--steps",
+                                 "doctor,bench,report", "--budget", "40")
+    assert status == 1
+    # conv runs until the budget's end (less the archive's reserve); what follows is not run.
+    assert "| bench conv | **CUT** |" in summary and "what was left of --budget" in summary
+    assert "| bench lstm | **NOT RUN** |" in summary and "| report | **NOT RUN** |" in summary
+
+
+def test_the_plan_fits_nine_minutes_with_each_step_under_its_limit():
+    """What each step took on an H200 (or, for the quick families, their estimate) fits the
+    default budget with the archive's reserve, and each step's limit leaves it room."""
+    expected = gpu_check.EXPECTED_S
+    assert set(expected) == set(gpu_check.STEPS)
+    assert sum(expected.values()) + gpu_check.ARCHIVE_RESERVE_S <= gpu_check.DEFAULT_BUDGET_S
+    for step, seconds in expected.items():
+        if step != "bench":
+            assert gpu_check.STEP_LIMIT_S[step] >= 1.5 * seconds, step
+    assert gpu_check.STEP_LIMIT_S["bench"] >= 1.2 * expected["bench"]
+    assert gpu_check.DEFAULT_BUDGET_S <= 540
