@@ -37,8 +37,8 @@ from gapbench_report.results import Results, ResultsError, load_results
 
 from gapbench_ci import gpu_sanitizer
 from gapbench_ci.gpu_kit import Kit
-from gapbench_ci.gpu_run import (ARCHIVE_RESERVE_S, PROG, Budget, StepCut, StepFailed,
-                                 find_cuda_tool, last_line, run_logged_to)
+from gapbench_ci.gpu_run import (ARCHIVE_RESERVE_S, PROG, Budget, StepCut, StepFailed, last_line,
+                                 run_logged_to)
 from gapbench_ci.runner import REPO_ROOT, exact_filter, tree_state
 
 # In their order. initcheck, instrumenting every kernel (cuDNN's algorithm search included),

@@ -112,7 +112,7 @@ def coverage(tool: str, suites: dict[str, list[str]]
     return kept, left_out
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def saves_suppressions(sanitizer: str) -> bool:
     """Whether this compute-sanitizer has --save-supp (an older one refuses the option)."""
     try:

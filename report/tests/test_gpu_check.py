@@ -449,8 +449,9 @@ def test_a_step_past_its_limit_is_cut_the_rest_runs_and_each_step_is_packed(tmp_
                                  "doctor,bench", "--archive", str(archive))
     assert status == 1
     assert "**Result: 4 passed, 1 cut** (" in summary and "budget 540 s" in summary
-    assert "| bench conv | **CUT** |" in summary and "still running after 2 s (its limit)" in summary
-    assert "| bench lstm | passed |" in summary and "| 2 s |" in summary
+    assert "| bench conv | **CUT** |" in summary and "| 2 s | conv: still running after 2 s " \
+        "(its limit), stopped (logs/bench-conv.log)" in summary
+    assert "| bench lstm | passed |" in summary
     # One archive after each of the five steps (build, doctor, list, conv, lstm), and at the end.
     assert len(packed) == 6
     assert "out/doctor.json" in packed[1] and "out/results/lstm.json" not in packed[3]

@@ -47,7 +47,8 @@ for name in chosen:
     print("[ RUN      ] " + name)
     what = "fail" if lost else tests[name]
     if what == "crash":
-        print("========= Internal Sanitizer Error: The Sanitizer failed to handle a hardware exception.")
+        print("========= Internal Sanitizer Error: The Sanitizer failed to handle a hardware "
+              "exception.")
         lost, what = True, "fail"
     if what == "error":
         errors += 1
