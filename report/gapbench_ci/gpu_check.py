@@ -589,10 +589,10 @@ def _parser() -> commandline.Parser:
     return p
 
 
-def _use_kit(path: Path) -> Kit:
-    """Unpacks the kit's packages and puts them (and the Python wheels' cuDNN and cuBLAS) into
-    this process's environment, which every step's command inherits."""
-    kit = Kit(path.resolve())
+def _use_kit(path: Path, build_dir: Path) -> Kit:
+    """Unpacks the kit's packages (into the build folder) and puts them, and the Python wheels'
+    cuDNN and cuBLAS, into this process's environment, which every step's command inherits."""
+    kit = Kit(path.resolve(), build_dir / "kit-root")
     kit.check()
     kit.unpack()
     os.environ.update(kit.environment())
@@ -610,7 +610,7 @@ def _run(argv: list[str]) -> int:
     seconds = args.budget or (DEFAULT_BUDGET_S if args.profile == "quick" else None)
     budget = Budget(seconds)
     out, build_dir = args.out.resolve(), args.build_dir.resolve()
-    kit = _use_kit(args.kit) if args.kit else None
+    kit = _use_kit(args.kit, build_dir) if args.kit else None
     # A build without a GPU is another build (CMake's default architectures): its own key.
     defines = tuple(args.defines) + (("(no GPU)",) if reason else ())
     check = Check(out, build_dir, args.profile, args.filter, tuple(args.defines), budget,

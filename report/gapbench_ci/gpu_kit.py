@@ -69,11 +69,13 @@ def build_source_hash(root: Path = REPO_ROOT) -> str:
 @dataclass
 class Kit:
     path: Path
+    # Where the packages are unpacked (never /): by default beside the kit, not in it, so that the
+    # kit travels at its packed size.
+    root: Path | None = None
 
     @property
     def prefix(self) -> Path:
-        """Where the packages are unpacked: inside the kit, never /."""
-        return self.path / "root"
+        return self.root or self.path.with_name(self.path.name + "-root")
 
     def binary(self, name: str) -> Path:
         return self.path / "bin" / Path(name).name
@@ -194,8 +196,7 @@ def make(kit_dir: Path, arch: str, build: bool, debs: bool) -> str:
         fresh.rename(kit_dir / "debs")
         made["packages"] = sorted(p.name for p in (kit_dir / "debs").glob("*.deb"))
     write_json_atomic(kit_dir / "kit.json", made)
-    size = sum(p.stat().st_size for p in kit_dir.rglob("*") if p.is_file()
-               and Kit(kit_dir).prefix not in p.parents)
+    size = sum(p.stat().st_size for p in kit_dir.rglob("*") if p.is_file())
     return (f"{kit_dir}: {len(made.get('packages', []))} packages, binaries for "
             f"sm_{made.get('arch', '?')}; {size / 2**20:.0f} MiB")
 

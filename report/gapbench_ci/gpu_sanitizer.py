@@ -155,6 +155,9 @@ def command(sanitizer: Path | str, tool: str, gpu_tests: Path | str, gtest_filte
 # ---- reading what one process printed ----------------------------------------------------------
 
 _RESULT = re.compile(r"^\[\s+(OK|SKIPPED|FAILED)\s+\] (\S+)\.(\S+?)(?: \(\d+ ms\))?$")
+# Under a sanitizer, launches block: the tests of the stream hold skip, saying so. Any other skip
+# (a missing library, no GPU) means a path the tool never saw, and fails the step.
+BLOCKING_SKIP = "launches block"
 _ERRORS = re.compile(r"ERROR SUMMARY: (\d+) error")
 _AT = re.compile(r"^=+\s+at (?:0x[0-9a-f]+ in )?(.+?)(?:\+0x[0-9a-f]+)?(?: in \S+:\d+)?$")
 
@@ -164,7 +167,8 @@ class Outcome:
     """What one process's output says: each test's result, the tool's error count, and the
     functions its error records point at."""
 
-    results: dict[str, str] = field(default_factory=dict)  # Suite.Test -> OK|SKIPPED|FAILED
+    # Suite.Test -> OK, SKIPPED (where launches block), SKIPPED OTHERWISE or FAILED
+    results: dict[str, str] = field(default_factory=dict)
     errors: int = 0
     internal_error: bool = False
     where: list[str] = field(default_factory=list)
@@ -173,11 +177,18 @@ class Outcome:
 def read_outcome(text: str) -> Outcome:
     out = Outcome()
     record = False
+    since_run: list[str] = []  # the current test's output, for a skip's reason
     for raw in text.splitlines():
         line = raw.strip()
+        if line.startswith("[ RUN      ]"):
+            since_run = []
+        since_run.append(line)
         if m := _RESULT.match(line):
+            result = m[1]
+            if result == "SKIPPED" and not any(BLOCKING_SKIP in seen for seen in since_run):
+                result = "SKIPPED OTHERWISE"
             # The summary at the end repeats FAILED lines without a time: the first one stands.
-            out.results.setdefault(f"{m[2]}.{m[3]}", m[1])
+            out.results.setdefault(f"{m[2]}.{m[3]}", result)
         elif m := _ERRORS.search(line):
             out.errors = max(out.errors, int(m[1]))
         elif "Internal Sanitizer Error" in line:
@@ -284,7 +295,8 @@ def describe(tool: str, results: dict[str, str], left_out: dict[str, str], run: 
     failed = [n for n, r in results.items() if r not in ("OK", "SKIPPED")]
     skipped = [n for n, r in results.items() if r == "SKIPPED"]
     parts = [f"{run.outcome.errors} errors", f"{counts['OK']} tests passed",
-             f"{len(skipped)} skipped" + (f" ({_first(skipped)})" if skipped else ""),
+             f"{len(skipped)} skipped where launches block"
+             + (f" ({_first(skipped)})" if skipped else ""),
              f"{len(failed)} failed" + (f" ({_first(failed)})" if failed else ""),
              f"in {run.processes} processes"]
     if run.outcome.where:

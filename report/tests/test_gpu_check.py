@@ -402,8 +402,9 @@ def test_the_kit_s_binaries_are_used_when_they_match_and_load(tmp_path, monkeypa
     assert "| build | passed |" in summary and "not built: the kit's binaries (built today " \
         "for sm_90, abc) load here" in summary
     assert "| doctor | passed |" in summary and "Fake H200" in summary
-    # The package went into the kit's own prefix, and its libraries onto the loader's path.
-    lib = kit / "root" / "usr" / "lib" / "x86_64-linux-gnu"
+    # The package went into a prefix in the build folder (the kit travels packed), and its
+    # libraries onto the loader's path.
+    lib = tmp_path / "build" / "kit-root" / "usr" / "lib" / "x86_64-linux-gnu"
     assert (lib / "libfakeblas.so.1").exists()
     assert str(lib) in gpu_check.os.environ["LD_LIBRARY_PATH"].split(os.pathsep)
     assert gpu_check.os.environ["BLA_VENDOR"] == "OpenBLAS"
