@@ -20,7 +20,6 @@ Exit status 0 made, 2 bad arguments or a step that failed (one line on stderr).
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import shutil
@@ -35,6 +34,7 @@ from gapbench_report import commandline
 from gapbench_report.commandline import ToolError
 from gapbench_report.files import write_json_atomic
 
+from gapbench_ci.gpu_run import hash_files
 from gapbench_ci.runner import REPO_ROOT, tree_state
 
 PROG = "ci/gpu-kit"
@@ -54,14 +54,7 @@ WHEEL_LIBRARIES = ("libcudnn.so.9", "libcublas.so.13", "libcublas.so.12")
 
 
 def build_source_hash(root: Path = REPO_ROOT) -> str:
-    digest = hashlib.sha256()
-    for part in BUILD_SOURCES:
-        top = root / part
-        files = [top] if top.is_file() else sorted(p for p in top.rglob("*") if p.is_file())
-        for path in files:
-            digest.update(str(path.relative_to(root)).encode() + b"\0")
-            digest.update(path.read_bytes() + b"\0")
-    return digest.hexdigest()
+    return hash_files(root, BUILD_SOURCES)
 
 
 # ---- on the GPU machine ------------------------------------------------------------------------

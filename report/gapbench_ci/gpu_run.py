@@ -3,6 +3,7 @@ under a time limit with its output in a log, and finding the CUDA tools."""
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import signal
@@ -125,3 +126,18 @@ def find_cuda_tool(name: str) -> Path | None:
             if candidate.is_file() and os.access(candidate, os.X_OK):
                 return candidate
     return None
+
+
+def hash_files(root: Path, parts: Sequence[str]) -> str:
+    """A hash of the files under `parts` of `root` (their paths and contents), Python's caches
+    left out: the same sources, whether or not this is a git checkout."""
+    digest = hashlib.sha256()
+    for part in parts:
+        top = root / part
+        files = [top] if top.is_file() else sorted(p for p in top.rglob("*") if p.is_file())
+        for path in files:
+            if "__pycache__" in path.parts or path.suffix == ".pyc":
+                continue
+            digest.update(str(path.relative_to(root)).encode() + b"\0")
+            digest.update(path.read_bytes() + b"\0")
+    return digest.hexdigest()

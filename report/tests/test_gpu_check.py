@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from gapbench_ci import gpu_check
-from gapbench_ci.gpu_check import Budget, Check, Done, Step, StepFailed, Summary, junit_counts
+from gapbench_ci.gpu_check import Budget, Check, StepFailed, junit_counts
+from gapbench_ci.gpu_summary import Done, Step, Summary
 from gapbench_ci.runner import REPO_ROOT
 from tests.synthetic import document, runs, skipped
 
