@@ -18,6 +18,7 @@
 // small checked piece of work; a start-up child checks its context and that its launch ran.
 #include "bench/overhead.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <exception>
 
@@ -119,13 +120,20 @@ namespace gapbench {
 
 GAPBENCH_FAMILY(overhead) {
   using namespace overhead;
-  // CPU 4096 takes about a second on 2 cores: the quick profile stops at 1024.
-  for (std::size_t n : profile.pick<std::size_t>({16, 128, 512, 1024},
-                                                 {16, 32, 64, 128, 256, 512, 1024, 2048, 4096})) {
+  // CPU 4096 takes about a second on 2 cores: the quick profile stops at 1024. A kernel-timed
+  // (held) GPU matmul of a few microseconds costs about 30 us of host time an iteration, 1.5-2.5 s
+  // a row on an H200: quick holds them at the sweep's ends only, and times end to end (the
+  // crossover with the CPU) at every size.
+  const auto sizes = profile.pick<std::size_t>({16, 128, 512, 1024},
+                                               {16, 32, 64, 128, 256, 512, 1024, 2048, 4096});
+  const auto held_sizes = profile.full() ? sizes : std::vector<std::size_t>{16, 1024};
+  for (std::size_t n : sizes) {
+    const bool held = std::find(held_sizes.begin(), held_sizes.end(), n) != held_sizes.end();
     add_cpu(named("openblas", "matmul", "n", n), [=](State& st) {
       bench_matmul_cpu(st, n);
     })->Unit(benchmark::kMicrosecond);
     for (GpuTiming timing : {GpuTiming::kernel, GpuTiming::end_to_end}) {
+      if (timing == GpuTiming::kernel && !held) continue;
       // float32 as before (no math axis), then what each math mode changes about the crossover.
       for (Arithmetic math :
            {Arithmetic::float32, Arithmetic::tf32, Arithmetic::fp16, Arithmetic::bf16}) {

@@ -28,7 +28,7 @@ case "${1:-}" in
   shellcheck)
     command -v shellcheck >/dev/null || skip "shellcheck is not installed (bash ci/setup installs it)"
     exec shellcheck ci/setup ci/report-python ci/baseline ci/nightly ci/gate-proof \
-      ci/colab-baseline .ci/run tests/ci_checks.sh
+      ci/colab-baseline ci/gpu-check ci/gpu-kit ci/gpu-quick-estimate .ci/run tests/ci_checks.sh
     ;;
   inject-hook)
     binary="$2" built_with="$3"

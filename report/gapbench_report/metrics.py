@@ -166,11 +166,14 @@ PREPROCESS_SIZE_AXIS = {"sumsq": "rows", "image": "n"}
 
 
 def preprocess_metrics(benchmarks: list[Benchmark]) -> dict[str, float | None]:
+    """Each variant at its largest size, compared per element (per row or image): the GPU's
+    quick profile times its element-wise sumsq, a launch per row, at fewer rows than the rest."""
     out: dict[str, float | None] = {}
     for op, size_axis in PREPROCESS_SIZE_AXIS.items():
         def median(variant: str, device: str, op: str = op, size_axis: str = size_axis):
             b = largest(find(benchmarks, "preprocess", variant, device, op=op), size_axis)
-            return b.median if b else None
+            size = number(b.parsed.axes[size_axis]) if b else None
+            return b.median / size if b and b.median is not None and size else None
         vec = largest(find(benchmarks, "preprocess", "vectorized", "cpu", op=op), size_axis)
         out[f"preprocess {op}: CPU element-wise / vectorized time"] = _ratio(
             median("elementwise", "cpu"), median("vectorized", "cpu"))

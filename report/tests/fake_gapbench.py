@@ -7,7 +7,9 @@ SPEC: {"benchmarks": {name: seconds}, "noise": relative sd of every time (defaul
        "noisy": {regex: relative sd}, "slow": {regex: factor}, "slow_runs": N (the slow factors
        apply to this executable's first N runs only; default all), "fail": [regex],
        "injected": regex (times * (1 + GAPBENCH_INJECT_FRACTION)), "facts": {extra facts},
-       "log": path (one JSON line per invocation: its label and arguments), "label": str}
+       "log": path (one JSON line per invocation: its label and arguments), "label": str,
+       "hang": regex (a run whose filter matches a name it matches sleeps an hour, as a benchmark
+       that never ends)}
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import random
 import re
 import statistics
 import sys
+import time
 from pathlib import Path
 
 DEFAULT_FACTS = {"gapbench.version": "0.1.0", "gapbench.build_type": "release",
@@ -57,6 +60,9 @@ def main() -> int:
     if spec.get("log"):
         with open(spec["log"], "a") as f:
             f.write(json.dumps({"label": spec.get("label", spec_path.stem), "args": args}) + "\n")
+    if args[:1] == ["--help"]:
+        print("usage: gapbench [--profile=quick|full] (fake)")
+        return 0
     if args[:1] == ["doctor"]:
         print(json.dumps({"facts": facts, "findings": ["a fake finding"]}))
         return 0
@@ -68,6 +74,8 @@ def main() -> int:
     if flag(args, "benchmark_list_tests") == "true":
         print("\n".join(names))
         return 0
+    if spec.get("hang") and any(re.search(spec["hang"], n) for n in names):
+        time.sleep(3600)
     profile = flag(args, "profile", "quick")
     reps = int(flag(args, "benchmark_repetitions", "10" if profile == "full" else "5"))
     # How many runs this executable has made (for slow_runs), counted beside the spec.

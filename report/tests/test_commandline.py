@@ -48,7 +48,8 @@ def test_parser_with_an_epilog_of_its_own_fills_it():
 COMMANDS = ["gapbench_report.check", "gapbench_report.compare", "gapbench_report.diagnose",
             "gapbench_report.render", "gapbench_report.trend", "gapbench_report.explain",
             "gapbench_ci.baseline",
-            "gapbench_ci.nightly", "gapbench_ci.gate_proof", "gapbench_ci.gpu_check"]
+            "gapbench_ci.nightly", "gapbench_ci.gate_proof", "gapbench_ci.gpu_check",
+            "gapbench_ci.gpu_kit", "gapbench_ci.gpu_quick_estimate"]
 
 
 @pytest.mark.parametrize("module", COMMANDS)

@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from gapbench_ci import gpu_check
-from gapbench_ci.gpu_check import Budget, Check, Done, Step, StepFailed, Summary, junit_counts
+from gapbench_ci.gpu_check import Budget, Check, StepFailed, junit_counts
+from gapbench_ci.gpu_summary import Done, Step, Summary
 from gapbench_ci.runner import REPO_ROOT
 from tests.synthetic import document, runs, skipped
 
@@ -59,7 +60,7 @@ def test_summary_lists_every_step_and_passes_only_if_all_did(tmp_path):
     assert summary.run("report", lambda: "index.html")
     assert not summary.passed
     text = (tmp_path / "summary.md").read_text()
-    assert "**Result: 1 of 3 failed.**" in text
+    assert "**Result: 2 passed, 1 failed** (" in text
     assert "| build | passed |" in text and "| gpu tests | **FAILED** |" in text
     assert "2 failed" in text and " s |" in text
     assert [p.name for p in tmp_path.iterdir()] == ["summary.md"]  # no temporary file left
@@ -70,7 +71,7 @@ def test_summary_is_rewritten_whole_on_a_second_run(tmp_path):
         summary = Summary(tmp_path / "summary.md", [])
         summary.run("build", lambda d=detail: d)
     text = (tmp_path / "summary.md").read_text()
-    assert "second" in text and "first" not in text and "**Result: every step passed.**" in text
+    assert "second" in text and "first" not in text and "**Result: every step passed** (" in text
 
 
 def test_junit_counts_passed_failed_and_skipped(tmp_path):
@@ -126,22 +127,6 @@ def test_a_crashed_run_keeps_the_earlier_results_file(tmp_path):
     assert earlier.read_text() == "earlier results"
 
 
-def test_a_sanitizer_that_ran_no_test_is_no_pass(tmp_path, monkeypatch):
-    """An old GoogleTest prints its help for a flag it does not know and exits 0: the sanitizer
-    then reports no error because nothing ran."""
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    script(bin_dir / "compute-sanitizer", "echo '========= ERROR SUMMARY: 0 errors'\n")
-    monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
-    check = Check(tmp_path / "out", tmp_path / "build", "quick", ".")
-    with pytest.raises(StepFailed, match="no test ran under memcheck"):
-        check.sanitizer("memcheck")
-    script(bin_dir / "compute-sanitizer",
-           "echo '[  PASSED  ] 49 tests.'; echo '========= ERROR SUMMARY: 0 errors'\n")
-    assert check.sanitizer("memcheck") == ("========= ERROR SUMMARY: 0 errors; "
-                                           "[  PASSED  ] 49 tests.")
-
-
 def test_the_report_renders_only_this_runs_files(tmp_path):
     check = _check_with(tmp_path, _binary_writing(tmp_path, runs(CPU_NAME, [2e-3] * 3)))
     check.results.mkdir(parents=True)
@@ -150,39 +135,6 @@ def test_the_report_renders_only_this_runs_files(tmp_path):
         check.report()
     check.bench("conv", [CPU_NAME])
     assert check.written == [check.results / "conv.json"]
-
-
-# ---- the sanitizer's command -------------------------------------------------------------------
-
-def test_sanitizers_block_launches_leave_out_the_deliberate_oom_and_filter_kernels():
-    """--force-blocking-launches everywhere (the timer's probe then times unheld); the 2^60-byte
-    allocation test left out (compute-sanitizer reports its failed cudaMalloc); memcheck over
-    every kernel, racecheck, synccheck and initcheck over gapbench's own only."""
-    for tool in gpu_check.SANITIZER_TOOLS:
-        command = gpu_check.sanitizer_command("cs", tool, "tests/gapbench_gpu_tests")
-        assert command[:3] == ["cs", "--tool", tool]
-        assert "--force-blocking-launches" in command and "--error-exitcode" in command
-        assert command[-2:] == ["tests/gapbench_gpu_tests",
-                                "--gtest_filter=-GpuMemory.AllocationFailureThrowsCudaError"]
-        own = command[command.index("--kernel-name") + 1] if "--kernel-name" in command else None
-        assert own == (None if tool == "memcheck" else "kns=gapbench"), tool
-    # The excluded test is the one that asks for 2^60 bytes.
-    source = (REPO_ROOT / "tests" / "test_gpu_memory_gpu.cpp").read_text()
-    assert "TEST(GpuMemory, AllocationFailureThrowsCudaError)" in source
-    assert "std::size_t{1} << 60" in source
-
-
-def test_the_sanitizer_step_runs_that_command(tmp_path, monkeypatch):
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    args = tmp_path / "args"
-    script(bin_dir / "compute-sanitizer", f'echo "$@" > {args}\n'
-           "echo '[  PASSED  ] 49 tests.'; echo '========= ERROR SUMMARY: 0 errors'\n")
-    monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
-    check = Check(tmp_path / "out", tmp_path / "build", "quick", ".")
-    check.sanitizer("racecheck")
-    assert args.read_text().split() == gpu_check.sanitizer_command(
-        "x", "racecheck", check.gpu_tests)[1:]
 
 
 # ---- time limits and the budget ----------------------------------------------------------------
@@ -223,7 +175,7 @@ def test_a_step_left_when_the_budget_is_spent_is_listed_as_not_run(tmp_path):
     ran = []
     assert not summary.run("bench conv", lambda: ran.append(1) or "timed")
     assert not ran and not summary.passed
-    assert "| bench conv | **FAILED** | 0.0 s | not run: the budget of 40 s is spent |" in \
+    assert "| bench conv | **NOT RUN** | 0.0 s |  | not run: the budget of 40 s is spent |" in \
         (tmp_path / "summary.md").read_text()
 
 
@@ -316,7 +268,7 @@ def test_two_calls_build_once_and_each_returns_one_archive(tmp_path):
     assert again.returncode == 0, again.stderr
     assert (tmp_path / "log").read_text() == log
     summary = (tmp_path / "out" / "summary.md").read_text()
-    assert "| build | passed | 0.0 s | done earlier (" in summary
+    assert "| build | passed | 0.0 s | 180 s | done earlier (" in summary
     # Other CMake options are another build.
     other = _gpu_check(tmp_path, "--steps", "build")
     assert other.returncode == 0, other.stderr
@@ -337,7 +289,7 @@ def test_a_build_without_cudnn_or_cublas_fails_its_step(tmp_path):
 
 
 @pytest.mark.parametrize("args, message", [
-    (["--steps", "build,lint"], "lint: choose from build,doctor,tests,sanitizer,bench,probe"),
+    (["--steps", "build,lint"], "lint: choose from build,doctor,tests,memcheck,racecheck,"),
     (["--budget", "20"], "leaves no time for a step"),
     (["-DNOVALUE"], "give NAME=VALUE"),
 ])
@@ -356,7 +308,7 @@ def test_the_report_renders_what_bench_wrote_in_an_earlier_call(tmp_path):
     check = _check_with(tmp_path, _binary_writing(tmp_path, runs(CPU_NAME, [2e-3] * 3)))
     check.results.mkdir(parents=True)
     done = Done.load(tmp_path / "build", "s")
-    done.record("build", Step("build", True, 1.0, "built"))
+    done.record("build", Step("build", "passed", 1.0, "built"))
     key = "build | quick | . | bench conv"
     summary = Summary(tmp_path / "summary.md", [], done=done)
     summary.run("bench conv", lambda: check.bench("conv", [CPU_NAME]), key=key,
@@ -371,7 +323,7 @@ def test_the_report_renders_what_bench_wrote_in_an_earlier_call(tmp_path):
 
 
 def test_a_step_summary_keeps_the_steps_done_earlier(tmp_path):
-    step = Step("build", True, 12.0, "built")
+    step = Step("build", "passed", 12.0, "built")
     done = Done.load(tmp_path, "s")
     done.record("build", step)
     assert Done.load(tmp_path, "s").steps["build"]["detail"] == "built"
@@ -392,3 +344,141 @@ def test_without_a_gpu_a_build_asked_for_runs_then_the_no_gpu_exit(tmp_path):
     summary = (tmp_path / "out" / "summary.md").read_text()
     assert "| build | passed |" in summary and "without a GPU in hand" in summary
     assert "doctor" not in summary.split("**Result")[1] and (tmp_path / "a.tgz").exists()
+
+
+# ---- one command: budgets, a step cut off, the archive after every step, the kit ---------------
+
+def make_deb(folder: Path, name: str) -> Path:
+    """A minimal Debian package holding usr/lib/x86_64-linux-gnu/lib<name>.so.1."""
+    root = folder / f"{name}-pkg"
+    (root / "DEBIAN").mkdir(parents=True)
+    (root / "DEBIAN" / "control").write_text(
+        f"Package: {name}\nVersion: 1\nArchitecture: all\nMaintainer: t <t@t>\n"
+        "Description: test\n")
+    lib = root / "usr" / "lib" / "x86_64-linux-gnu"
+    lib.mkdir(parents=True)
+    (lib / f"lib{name}.so.1").write_text("not a library")
+    folder.mkdir(parents=True, exist_ok=True)
+    deb = folder / f"{name}_1_all.deb"
+    subprocess.run(["dpkg-deb", "--build", "--root-owner-group", str(root), str(deb)],
+                   check=True, capture_output=True)
+    return deb
+
+
+def make_kit(tmp_path: Path, **spec) -> Path:
+    """A kit as ci/gpu-kit makes it: a package, the two binaries (fakes), kit.json."""
+    from gapbench_ci.gpu_kit import build_source_hash
+    from tests.fakes import make_fake
+    kit = tmp_path / "kit"
+    make_deb(kit / "debs", "fakeblas")
+    facts = {"gpu.status": "ok", "gpu.name": "Fake H200", **spec.pop("facts", {})}
+    make_fake(kit / "bin", "gapbench", facts=facts, **spec)
+    script(kit / "bin" / "gapbench_gpu_tests", "exit 0\n")
+    (kit / "kit.json").write_text(json.dumps({"source": build_source_hash(), "arch": "90",
+                                              "commit": "abc", "date": "today"}))
+    return kit
+
+
+BENCHES = {"conv/cudnn/gpu/n:1/manual_time": 1e-3, "lstm/cudnn/gpu/n:1/manual_time": 2e-3,
+           "peak/sgemm/gpu/n:4096/manual_time": 3e-3}
+
+
+def in_process(tmp_path: Path, monkeypatch, *args: str) -> tuple[int, str]:
+    smi = script(tmp_path / "nvidia-smi", "echo 'GPU 0: Fake GPU (UUID: GPU-1)'\n")
+    monkeypatch.setattr(gpu_check.os, "environ", dict(os.environ))  # the kit's, undone after
+    # A kit that is not used would build: a cmake that says so rather than build for real.
+    (tmp_path / "bin").mkdir(exist_ok=True)
+    script(tmp_path / "bin" / "cmake", "echo 'no build in this test'; exit 1\n")
+    gpu_check.os.environ["PATH"] = f"{tmp_path / 'bin'}:{os.environ['PATH']}"
+    status = gpu_check.main(["--nvidia-smi", str(smi), "--out", str(tmp_path / "out"),
+                             "--build-dir", str(tmp_path / "build"), *args])
+    return status, (tmp_path / "out" / "summary.md").read_text()
+
+
+def test_the_kit_s_binaries_are_used_when_they_match_and_load(tmp_path, monkeypatch):
+    kit = make_kit(tmp_path, benchmarks=BENCHES)
+    status, summary = in_process(tmp_path, monkeypatch, "--kit", str(kit),
+                                 "--steps", "doctor")
+    assert status == 0, summary
+    assert "| build | passed |" in summary and "not built: the kit's binaries (built today " \
+        "for sm_90, abc) load here" in summary
+    assert "| doctor | passed |" in summary and "Fake H200" in summary
+    # The package went into a prefix in the build folder (the kit travels packed), and its
+    # libraries onto the loader's path.
+    lib = tmp_path / "build" / "kit-root" / "usr" / "lib" / "x86_64-linux-gnu"
+    assert (lib / "libfakeblas.so.1").exists()
+    assert str(lib) in gpu_check.os.environ["LD_LIBRARY_PATH"].split(os.pathsep)
+    assert gpu_check.os.environ["BLA_VENDOR"] == "OpenBLAS"
+
+
+def test_a_kit_from_other_sources_is_built_from_instead(tmp_path, monkeypatch):
+    from gapbench_ci.gpu_kit import Kit, build_source_hash
+    kit = make_kit(tmp_path, benchmarks=BENCHES)
+    (kit / "kit.json").write_text(json.dumps({"source": "other"}))
+    assert Kit(kit).usable_binaries({}) == (False, "the kit's binaries were built from other "
+                                                   "sources")
+    script(kit / "bin" / "gapbench_gpu_tests", "echo 'libdnnl.so.2: not found' >&2; exit 127\n")
+    (kit / "kit.json").write_text(json.dumps({"source": build_source_hash()}))
+    assert Kit(kit).usable_binaries({}) == (
+        False, "gapbench_gpu_tests does not load here: libdnnl.so.2: not found")
+
+
+def test_a_kit_without_packages_is_one_line_and_exit_2(tmp_path, monkeypatch):
+    (tmp_path / "kit").mkdir()
+    smi = script(tmp_path / "nvidia-smi", "echo 'GPU 0: Fake GPU (UUID: GPU-1)'\n")
+    done = subprocess.run([str(REPO_ROOT / "ci" / "gpu-check"), "--nvidia-smi", str(smi),
+                           "--kit", str(tmp_path / "kit"), "--out", str(tmp_path / "out")],
+                          capture_output=True, text=True, check=False)
+    assert done.returncode == 2 and len(done.stderr.splitlines()) == 1, done.stderr
+    assert "holds no debs/*.deb: make it with ci/gpu-kit" in done.stderr
+
+
+def test_a_step_past_its_limit_is_cut_the_rest_runs_and_each_step_is_packed(tmp_path, monkeypatch):
+    """conv's benchmark never ends: its step is cut at its limit, lstm's still runs, and the
+    archive written after each step holds what had finished by then."""
+    kit = make_kit(tmp_path, benchmarks=BENCHES, hang="^conv/")
+    monkeypatch.setitem(gpu_check.FAMILY_LIMIT_S, "conv", 2)
+    archive = tmp_path / "back" / "gpu-check.tgz"
+    packed: list[set[str]] = []
+    real = gpu_check.write_archive
+
+    def write_and_look(out, path):
+        real(out, path)
+        with tarfile.open(path) as tar:
+            packed.append(set(tar.getnames()))
+    monkeypatch.setattr(gpu_check, "write_archive", write_and_look)
+    status, summary = in_process(tmp_path, monkeypatch, "--kit", str(kit), "--steps",
+                                 "doctor,bench", "--archive", str(archive))
+    assert status == 1
+    assert "**Result: 4 passed, 1 cut** (" in summary and "budget 540 s" in summary
+    assert "| bench conv | **CUT** |" in summary and "| 2 s | conv: still running after 2 s " \
+        "(its limit), stopped (logs/bench-conv.log)" in summary
+    assert "| bench lstm | passed |" in summary
+    # One archive after each of the five steps (build, doctor, list, conv, lstm), and at the end.
+    assert len(packed) == 6
+    assert "out/doctor.json" in packed[1] and "out/results/lstm.json" not in packed[3]
+    assert "out/results/lstm.json" in packed[4] and "out/results/conv.json" not in packed[5]
+    assert "out/logs/bench-conv.log" in packed[3]
+
+
+def test_a_spent_budget_leaves_the_rest_not_run_and_exit_1(tmp_path, monkeypatch):
+    kit = make_kit(tmp_path, benchmarks=BENCHES, hang="^conv/")
+    status, summary = in_process(tmp_path, monkeypatch, "--kit", str(kit), "--steps",
+                                 "doctor,bench,report", "--budget", "40")
+    assert status == 1
+    # conv runs until the budget's end (less the archive's reserve); what follows is not run.
+    assert "| bench conv | **CUT** |" in summary and "what was left of --budget" in summary
+    assert "| bench lstm | **NOT RUN** |" in summary and "| report | **NOT RUN** |" in summary
+
+
+def test_the_plan_fits_nine_minutes_with_each_step_under_its_limit():
+    """What each step took on an H200 (or, for the quick families, their estimate) fits the
+    default budget with the archive's reserve, and each step's limit leaves it room."""
+    expected = gpu_check.EXPECTED_S
+    assert set(expected) == set(gpu_check.STEPS)
+    assert sum(expected.values()) + gpu_check.ARCHIVE_RESERVE_S <= gpu_check.DEFAULT_BUDGET_S
+    for step, seconds in expected.items():
+        if step != "bench":
+            assert gpu_check.STEP_LIMIT_S[step] >= 1.5 * seconds, step
+    assert gpu_check.STEP_LIMIT_S["bench"] >= 1.2 * expected["bench"]
+    assert gpu_check.DEFAULT_BUDGET_S <= 540
