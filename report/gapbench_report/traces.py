@@ -516,40 +516,43 @@ def top_level(ts, dur) -> list[int]:
 
 
 def find_loops(ts, dur, names, element=None) -> tuple[list[Loop], int]:
-    """Runs of at least LOOP_MIN_OPS consecutive outermost host ops (given in time order), each
-    shorter than TINY_OP_US and at most LOOP_GAP_US apart, that are per-element loops: at least
-    LOOP_ELEMENT_SHARE of their ops work on one element (a read, an index, or, where `element`
-    gives it from the trace's shapes, inputs of one element each). Also returns the ops of the
-    runs that, without shapes (element None), could not be judged: runs with no element op by
-    name at all are left out of that count (a model's layers). Times in the trace's
-    microseconds."""
-    loops, run, unjudged = [], [], 0
-
-    def close():
-        nonlocal unjudged
-        if len(run) >= LOOP_MIN_OPS:
-            ops = [str(names[i]) for i in run]
-            read = [op in READ_OPS for op in ops]
-            on_element = [r or op in INDEX_OPS or (element is not None and bool(element[i]))
-                          for r, op, i in zip(read, ops, run)]
-            if sum(on_element) >= LOOP_ELEMENT_SHARE * len(ops):
-                seconds = ts[run[-1]] + dur[run[-1]] - ts[run[0]]
-                loops.append(Loop(len(ops), float(seconds), max(set(ops), key=ops.count),
-                                  sum(on_element), sum(read),
-                                  float(sum(dur[i] for r, i in zip(read, run) if r))))
-            elif element is None and any(on_element):
-                unjudged += len(ops)
-        run.clear()
-
+    """Per-element loops among outermost host ops (given in time order): runs of at least
+    LOOP_MIN_OPS consecutive ops, each shorter than TINY_OP_US and at most LOOP_GAP_US apart, of
+    which at least LOOP_ELEMENT_SHARE work on one element (a read, an index, or, where `element`
+    gives it from the trace's shapes, inputs of one element each). A loop's runs that a pause
+    splits (the interpreter's own work in the body, the process descheduled) are one loop while
+    nothing but tiny ops lies between them. Also returns the ops of the runs that, without shapes
+    (element None), could not be judged: runs with some element op by name, too few for a loop
+    (a model's layers have none and are not counted). Times in the trace's microseconds."""
+    names = [str(n) for n in names]
+    read = [n in READ_OPS for n in names]
+    on_element = [r or n in INDEX_OPS or (element is not None and bool(element[i]))
+                  for i, (r, n) in enumerate(zip(read, names))]
+    runs: list[list[int]] = []  # [first, last + 1] of each run
     for i in range(len(ts)):
-        tiny = dur[i] < TINY_OP_US
-        if tiny and run and ts[i] - (ts[run[-1]] + dur[run[-1]]) <= LOOP_GAP_US:
-            run.append(i)
+        if dur[i] >= TINY_OP_US:
             continue
-        close()
-        if tiny:
-            run.append(i)
-    close()
+        if runs and runs[-1][1] == i and ts[i] - (ts[i - 1] + dur[i - 1]) <= LOOP_GAP_US:
+            runs[-1][1] = i + 1
+        else:
+            runs.append([i, i + 1])
+    spans: list[list[int]] = []
+    unjudged = 0
+    for a, b in runs:
+        if b - a < LOOP_MIN_OPS:
+            continue
+        if sum(on_element[a:b]) < LOOP_ELEMENT_SHARE * (b - a):
+            unjudged += (b - a) if element is None and any(on_element[a:b]) else 0
+        elif spans and all(dur[k] < TINY_OP_US for k in range(spans[-1][1], a)):
+            spans[-1][1] = b
+        else:
+            spans.append([a, b])
+    loops = []
+    for a, b in spans:
+        ops = names[a:b]
+        loops.append(Loop(b - a, float(ts[b - 1] + dur[b - 1] - ts[a]),
+                          max(set(ops), key=ops.count), sum(on_element[a:b]), sum(read[a:b]),
+                          float(sum(dur[k] for k in range(a, b) if read[k]))))
     return loops, unjudged
 
 
