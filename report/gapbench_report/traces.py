@@ -77,10 +77,11 @@ LOOP_MIN_OPS = 32
 # them on the element itself. A model of many small layers, or a per-parameter update, works on
 # whole tensors: none of its ops does.
 LOOP_ELEMENT_SHARE = 0.1
-# tensor.tolist() records these two ops and nothing else: what follows, until the next framework
-# op, is Python's own work on the list's values (a loop or a comprehension over them), which no
-# op of the trace shows.
+# tensor.tolist() records these two ops and nothing else (conversions to NumPy record them too):
+# what follows, until the next framework op, is Python's own work on the values (a loop or a
+# comprehension over them), which no op of the trace shows.
 TOLIST = ("aten::resolve_conj", "aten::resolve_neg")
+TOLIST_EXAMPLE = "tensor.tolist()"
 # torch.optim's own spans. Its per-parameter loop (foreach=False) does touch 0-d tensors (Adam's
 # step count, read with .item() per parameter), but it is the library's loop, whose fix is
 # foreach= or fused=, not the user's to vectorize: its ops are left out of the loops.
@@ -417,9 +418,8 @@ def read_kineto(path: Path) -> Profile:
         if profile.shapes:
             types, dims = ops["input_type"].to_numpy(), ops["input_dims"].to_numpy()
             element = [on_one_element(types[i], dims[i]) for i in top]
-        loops, unjudged = find_loops(ts[top], dur[top], names[top], element)
-        loops += python_loops(ts[top], dur[top], names[top],
-                              ops["input_dims"].to_numpy()[top] if profile.shapes else None)
+        loops, unjudged = find_loops(ts[top], dur[top], names[top], element,
+                                     ops["input_dims"].to_numpy()[top] if profile.shapes else None)
         profile.unjudged_ops += unjudged * per_step
         profile.loops += [loop.per_step(us, per_step) for loop in loops]
     if profile.unjudged_ops:
@@ -515,7 +515,7 @@ def top_level(ts, dur) -> list[int]:
     return top
 
 
-def find_loops(ts, dur, names, element=None) -> tuple[list[Loop], int]:
+def find_loops(ts, dur, names, element=None, element_dims=None) -> tuple[list[Loop], int]:
     """Per-element loops among outermost host ops (given in time order): runs of at least
     LOOP_MIN_OPS consecutive ops, each shorter than TINY_OP_US and at most LOOP_GAP_US apart, of
     which at least LOOP_ELEMENT_SHARE work on one element (a read, an index, or, where `element`
@@ -523,7 +523,8 @@ def find_loops(ts, dur, names, element=None) -> tuple[list[Loop], int]:
     splits (the interpreter's own work in the body, the process descheduled) are one loop while
     nothing but tiny ops lies between them. Also returns the ops of the runs that, without shapes
     (element None), could not be judged: runs with some element op by name, too few for a loop
-    (a model's layers have none and are not counted). Times in the trace's microseconds."""
+    (a model's layers have none and are not counted). With them, python_loops' (element_dims:
+    the ops' input dims, where the trace has them). Times in the trace's microseconds."""
     names = [str(n) for n in names]
     read = [n in READ_OPS for n in names]
     on_element = [r or n in INDEX_OPS or (element is not None and bool(element[i]))
@@ -553,20 +554,24 @@ def find_loops(ts, dur, names, element=None) -> tuple[list[Loop], int]:
         loops.append(Loop(b - a, float(ts[b - 1] + dur[b - 1] - ts[a]),
                           max(set(ops), key=ops.count), sum(on_element[a:b]), sum(read[a:b]),
                           float(sum(dur[k] for k in range(a, b) if read[k]))))
+    loops += python_loops(ts, dur, names, element_dims, [(a, b - 1) for a, b in spans])
     return loops, unjudged
 
 
-def python_loops(ts, dur, names, dims=None) -> list[Loop]:
+def python_loops(ts, dur, names, dims=None, inside=()) -> list[Loop]:
     """Python's own work on the values of tensor.tolist(): from the end of its two ops (TOLIST)
     to the next framework op, no op runs (ops=0; elements: the values, where shapes give them).
+    Conversions inside a loop of ops (`inside`: first and last op of each) are that loop's.
     Times in the trace's microseconds."""
     found = []
     for i in range(1, len(ts) - 1):
+        if any(a <= i <= b for a, b in inside):
+            continue
         if (names[i - 1], names[i]) == TOLIST:
             values = 0
             if dims is not None and isinstance(dims[i], list) and dims[i]:
                 values = math.prod(dims[i][0]) if isinstance(dims[i][0], list) else 0
-            found.append(Loop(0, float(ts[i + 1] - ts[i] - dur[i]), "tensor.tolist()", values))
+            found.append(Loop(0, float(ts[i + 1] - ts[i] - dur[i]), TOLIST_EXAMPLE, values))
     return found
 
 

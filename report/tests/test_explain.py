@@ -100,7 +100,9 @@ CORPUS = {
     "torch_cpu_loop_item": {LOOP, SYNC},  # .item() per element
     "torch_cpu_loop_in_dataset": {LOOP, SERIAL},  # per-sample transform in a Dataset
     "torch_cpu_loop_in_step": {LOOP},  # the same transform in the step
-    "torch_cpu_loop_nograd": {LOOP},  # in a @torch.no_grad() preprocessing function
+    # in a @torch.no_grad() preprocessing function; its `if v * a + b > 0:` reads each element
+    # back (bool()), which the expectation written before the hold-out ran had missed
+    "torch_cpu_loop_nograd": {LOOP, SYNC},
     "tf_cpu_loop": {LOOP},  # TensorFlow: x[i] per row, eager
     "tf_cpu_loop_index": {LOOP},  # TensorFlow: s[i] per element
     "tf_cpu_loop_iterate": {LOOP},  # TensorFlow: for v in x

@@ -160,7 +160,7 @@ def weigh_numpy(s):
     out = torch.empty_like(s)
     for i in range(s.shape[0]):  # a NumPy round trip per element
         v = s[i].numpy()
-        out[i] = torch.from_numpy(np.maximum(v * SCALE + SHIFT, 0).astype(np.float32))
+        out[i] = torch.from_numpy(np.asarray(np.maximum(v * SCALE + SHIFT, 0), np.float32))
     return out
 
 
