@@ -16,8 +16,8 @@ from gapbench_report.html_writer import esc, page
 from gapbench_report.labels import fmt_seconds, md_cell
 from gapbench_report.metrics import crossover, find, pipeline_ideal, preprocess_metrics
 from gapbench_report.results import Benchmark, ResultsError, load_results, results_runs
-from gapbench_report.traces import (LOOP_ELEMENT_SHARE, MAX_TRACE_MIB, Profile, read_profile,
-                                    trace_files)
+from gapbench_report.traces import (LOOP_ELEMENT_SHARE, MAX_TRACE_MIB, Profile, merged,
+                                    read_profile, trace_files)
 
 PROG = "gapbench-report explain"
 
@@ -349,23 +349,20 @@ def rule_per_element(p: Profile, prices: Prices | None) -> list[Explained]:
     loop = p.loop()
     if not loop or not p.step_seconds or loop.seconds < MIN_SHARE * p.step_seconds:
         return []
-    in_ops = [lp for lp in p.loops if lp.ops]
-    in_python = [lp for lp in p.loops if not lp.ops]
+    in_ops = merged([lp for lp in p.loops if lp.ops])
+    in_python = merged([lp for lp in p.loops if not lp.ops])
     parts = []
     if in_ops:
-        parts.append(f"{sum(lp.ops for lp in in_ops):.0f} tiny ops a step, "
-                     f"{sum(lp.elements for lp in in_ops):.0f} of them on one element (mostly "
-                     f"{max(in_ops, key=lambda lp: lp.seconds).example}), "
-                     f"{ms(sum(lp.seconds for lp in in_ops))}")
+        parts.append(f"{in_ops.ops:.0f} tiny ops a step, {in_ops.elements:.0f} of them on one "
+                     f"element (mostly {in_ops.example}), {ms(in_ops.seconds)}")
     if in_python:
-        values = sum(lp.elements for lp in in_python)
-        parts.append(f"Python's own work on the {f'{values:,.0f} ' if values else ''}values of "
-                     f"tensor.tolist(), with no framework op running, "
-                     f"{ms(sum(lp.seconds for lp in in_python))}")
+        values = f"{in_python.elements:,.0f} " if in_python.elements else ""
+        parts.append(f"Python's own work on the {values}values of tensor.tolist(), with no "
+                     f"framework op running, {ms(in_python.seconds)}")
     text = (f"A per-element Python loop: {' and '.join(parts)}; together {ms(loop.seconds)} of "
-            f"the {ms(p.step_seconds)} step "
-            f"({pct(loop.seconds / p.step_seconds)}). Each element pays the interpreter, and each op "
-            "the framework's dispatch (on a GPU, a launch), for one element's work. Write it as whole-tensor operations "
+            f"the {ms(p.step_seconds)} step ({pct(loop.seconds / p.step_seconds)}). Each element "
+            "pays the interpreter, and each op the framework's dispatch (on a GPU, a launch), "
+            "for one element's work. Write it as whole-tensor operations "
             "(x = (x - x.mean(1, keepdim=True)) / x.std(1, keepdim=True)).")
     saving, basis = None, "the loop's time in the trace"
     ratio = prices.elementwise(device_of(p)) if prices else None

@@ -204,13 +204,16 @@ class Profile:
 
     def loop(self) -> Loop | None:
         """The step's per-element loops, as one."""
-        if not self.loops:
-            return None
-        longest = max(self.loops, key=lambda lp: lp.seconds)
-        return Loop(*(sum(getattr(lp, f) for lp in self.loops) for f in ("ops", "seconds")),
-                    longest.example,
-                    *(sum(getattr(lp, f) for lp in self.loops)
-                      for f in ("elements", "reads", "read_seconds")))
+        return merged(self.loops)
+
+
+def merged(loops: list[Loop]) -> Loop | None:
+    """Loops as one: their counts and times summed, the example of the longest."""
+    if not loops:
+        return None
+    total = {f: sum(getattr(lp, f) for lp in loops)
+             for f in ("ops", "seconds", "elements", "reads", "read_seconds")}
+    return Loop(example=max(loops, key=lambda lp: lp.seconds).example, **total)
 
 
 # ---- the extra ----------------------------------------------------------------------------------

@@ -2,7 +2,10 @@
 
     .venv-tf/bin/python report/tests/traces/make_tf_traces.py [--out report/tests/data/traces]
 
-Needs TensorFlow (ci/setup --tensorflow puts its CPU build in .venv-tf). Each case trains a small
+Needs TensorFlow (ci/setup --tensorflow puts its CPU build in .venv-tf). The corpus's traces
+(loop_index, loop_iterate, clean_many_layers; CORPUS_STEPS steps each) were made on the 2-core
+CI machine with tensorflow-cpu 2.21.0, Keras 3.15.1, numpy 2.4.6, Python 3.11.7; the first
+three (FIRST) earlier, by a TensorFlow build that was not recorded. Each case trains a small
 Keras MLP for a few steps under tf.profiler, each step marked as TensorFlow's input-pipeline
 analyser reads steps (tf.profiler.experimental.Trace("train", step_num=i, _r=1)), and keeps the
 .xplane.pb that the profiler writes under plugins/profile/ (as tf_cpu_<case>.xplane.pb). CI does
@@ -12,6 +15,8 @@ not run this: the files it wrote are committed beside it.
   (no parallel map): the step waits for its input.
 - loop: per-element Python loop of eager ops in the step (each row normalised alone).
 - clean: one batch in memory, repeated and prefetched by tf.data; the step a tf.function.
+- loop_index, loop_iterate: the per-element loop as s[i] per element and as `for v in s`.
+- clean_many_layers: an eager step of 30 small layers, its optimizer's per-variable updates.
 """
 
 from __future__ import annotations

@@ -1,19 +1,34 @@
-"""Real PyTorch CPU profiler traces for `gapbench-report explain`'s tests, each slow in one way.
+"""Real PyTorch CPU profiler traces for `gapbench-report explain`'s tests: each host cause in the
+styles users write it, and clean traces that must fire nothing (docs/explain.md, "The corpus").
 
-    python report/tests/traces/make_torch_traces.py [--out report/tests/data/traces]
+    python3 -m venv /work/torchenv && /work/torchenv/bin/pip install torch numpy
+    /work/torchenv/bin/python report/tests/traces/make_torch_traces.py [CASE...] [--out DIR]
 
-Needs torch (any recent build; the CPU suffices). Each case is a small training loop of an MLP,
-profiled with torch.profiler's schedule over a few steps (ProfilerStep#N) and written gzipped
-by tensorboard_trace_handler, as a user would: record_shapes=True, so that explain can read the
-matmul sizes. CI does not run this: the traces it wrote are committed beside it
-(torch_cpu_<case>.pt.trace.json.gz).
+Needs torch and numpy only (the CPU suffices; CI installs neither: the traces are committed beside
+this script as tests/data/traces/torch_cpu_<case>.pt.trace.json.gz). The corpus was made on the
+2-core CI machine (host "vm", loaded by other jobs) with torch 2.15.0 (PyPI's +cu132 wheel, run on
+the CPU), numpy 2.4.6, Python 3.11.7; the five first cases (FIRST) earlier, by a torch build
+that was not recorded. Each case is a short training loop, profiled with torch.profiler's schedule
+(ProfilerStep#N: 4 active steps for the first cases, CORPUS_STEPS for the corpus's, to keep each
+file small) and written gzipped by tensorboard_trace_handler, as a user would, with
+record_shapes=True (explain reads matmul sizes and 0-d inputs from it; the tests strip the shapes
+to check what it does without them). Timings in them are the loaded machine's: remaking a trace
+changes its figures, not its causes.
 
+The first cases:
 - dataloader: a DataLoader with no workers (num_workers=0) over a Dataset whose __getitem__
   does real per-sample work (a 32x32 image decoded and normalised in NumPy), feeding a fast step.
 - loop: per-element Python loop in the step (each row normalised by indexing, x[i] = ...).
 - item: a per-sample metric read with .item() in the loop (one device-to-host read per sample).
 - tiny_batch: batch 2, the step's fixed costs (optimizer, dispatch) dwarf its arithmetic.
 - clean: batch 256 from tensors already in memory, one vectorized step: none of the above.
+
+The corpus (case_<name> below, each with its own docstring or comment): the per-element loop as
+loop_index, loop_iterate, loop_tolist, loop_numpy, loop_item, loop_in_dataset, loop_in_step,
+loop_nograd; sync reads as sync_float, sync_branch; the input pipeline as input_iterable,
+input_slow_workers; a small batch as small_batch_matmul, small_batch_conv; clean as
+clean_many_layers, clean_sgd_foreach_false, clean_adam_foreach_false, clean_manual_update,
+clean_workers. The hold-out (tests/traces/HOLDOUT.md) was made last.
 """
 
 from __future__ import annotations
