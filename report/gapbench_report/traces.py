@@ -51,9 +51,9 @@ SINGLE_PROCESS_LOADER = "_SingleProcessDataLoaderIter"
 # Host calls that wait for the device.
 SYNC_CALLS = frozenset({"cudaStreamSynchronize", "cudaDeviceSynchronize", "cudaEventSynchronize",
                         "cudaMemcpy", "hipStreamSynchronize", "hipDeviceSynchronize"})
-# A per-element loop is the habit of doing in Python, one element at a time, what one vectorized
-# op would do on the whole tensor: thousands of tiny host ops a step, each on one element. What
-# marks an op as one element's work:
+# A per-element loop (docs/explain.md): thousands of tiny host ops a step, each on one element,
+# where a single vectorized op would take the whole tensor. What marks an op as one element's
+# work:
 # - a device-to-host read of a value (tensor.item(), float(tensor), bool(tensor) in an `if`);
 READ_OPS = frozenset({"aten::item", "aten::_local_scalar_dense", "aten::is_nonzero"})
 # - taking one element or row out of a tensor by index (x[i], iterating over a tensor: one
@@ -508,7 +508,9 @@ def on_one_element(types, dims) -> bool:
 
 
 def top_level(ts, dur) -> list[int]:
-    """The indexes of the ops no other op contains, in time order (ops of no length left out)."""
+    """The indexes of the ops no other op contains, in time order (ops of no length left out).
+    HTA's CallGraph would give each op's depth, but HTA 0.5 fails to build it on a CPU trace
+    with numpy 2 (np.unique over its object columns), and TensorFlow's events need it too."""
     order = sorted((i for i in range(len(ts)) if dur[i] > 0), key=lambda i: (ts[i], -dur[i]))
     top, reach = [], -math.inf
     for i in order:
