@@ -359,8 +359,9 @@ def rule_per_element(p: Profile, prices: Prices | None) -> list[Explained]:
         values = f"{in_python.elements:,.0f} " if in_python.elements else ""
         parts.append(f"Python's own work on the {values}values of tensor.tolist(), with no "
                      f"framework op running, {ms(in_python.seconds)}")
-    text = (f"A per-element Python loop: {' and '.join(parts)}; together {ms(loop.seconds)} of "
-            f"the {ms(p.step_seconds)} step ({pct(loop.seconds / p.step_seconds)}). Each element "
+    together = f"; together {ms(loop.seconds)}" if len(parts) > 1 else ""
+    text = (f"A per-element Python loop: {' and '.join(parts)}{together} of the "
+            f"{ms(p.step_seconds)} step ({pct(loop.seconds / p.step_seconds)}). Each element "
             "pays the interpreter, and each op the framework's dispatch (on a GPU, a launch), "
             "for one element's work. Write it as whole-tensor operations "
             "(x = (x - x.mean(1, keepdim=True)) / x.std(1, keepdim=True)).")

@@ -55,7 +55,9 @@ SYNC_CALLS = frozenset({"cudaStreamSynchronize", "cudaDeviceSynchronize", "cudaE
 # where a single vectorized op would take the whole tensor. What marks an op as one element's
 # work:
 # - a device-to-host read of a value (tensor.item(), float(tensor), bool(tensor) in an `if`);
-READ_OPS = frozenset({"aten::item", "aten::_local_scalar_dense", "aten::is_nonzero"})
+READ_CALLS = {"aten::item": "tensor.item()", "aten::_local_scalar_dense": "tensor.item()",
+              "aten::is_nonzero": "bool(tensor)"}
+READ_OPS = frozenset(READ_CALLS)
 # - taking one element or row out of a tensor by index (x[i], iterating over a tensor: one
 #   unbind per tensor iterated, TF's StridedSlice and Unpack). Slices (x[:, :n]) are left out:
 #   models take them by the dozen without any loop;
@@ -407,6 +409,7 @@ def read_kineto(path: Path) -> Profile:
     # own) are seen through, torch.optim's spans left out (LIBRARY_SPAN).
     profile.shapes = "input_type" in cpu and bool(
         cpu["input_type"].map(lambda t: isinstance(t, list) and len(t) > 0).any())
+    read_kinds: set[str] = set()
     for start, end, tid in windows:
         inside = _within(cpu, start, end, tid)
         library = inside[inside["op"].str.match(LIBRARY_SPAN.pattern)]
@@ -417,6 +420,7 @@ def read_kineto(path: Path) -> Profile:
         # A read the user's code makes (tensor.item()) is an outermost op; one inside an op
         # (aten::std reads its count) is the op's business.
         profile.reads += sum(names[i] in READ_OPS for i in top) * per_step
+        read_kinds.update(READ_CALLS[names[i]] for i in top if names[i] in READ_OPS)
         element = None
         if profile.shapes:
             types, dims = ops["input_type"].to_numpy(), ops["input_dims"].to_numpy()
@@ -437,7 +441,7 @@ def read_kineto(path: Path) -> Profile:
     syncs = in_steps[(in_steps["category"] == "cuda_runtime") & in_steps["op"].isin(SYNC_CALLS)]
     profile.sync_calls = len(syncs) * per_step
     profile.sync_examples = list(dict.fromkeys(
-        ["tensor.item()"] * (profile.reads > 0) + list(syncs["op"])))[:4]
+        sorted(read_kinds) + list(syncs["op"])))[:4]
 
     # Matmul sizes for the batch, and the host time in them.
     batch_ops = in_steps[in_steps["op"].isin(BATCH_OPS)]
