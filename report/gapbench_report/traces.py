@@ -569,17 +569,18 @@ def find_loops(ts, dur, names, element=None, element_dims=None) -> tuple[list[Lo
 
 def python_loops(ts, dur, names, dims=None, inside=()) -> list[Loop]:
     """Python's own work on the values of tensor.tolist(): from the end of its two ops (TOLIST)
-    to the next framework op, no op runs (ops=0; elements: the values, where shapes give them).
-    Conversions inside a loop of ops (`inside`: first and last op of each) are that loop's.
-    Times in the trace's microseconds."""
+    to the next framework op, no op runs (ops=0; elements: the values). Only where the trace's
+    shapes (dims) count at least LOOP_MIN_OPS values: converting a loss to log it is no loop,
+    whatever Python does next. Conversions inside a loop of ops (`inside`: first and last op of
+    each) are that loop's. Times in the trace's microseconds."""
     found = []
     for i in range(1, len(ts) - 1):
-        if any(a <= i <= b for a, b in inside):
+        if dims is None or any(a <= i <= b for a, b in inside) or \
+                (names[i - 1], names[i]) != TOLIST:
             continue
-        if (names[i - 1], names[i]) == TOLIST:
-            values = 0
-            if dims is not None and isinstance(dims[i], list) and dims[i]:
-                values = math.prod(dims[i][0]) if isinstance(dims[i][0], list) else 0
+        shape = dims[i][0] if isinstance(dims[i], list) and dims[i] else None
+        values = math.prod(shape) if isinstance(shape, list) else 0
+        if values >= LOOP_MIN_OPS:
             found.append(Loop(0, float(ts[i + 1] - ts[i] - dur[i]), TOLIST_EXAMPLE, values))
     return found
 

@@ -197,12 +197,14 @@ def without_shapes(trace: Path, tmp_path: Path) -> Path:
 @pytest.mark.parametrize("name, found", [("torch_cpu_loop_index", {LOOP}),
                                          ("torch_cpu_loop_item", {LOOP, SYNC}),
                                          ("torch_cpu_loop_iterate", set()),
+                                         ("torch_cpu_loop_tolist", set()),
                                          ("torch_cpu_clean_many_layers", set()),
                                          ("torch_cpu_clean_manual_update", set())])
 def test_without_shapes_only_indexing_and_reads_are_seen(pytorch, tmp_path, name, found):
     """Without record_shapes the ops on one element are known by name only (x[i], .item()):
     a loop whose elements come from iterating (one unbind per row of 16 elements) and whose body
-    is arithmetic is not judged, and explain says why in a note."""
+    is arithmetic is not judged, and explain says why in a note; nor is Python's loop over
+    tolist()'s values, whose count only the shapes give."""
     profile = traces.read_profile(without_shapes(corpus_file(name), tmp_path))
     assert not profile.shapes
     assert {f.rule for f in explain.explain(profile, None)} == found
