@@ -16,8 +16,14 @@ from gapbench_report.html_writer import esc, page
 from gapbench_report.labels import fmt_seconds, md_cell
 from gapbench_report.metrics import crossover, find, pipeline_ideal, preprocess_metrics
 from gapbench_report.results import Benchmark, ResultsError, load_results, results_runs
-from gapbench_report.traces import (LOOP_ELEMENT_SHARE, MAX_TRACE_MIB, Profile, merged,
-                                    read_profile, trace_files)
+from gapbench_report.traces import (
+    LOOP_ELEMENT_SHARE,
+    MAX_TRACE_MIB,
+    Profile,
+    merged,
+    read_profile,
+    trace_files,
+)
 
 PROG = "gapbench-report explain"
 

@@ -140,7 +140,7 @@ def corpus_file(name: str) -> Path:
     return DATA / (f"{name}.xplane.pb" if name.startswith("tf_") else f"{name}.pt.trace.json.gz")
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def corpus_profile(name: str) -> traces.Profile:
     return traces.read_profile(corpus_file(name))
 
