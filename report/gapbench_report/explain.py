@@ -16,7 +16,14 @@ from gapbench_report.html_writer import esc, page
 from gapbench_report.labels import fmt_seconds, md_cell
 from gapbench_report.metrics import crossover, find, pipeline_ideal, preprocess_metrics
 from gapbench_report.results import Benchmark, ResultsError, load_results, results_runs
-from gapbench_report.traces import MAX_TRACE_MIB, Profile, read_profile, trace_files
+from gapbench_report.traces import (
+    LOOP_ELEMENT_SHARE,
+    MAX_TRACE_MIB,
+    Profile,
+    merged,
+    read_profile,
+    trace_files,
+)
 
 PROG = "gapbench-report explain"
 
@@ -309,12 +316,14 @@ def rule_pageable(p: Profile, prices: Prices | None) -> list[Explained]:
 def rule_sync(p: Profile, prices: Prices | None) -> list[Explained]:
     """Synchronising calls and device-to-host reads inside the step: on a GPU each drains the
     queue, and the GPU idles until the host enqueues again. In a trace without a device, a loop
-    of reads (.item() per element) is the same habit, paid there as host time."""
-    reads_loop = p.loop("reads")
+    of reads (.item() or bool(tensor) per element: a per-element loop that reads an element in
+    each of its iterations) is the same habit, paid there as host time: the loop's, which
+    per_element_loop also names."""
+    reading = [lp for lp in p.loops if lp.reads >= LOOP_ELEMENT_SHARE * lp.ops]
     if p.has_device:
         calls, lost = p.sync_calls, p.sync_bubble_seconds
     else:
-        calls, lost = p.reads, reads_loop.seconds if reads_loop else 0.0
+        calls, lost = sum(lp.reads for lp in reading), sum(lp.seconds for lp in reading)
     if not calls or not p.step_seconds or lost < MIN_SHARE * p.step_seconds:
         return []
     what = ", ".join(p.sync_examples) or "synchronising calls"
@@ -322,9 +331,9 @@ def rule_sync(p: Profile, prices: Prices | None) -> list[Explained]:
         text = (f"{calls:g} synchronising call{'s' if calls != 1 else ''} a step ({what}): after "
                 f"each the GPU idles until the host enqueues again, {ms(lost)} a step.")
     else:
-        text = (f"{p.reads:g} device-to-host reads a step ({what}), in a loop of "
-                f"{reads_loop.ops:.0f} ops that takes {ms(lost)}; on a GPU each read also "
-                "synchronises, draining its queue.")
+        text = (f"{calls:.0f} device-to-host reads a step ({what}), in a per-element loop of "
+                f"{sum(lp.ops for lp in reading):.0f} ops that takes {ms(lost)}; on a GPU each "
+                "read also synchronises, draining its queue.")
     text += (" Keep values on the device (accumulate metrics as tensors, read them once per "
              "epoch or every N steps), and drop explicit synchronize() calls from the loop.")
     saving, basis = None, "the trace's time after the syncs" if p.has_device else \
@@ -341,14 +350,26 @@ def rule_sync(p: Profile, prices: Prices | None) -> list[Explained]:
 
 
 def rule_per_element(p: Profile, prices: Prices | None) -> list[Explained]:
-    """A Python loop over a tensor's elements: many tiny ops, each indexing one element."""
-    loop = p.loop("indexing")
+    """A Python loop over a tensor's elements: runs of tiny host ops, enough of them on one
+    element each (a read, an index, or 0-d and one-element inputs where the trace has shapes)."""
+    loop = p.loop()
     if not loop or not p.step_seconds or loop.seconds < MIN_SHARE * p.step_seconds:
         return []
-    text = (f"A per-element Python loop: {loop.ops:.0f} tiny ops a step, mostly {loop.example}"
-            f", take {ms(loop.seconds)} of the {ms(p.step_seconds)} step "
-            f"({pct(loop.seconds / p.step_seconds)}). Each op pays the framework's dispatch (and "
-            "on a GPU a launch) for one element's work. Write it as whole-tensor operations "
+    in_ops = merged([lp for lp in p.loops if lp.ops])
+    in_python = merged([lp for lp in p.loops if not lp.ops])
+    parts = []
+    if in_ops:
+        parts.append(f"{in_ops.ops:.0f} tiny ops a step, {in_ops.elements:.0f} of them on one "
+                     f"element (mostly {in_ops.example}), {ms(in_ops.seconds)}")
+    if in_python:
+        values = f"{in_python.elements:,.0f} " if in_python.elements else ""
+        parts.append(f"Python's own work on the {values}values of tensor.tolist(), with no "
+                     f"framework op running, {ms(in_python.seconds)}")
+    together = f"; together {ms(loop.seconds)}" if len(parts) > 1 else ""
+    text = (f"A per-element Python loop: {' and '.join(parts)}{together} of the "
+            f"{ms(p.step_seconds)} step ({pct(loop.seconds / p.step_seconds)}). Each element "
+            "pays the interpreter, and each op the framework's dispatch (on a GPU, a launch), "
+            "for one element's work. Write it as whole-tensor operations "
             "(x = (x - x.mean(1, keepdim=True)) / x.std(1, keepdim=True)).")
     saving, basis = None, "the loop's time in the trace"
     ratio = prices.elementwise(device_of(p)) if prices else None

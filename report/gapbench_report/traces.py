@@ -51,24 +51,49 @@ SINGLE_PROCESS_LOADER = "_SingleProcessDataLoaderIter"
 # Host calls that wait for the device.
 SYNC_CALLS = frozenset({"cudaStreamSynchronize", "cudaDeviceSynchronize", "cudaEventSynchronize",
                         "cudaMemcpy", "hipStreamSynchronize", "hipDeviceSynchronize"})
-# A device-to-host read of a value (tensor.item(), bool(tensor), float(tensor)).
-LOOP_READ_OPS = frozenset({"aten::item", "aten::_local_scalar_dense"})
-# Per-element indexing (x[i], iterating over a tensor): the signature of a Python loop over its
-# elements. Slices (x[:, :n]) are left out: models take them by the dozen without any loop.
+# A per-element loop (docs/explain.md): thousands of tiny host ops a step, each on one element,
+# where a single vectorized op would take the whole tensor. What marks an op as one element's
+# work:
+# - a device-to-host read of a value (tensor.item(), float(tensor), bool(tensor) in an `if`);
+READ_CALLS = {"aten::item": "tensor.item()", "aten::_local_scalar_dense": "tensor.item()",
+              "aten::is_nonzero": "bool(tensor)"}
+READ_OPS = frozenset(READ_CALLS)
+# - taking one element or row out of a tensor by index (x[i], iterating over a tensor: one
+#   unbind per tensor iterated, TF's StridedSlice and Unpack). Slices (x[:, :n]) are left out:
+#   models take them by the dozen without any loop;
 INDEX_OPS = frozenset({"aten::select", "aten::unbind", "StridedSlice", "Unpack"})
+# - where the trace has shapes (record_shapes=True), any op whose tensor inputs hold at most this
+#   many elements each (0-d tensors, or of shape [1]): v * 2 + 1 on an element, torch.tensor(v),
+#   whatever the op is called. Without shapes only the two kinds above are seen.
+ELEMENT_NUMEL = 1
+# The profiler's "Input type" of an argument that is no tensor (a tensor's is its dtype).
+NOT_TENSOR_TYPES = frozenset({"", "Scalar", "ScalarList", "TensorList", "GenericList", "None"})
 # A host op this short is per-element work when many follow each other (microseconds).
 TINY_OP_US = 100.0
 # Consecutive tiny ops this close (microseconds) belong to one loop...
 LOOP_GAP_US = 200.0
 # ...of at least this many ops.
 LOOP_MIN_OPS = 32
-# A share of a loop's ops that names its kind, reads (.item()) first, then indexing (x[i]): a loop
-# body has a few ops per element (x[i], its arithmetic, the store), each element read once.
-LOOP_KIND_SHARE = 0.1
+# A run of tiny ops is a per-element loop when at least this share of its ops work on one element:
+# a loop body has a few ops per element (taking it, its arithmetic, the store), at least one of
+# them on the element itself. A model of many small layers, or a per-parameter update, works on
+# whole tensors: none of its ops does.
+LOOP_ELEMENT_SHARE = 0.1
+# tensor.tolist() records these two ops and nothing else (conversions to NumPy record them too):
+# what follows, until the next framework op, is Python's own work on the values (a loop or a
+# comprehension over them), which no op of the trace shows.
+TOLIST = ("aten::resolve_conj", "aten::resolve_neg")
+TOLIST_EXAMPLE = "tensor.tolist()"
+# torch.optim's own spans. Its per-parameter loop (foreach=False) does touch 0-d tensors (Adam's
+# step count, read with .item() per parameter), but it is the library's loop, whose fix is
+# foreach= or fused=, not the user's to vectorize: its ops are left out of the loops.
+LIBRARY_SPAN = re.compile(r"^Optimizer\.(step|zero_grad)#")
 MATMUL_OPS = frozenset({"aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm"})
 CONV_OPS = frozenset({"aten::cudnn_convolution", "aten::convolution", "aten::_convolution",
                       "aten::conv2d", "aten::conv1d", "aten::conv3d"})
-BATCH_OPS = frozenset({"aten::addmm", "aten::linear"})
+# The ops the user's model calls on its batch: a linear layer, a matmul (x @ w), a convolution.
+BATCH_OPS = frozenset({"aten::addmm", "aten::linear", "aten::matmul", "aten::conv1d",
+                       "aten::conv2d", "aten::conv3d"})
 # Float32 matmul and convolution kernels of cuBLAS and cuDNN that use no tensor cores...
 FP32_KERNEL = re.compile(r"sgemm|gemmSN|gemmk1|implicit_convolve_sgemm|f32f32_f32f32_f32"
                          r"|fft2d_r2c|winograd", re.IGNORECASE)
@@ -86,12 +111,20 @@ class TraceError(ResultsError):
 
 @dataclass
 class Loop:
-    """A run of tiny host ops in one step: a Python loop over elements."""
+    """A run of tiny host ops in one step that work on one element each: a Python loop over a
+    tensor's elements (per step, once read)."""
 
-    kind: str  # "reads" (a .item() per element) or "indexing" (x[i] = ...)
-    ops: int
+    ops: float
     seconds: float
-    example: str  # its most frequent op
+    example: str  # its most frequent op, or "tensor.tolist()"
+    elements: float = 0.0  # its ops on one element (reads, indexing, 0-d or one-element inputs)
+    reads: float = 0.0  # of which device-to-host reads (.item(), bool(tensor))
+    read_seconds: float = 0.0  # the reads' own time
+
+    def per_step(self, unit: float, share: float) -> Loop:
+        """This loop of one step in a trace's time unit, as seconds and counts per step."""
+        return Loop(self.ops * share, self.seconds * unit * share, self.example,
+                    self.elements * share, self.reads * share, self.read_seconds * unit * share)
 
 
 @dataclass
@@ -151,8 +184,10 @@ class Profile:
     reads: float = 0.0
     sync_bubble_seconds: float = 0.0  # device idle from a sync's return to the next work
     sync_examples: list[str] = field(default_factory=list)
-    # loops of tiny host ops
+    # loops of tiny host ops on one element each
     loops: list[Loop] = field(default_factory=list)
+    shapes: bool = False  # the trace has input shapes (record_shapes=True)
+    unjudged_ops: float = 0.0  # tiny ops a step in runs that shapes would have let explain judge
     # copies
     copies: list[Copies] = field(default_factory=list)
     # kernels and launches (HTA's launch statistics)
@@ -169,12 +204,18 @@ class Profile:
     batch: int | None = None
     matmul_seconds: float = 0.0  # host time in matmul/linear ops, per step
 
-    def loop(self, kind: str) -> Loop | None:
-        found = [lp for lp in self.loops if lp.kind == kind]
-        if not found:
-            return None
-        return Loop(kind, sum(lp.ops for lp in found), sum(lp.seconds for lp in found),
-                    found[0].example)
+    def loop(self) -> Loop | None:
+        """The step's per-element loops, as one."""
+        return merged(self.loops)
+
+
+def merged(loops: list[Loop]) -> Loop | None:
+    """Loops as one: their counts and times summed, the example of the longest."""
+    if not loops:
+        return None
+    total = {f: sum(getattr(lp, f) for lp in loops)
+             for f in ("ops", "seconds", "elements", "reads", "read_seconds")}
+    return Loop(example=max(loops, key=lambda lp: lp.seconds).example, **total)
 
 
 # ---- the extra ----------------------------------------------------------------------------------
@@ -363,28 +404,44 @@ def read_kineto(path: Path) -> Profile:
             profile.loader_parallel = iterator != SINGLE_PROCESS_LOADER
         profile.input_seconds += float(spans["dur"].sum()) * us * per_step
 
-    # Loops of tiny host ops, per step.
+    # Loops of tiny host ops on one element each, per step. The ops the user's code calls are
+    # the outermost framework ops: record_function's spans (the DataLoader's __next__, the user's
+    # own) are seen through, torch.optim's spans left out (LIBRARY_SPAN).
+    profile.shapes = "input_type" in cpu and bool(
+        cpu["input_type"].map(lambda t: isinstance(t, list) and len(t) > 0).any())
+    read_kinds: set[str] = set()
     for start, end, tid in windows:
         inside = _within(cpu, start, end, tid)
-        ops = inside[inside["category"].isin(("cpu_op", "user_annotation"))
-                     & ~inside["op"].str.startswith("ProfilerStep#")]
+        library = inside[inside["op"].str.match(LIBRARY_SPAN.pattern)]
+        ops = _outside(inside[inside["category"] == "cpu_op"], library)
         ts, dur, names = (ops["ts"].to_numpy(float), ops["dur"].to_numpy(float),
                           ops["op"].to_numpy())
         top = top_level(ts, dur)
-        # A read the user's code makes (tensor.item()) is a top-level op; one inside an op
+        # A read the user's code makes (tensor.item()) is an outermost op; one inside an op
         # (aten::std reads its count) is the op's business.
-        profile.reads += sum(names[i] in LOOP_READ_OPS for i in top) * per_step
-        for loop in find_loops(ts[top], dur[top], names[top]):
-            loop.seconds *= us * per_step
-            loop.ops = loop.ops * per_step
-            profile.loops.append(loop)
+        profile.reads += sum(names[i] in READ_OPS for i in top) * per_step
+        read_kinds.update(READ_CALLS[names[i]] for i in top if names[i] in READ_OPS)
+        element = None
+        if profile.shapes:
+            types, dims = ops["input_type"].to_numpy(), ops["input_dims"].to_numpy()
+            element = [on_one_element(types[i], dims[i]) for i in top]
+        loops, unjudged = find_loops(ts[top], dur[top], names[top], element,
+                                     ops["input_dims"].to_numpy()[top] if profile.shapes else None)
+        profile.unjudged_ops += unjudged * per_step
+        profile.loops += [loop.per_step(us, per_step) for loop in loops]
+    if profile.unjudged_ops:
+        profile.notes.append(
+            f"{profile.unjudged_ops:.0f} tiny host ops a step run back to back without indexing "
+            "or reading elements by name; this trace has no input shapes, so whether they work "
+            "on one element each (a per-element loop) is not judged: profile with "
+            "record_shapes=True.")
 
     # Device-to-host reads and synchronising calls.
     in_steps = _in_windows(cpu, windows)
     syncs = in_steps[(in_steps["category"] == "cuda_runtime") & in_steps["op"].isin(SYNC_CALLS)]
     profile.sync_calls = len(syncs) * per_step
     profile.sync_examples = list(dict.fromkeys(
-        ["tensor.item()"] * (profile.reads > 0) + list(syncs["op"])))[:4]
+        sorted(read_kinds) + list(syncs["op"])))[:4]
 
     # Matmul sizes for the batch, and the host time in them.
     batch_ops = in_steps[in_steps["op"].isin(BATCH_OPS)]
@@ -431,8 +488,33 @@ def _outermost_seconds(ops) -> float:
     return total
 
 
+def _outside(df, spans):
+    """The events of df that lie inside none of the spans."""
+    if spans.empty or df.empty:
+        return df
+    keep = None
+    for start, end in zip(spans["ts"], spans["end"]):
+        out = (df["end"] <= start) | (df["ts"] >= end)
+        keep = out if keep is None else keep & out
+    return df[keep]
+
+
+def on_one_element(types, dims) -> bool:
+    """An op's inputs, as the profiler records them with record_shapes: whether it has tensor
+    inputs and each holds at most ELEMENT_NUMEL elements."""
+    if not isinstance(types, list) or not isinstance(dims, list):
+        return False
+    tensors = [d for t, d in zip(types, dims) if str(t) not in NOT_TENSOR_TYPES]
+    try:
+        return bool(tensors) and all(math.prod(d) <= ELEMENT_NUMEL for d in tensors)
+    except TypeError:
+        return False
+
+
 def top_level(ts, dur) -> list[int]:
-    """The indexes of the ops no other op contains, in time order (ops of no length left out)."""
+    """The indexes of the ops no other op contains, in time order (ops of no length left out).
+    HTA's CallGraph would give each op's depth, but HTA 0.5 fails to build it on a CPU trace
+    with numpy 2 (np.unique over its object columns), and TensorFlow's events need it too."""
     order = sorted((i for i in range(len(ts)) if dur[i] > 0), key=lambda i: (ts[i], -dur[i]))
     top, reach = [], -math.inf
     for i in order:
@@ -442,44 +524,74 @@ def top_level(ts, dur) -> list[int]:
     return top
 
 
-def find_loops(ts, dur, names) -> list[Loop]:
-    """Runs of at least LOOP_MIN_OPS consecutive top-level host ops (given in time order), each
-    shorter than TINY_OP_US and at most LOOP_GAP_US apart, named by the ops they hold: reads when
-    a share of LOOP_KIND_SHARE are device-to-host reads, indexing when that share index
-    elements; others (a model of many small layers) are no per-element loop and are left out.
-    Times in the trace's microseconds."""
-    loops, run = [], []
-
-    def close():
-        if len(run) >= LOOP_MIN_OPS:
-            ops = [str(names[i]) for i in run]
-            reads = sum(op in LOOP_READ_OPS for op in ops)
-            indexing = sum(op in INDEX_OPS for op in ops)
-            kind = ("reads" if reads >= LOOP_KIND_SHARE * len(ops) else
-                    "indexing" if indexing >= LOOP_KIND_SHARE * len(ops) else None)
-            if kind:
-                seconds = ts[run[-1]] + dur[run[-1]] - ts[run[0]]
-                loops.append(Loop(kind, len(ops), float(seconds),
-                                  max(set(ops), key=ops.count)))
-        run.clear()
-
+def find_loops(ts, dur, names, element=None, element_dims=None) -> tuple[list[Loop], int]:
+    """Per-element loops among outermost host ops (given in time order): runs of at least
+    LOOP_MIN_OPS consecutive ops, each shorter than TINY_OP_US and at most LOOP_GAP_US apart, of
+    which at least LOOP_ELEMENT_SHARE work on one element (a read, an index, or, where `element`
+    gives it from the trace's shapes, inputs of one element each). A loop's runs that a pause
+    splits (the interpreter's own work in the body, the process descheduled) are one loop while
+    nothing but tiny ops lies between them. Also returns the ops of the runs that, without shapes
+    (element None), could not be judged: runs with some element op by name, too few for a loop
+    (a model's layers have none and are not counted). With them, python_loops' (element_dims:
+    the ops' input dims, where the trace has them). Times in the trace's microseconds."""
+    names = [str(n) for n in names]
+    read = [n in READ_OPS for n in names]
+    on_element = [r or n in INDEX_OPS or (element is not None and bool(element[i]))
+                  for i, (r, n) in enumerate(zip(read, names))]
+    runs: list[list[int]] = []  # [first, last + 1] of each run
     for i in range(len(ts)):
-        tiny = dur[i] < TINY_OP_US
-        if tiny and run and ts[i] - (ts[run[-1]] + dur[run[-1]]) <= LOOP_GAP_US:
-            run.append(i)
+        if dur[i] >= TINY_OP_US:
             continue
-        close()
-        if tiny:
-            run.append(i)
-    close()
-    return loops
+        if runs and runs[-1][1] == i and ts[i] - (ts[i - 1] + dur[i - 1]) <= LOOP_GAP_US:
+            runs[-1][1] = i + 1
+        else:
+            runs.append([i, i + 1])
+    spans: list[list[int]] = []
+    unjudged = 0
+    for a, b in runs:
+        if b - a < LOOP_MIN_OPS:
+            continue
+        if sum(on_element[a:b]) < LOOP_ELEMENT_SHARE * (b - a):
+            unjudged += (b - a) if element is None and any(on_element[a:b]) else 0
+        elif spans and all(dur[k] < TINY_OP_US for k in range(spans[-1][1], a)):
+            spans[-1][1] = b
+        else:
+            spans.append([a, b])
+    loops = []
+    for a, b in spans:
+        ops = names[a:b]
+        loops.append(Loop(b - a, float(ts[b - 1] + dur[b - 1] - ts[a]),
+                          max(set(ops), key=ops.count), sum(on_element[a:b]), sum(read[a:b]),
+                          float(sum(dur[k] for k in range(a, b) if read[k]))))
+    loops += python_loops(ts, dur, names, element_dims, [(a, b - 1) for a, b in spans])
+    return loops, unjudged
+
+
+def python_loops(ts, dur, names, dims=None, inside=()) -> list[Loop]:
+    """Python's own work on the values of tensor.tolist(): from the end of its two ops (TOLIST)
+    to the next framework op, no op runs (ops=0; elements: the values). Only where the trace's
+    shapes (dims) count at least LOOP_MIN_OPS values: converting a loss to log it is no loop,
+    whatever Python does next. Conversions inside a loop of ops (`inside`: first and last op of
+    each) are that loop's. Times in the trace's microseconds."""
+    found = []
+    for i in range(1, len(ts) - 1):
+        if dims is None or any(a <= i <= b for a, b in inside) or \
+                (names[i - 1], names[i]) != TOLIST:
+            continue
+        shape = dims[i][0] if isinstance(dims[i], list) and dims[i] else None
+        values = math.prod(shape) if isinstance(shape, list) else 0
+        if values >= LOOP_MIN_OPS:
+            found.append(Loop(0, float(ts[i + 1] - ts[i] - dur[i]), TOLIST_EXAMPLE, values))
+    return found
 
 
 def batch_of(op: str, dims) -> int | None:
-    """The batch (rows) of a linear layer's input: aten::linear's first input, aten::addmm's
-    second (the first is the bias)."""
+    """The batch of a layer's input: the rows of aten::linear's and aten::matmul's first input
+    and of aten::addmm's second (the first is the bias); a convolution's N (N C H W)."""
     try:
-        shape = dims[0] if op == "aten::linear" else dims[1]
+        shape = dims[1] if op == "aten::addmm" else dims[0]
+        if op.startswith("aten::conv"):
+            return int(shape[0]) if len(shape) == int(op[-2]) + 2 else None
         return int(shape[0]) if len(shape) == 2 else None
     except (TypeError, IndexError, ValueError):
         return None
@@ -744,7 +856,5 @@ def _eager_loops(path: Path, profile: Profile) -> None:
         ts, dur = [e["ts"] for e in inside], [e["dur"] for e in inside]
         top = top_level(ts, dur)
         names = [inside[i]["name"].split(": ", 1)[1] for i in top]
-        for loop in find_loops([ts[i] for i in top], [dur[i] for i in top], names):
-            loop.seconds *= 1e-6 * per_step
-            loop.ops = loop.ops * per_step
-            profile.loops.append(loop)
+        loops, _ = find_loops([ts[i] for i in top], [dur[i] for i in top], names)
+        profile.loops += [loop.per_step(1e-6, per_step) for loop in loops]

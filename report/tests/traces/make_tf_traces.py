@@ -2,7 +2,10 @@
 
     .venv-tf/bin/python report/tests/traces/make_tf_traces.py [--out report/tests/data/traces]
 
-Needs TensorFlow (ci/setup --tensorflow puts its CPU build in .venv-tf). Each case trains a small
+Needs TensorFlow (ci/setup --tensorflow puts its CPU build in .venv-tf). The corpus's traces
+(loop_index, loop_iterate, clean_many_layers; CORPUS_STEPS steps each) were made on the 2-core
+CI machine with tensorflow-cpu 2.21.0, Keras 3.15.1, numpy 2.4.6, Python 3.11.7; the first
+three (FIRST) earlier, by a TensorFlow build that was not recorded. Each case trains a small
 Keras MLP for a few steps under tf.profiler, each step marked as TensorFlow's input-pipeline
 analyser reads steps (tf.profiler.experimental.Trace("train", step_num=i, _r=1)), and keeps the
 .xplane.pb that the profiler writes under plugins/profile/ (as tf_cpu_<case>.xplane.pb). CI does
@@ -12,6 +15,8 @@ not run this: the files it wrote are committed beside it.
   (no parallel map): the step waits for its input.
 - loop: per-element Python loop of eager ops in the step (each row normalised alone).
 - clean: one batch in memory, repeated and prefetched by tf.data; the step a tf.function.
+- loop_index, loop_iterate: the per-element loop as s[i] per element and as `for v in s`.
+- clean_many_layers: an eager step of 30 small layers, its optimizer's per-variable updates.
 """
 
 from __future__ import annotations
@@ -92,7 +97,62 @@ def case_clean(step):
     return tf.data.Dataset.from_tensors(batch).repeat().prefetch(tf.data.AUTOTUNE), step
 
 
-CASES = {"dataloader": case_dataloader, "loop": case_loop, "clean": case_clean}
+# ---- the corpus: the per-element loop in other styles, and a clean eager step (issue 36) -----
+# The same work as make_torch_traces.py's loops: each of SCORES per-sample scores scaled, shifted
+# and clipped at 0, one element at a time; one vectorized op would do.
+SCORES, SCALE, SHIFT = 256, 0.5, 0.25
+
+
+def scored(step, weigh):
+    def body(x, y):
+        weigh(tf.reshape(x[:, :SCORES // 8], [-1])[:SCORES])
+        return step(x, y)
+    return in_memory(64).batch(64).repeat(), body
+
+
+def weigh_index(s):
+    return tf.stack([tf.maximum(s[i] * SCALE + SHIFT, 0.0)  # s[i]: a StridedSlice each
+                     for i in range(s.shape[0])])
+
+
+def weigh_iterate(s):
+    out = []
+    for v in s:  # for v in x over an eager tensor
+        out.append(tf.maximum(v * SCALE + SHIFT, 0.0))
+    return tf.stack(out)
+
+
+def case_loop_index(step):
+    return scored(step, weigh_index)
+
+
+def case_loop_iterate(step):
+    return scored(step, weigh_iterate)
+
+
+def case_clean_many_layers(_):
+    """An eager training step (no tf.function) of a model of 30 small layers: hundreds of tiny
+    eager ops a step, the optimizer's per-variable updates among them, none on one element."""
+    tf.keras.utils.set_random_seed(0)
+    net = tf.keras.Sequential([tf.keras.layers.Input((FEATURES,)),
+                               *[tf.keras.layers.Dense(32, activation="relu")
+                                 for _ in range(30)], tf.keras.layers.Dense(10)])
+    opt = tf.keras.optimizers.SGD(0.01, momentum=0.9)
+    loss_fn = tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+
+    def body(x, y):
+        with tf.GradientTape() as tape:
+            loss = loss_fn(y, net(x))
+        opt.apply_gradients(zip(tape.gradient(loss, net.trainable_variables),
+                                net.trainable_variables))
+        return loss
+    return in_memory(128).batch(128).repeat().prefetch(tf.data.AUTOTUNE), body
+
+
+# The first traces, with STEPS steps; the corpus's, CORPUS_STEPS (small files).
+FIRST = ("dataloader", "loop", "clean")
+CORPUS_STEPS = 3
+CASES = {name[len("case_"):]: f for name, f in list(globals().items()) if name.startswith("case_")}
 
 
 def profile(case: str, out: Path) -> Path:
@@ -104,7 +164,7 @@ def profile(case: str, out: Path) -> Path:
         body(*next(batches))
     with tempfile.TemporaryDirectory() as tmp:
         tf.profiler.experimental.start(tmp)
-        for i in range(STEPS):
+        for i in range(STEPS if case in FIRST else CORPUS_STEPS):
             with tf.profiler.experimental.Trace("train", step_num=i, _r=1):
                 body(*next(batches))
         tf.profiler.experimental.stop()

@@ -1,19 +1,34 @@
-"""Real PyTorch CPU profiler traces for `gapbench-report explain`'s tests, each slow in one way.
+"""Real PyTorch CPU profiler traces for `gapbench-report explain`'s tests: each host cause in the
+styles users write it, and clean traces that must fire nothing (docs/explain.md, "The corpus").
 
-    python report/tests/traces/make_torch_traces.py [--out report/tests/data/traces]
+    python3 -m venv /work/torchenv && /work/torchenv/bin/pip install torch numpy
+    /work/torchenv/bin/python report/tests/traces/make_torch_traces.py [CASE...] [--out DIR]
 
-Needs torch (any recent build; the CPU suffices). Each case is a small training loop of an MLP,
-profiled with torch.profiler's schedule over a few steps (ProfilerStep#N) and written gzipped
-by tensorboard_trace_handler, as a user would: record_shapes=True, so that explain can read the
-matmul sizes. CI does not run this: the traces it wrote are committed beside it
-(torch_cpu_<case>.pt.trace.json.gz).
+Needs torch and numpy only (the CPU suffices; CI installs neither: the traces are committed beside
+this script as tests/data/traces/torch_cpu_<case>.pt.trace.json.gz). The corpus was made on the
+2-core CI machine (host "vm", loaded by other jobs) with torch 2.15.0 (PyPI's +cu132 wheel, run on
+the CPU), numpy 2.4.6, Python 3.11.7; the five first cases (FIRST) earlier, by a torch build
+that was not recorded. Each case is a short training loop, profiled with torch.profiler's schedule
+(ProfilerStep#N: 4 active steps for the first cases, CORPUS_STEPS for the corpus's, to keep each
+file small) and written gzipped by tensorboard_trace_handler, as a user would, with
+record_shapes=True (explain reads matmul sizes and 0-d inputs from it; the tests strip the shapes
+to check what it does without them). Timings in them are the loaded machine's: remaking a trace
+changes its figures, not its causes.
 
+The first cases:
 - dataloader: a DataLoader with no workers (num_workers=0) over a Dataset whose __getitem__
   does real per-sample work (a 32x32 image decoded and normalised in NumPy), feeding a fast step.
 - loop: per-element Python loop in the step (each row normalised by indexing, x[i] = ...).
 - item: a per-sample metric read with .item() in the loop (one device-to-host read per sample).
 - tiny_batch: batch 2, the step's fixed costs (optimizer, dispatch) dwarf its arithmetic.
 - clean: batch 256 from tensors already in memory, one vectorized step: none of the above.
+
+The corpus (case_<name> below, each with its own docstring or comment): the per-element loop as
+loop_index, loop_iterate, loop_tolist, loop_numpy, loop_item, loop_in_dataset, loop_in_step,
+loop_nograd; sync reads as sync_float, sync_branch; the input pipeline as input_iterable,
+input_slow_workers; a small batch as small_batch_matmul, small_batch_conv; clean as
+clean_many_layers, clean_sgd_foreach_false, clean_adam_foreach_false, clean_manual_update,
+clean_workers. The hold-out (tests/traces/HOLDOUT.md) was made last.
 """
 
 from __future__ import annotations
@@ -22,11 +37,12 @@ import argparse
 import gzip
 import shutil
 import tempfile
+import time
 from pathlib import Path
 
 import numpy as np
 import torch
-from torch.utils.data import DataLoader, Dataset
+from torch.utils.data import DataLoader, Dataset, TensorDataset
 
 FEATURES = 32 * 32
 STEPS = 4  # active profiler steps
@@ -106,22 +122,296 @@ def case_clean(step):
     return step(batches(256), lambda net, opt, x, y: train_step(net, opt, x, y))
 
 
-CASES = {"dataloader": case_dataloader, "loop": case_loop, "item": case_item,
-         "tiny_batch": case_tiny_batch, "clean": case_clean}
+# ---- the corpus: one cause in several styles (issue 36) -------------------------------------
+# The per-element loops all do the same work, the way users write it: each sample's weight,
+# scale * score + shift clipped at 0, from a vector of SCORES per-sample scores, then the step.
+# One vectorized op would do: torch.clamp(scores * SCALE + SHIFT, min=0).
+SCORES, SCALE, SHIFT = 256, 0.5, 0.25
+
+
+def weighted_step(net, opt, x, y, weights):
+    loss = torch.nn.functional.cross_entropy(net(x), y, reduction="none")
+    opt.zero_grad()
+    (loss * weights[: loss.shape[0]]).mean().backward()
+    opt.step()
+
+
+def scores_for(x):
+    return x[:, :SCORES // 8].reshape(-1)[:SCORES].clone()  # any 1-D tensor of SCORES values
+
+
+def loop_body(weigh):
+    def body(net, opt, x, y):
+        return weighted_step(net, opt, x, y, weigh(scores_for(x)))
+    return body
+
+
+def weigh_index(s):
+    out = torch.empty_like(s)
+    for i in range(s.shape[0]):  # x[i]: one select and 0-d arithmetic per element
+        out[i] = torch.clamp(s[i] * SCALE + SHIFT, min=0)
+    return out
+
+
+def weigh_iterate(s):
+    rows = s.reshape(16, -1)
+    out = []
+    for row in rows:  # for v in x: one unbind per row, then 0-d arithmetic per element
+        for v in row:
+            out.append(torch.clamp(v * SCALE + SHIFT, min=0))
+    return torch.stack(out)
+
+
+def case_loop_tolist(step):
+    """.tolist() and Python arithmetic over the whole batch's features: Python is fast per value
+    (about 0.4 us against an op's few us), so the same habit costs only with more values."""
+    def body(net, opt, x, y):
+        x = torch.tensor([[max(0.0, v * SCALE + SHIFT) for v in row] for row in x.tolist()])
+        return train_step(net, opt, x, y)
+    return step(batches(64), body)
+
+
+def weigh_numpy(s):
+    out = torch.empty_like(s)
+    for i in range(s.shape[0]):  # a NumPy round trip per element
+        v = s[i].numpy()
+        out[i] = torch.from_numpy(np.asarray(np.maximum(v * SCALE + SHIFT, 0), np.float32))
+    return out
+
+
+def weigh_item(s):
+    out = []
+    for i in range(s.shape[0]):  # .item() per element, arithmetic in Python
+        out.append(max(0.0, s[i].item() * SCALE + SHIFT))
+    return torch.tensor(out)
+
+
+@torch.no_grad()
+def preprocess(s):
+    """A preprocessing function as users write them: no autograd, one element at a time."""
+    out = torch.zeros_like(s)
+    for i, v in enumerate(s):
+        if v * SCALE + SHIFT > 0:
+            out[i] = v * SCALE + SHIFT
+    return out
+
+
+class TransformingDataset(Dataset):
+    """Per-sample transforms in __getitem__: each sample's features clipped and scaled, one
+    element at a time (the same work as case_loop_in_step's, in the Dataset)."""
+
+    def __init__(self, n: int):
+        self.n = n
+
+    def __len__(self) -> int:
+        return self.n
+
+    def __getitem__(self, i: int):
+        g = torch.Generator().manual_seed(i)
+        x = torch.rand(FEATURES, generator=g)
+        return transform(x), torch.tensor(i % 10)
+
+
+def transform(x):
+    head = x[:16]
+    for j in range(head.shape[0]):  # the per-sample, per-element transform
+        head[j] = torch.clamp(head[j] * SCALE + SHIFT, min=0)
+    return x
+
+
+def case_loop_index(step):
+    return step(batches(64), loop_body(weigh_index))
+
+
+def case_loop_iterate(step):
+    return step(batches(64), loop_body(weigh_iterate))
+
+
+def case_loop_numpy(step):
+    return step(batches(64), loop_body(weigh_numpy))
+
+
+def case_loop_item(step):
+    return step(batches(64), loop_body(weigh_item))
+
+
+def case_loop_nograd(step):
+    return step(batches(64), loop_body(preprocess))
+
+
+def case_loop_in_dataset(step):
+    loader = DataLoader(TransformingDataset(10_000), batch_size=32, num_workers=0)
+    return step(iter(loader), lambda net, opt, x, y: train_step(net, opt, x, y))
+
+
+def case_loop_in_step(step):
+    def body(net, opt, x, y):
+        for sample in x[:32]:  # the same transform as the Dataset's, in the step
+            transform(sample)
+        return train_step(net, opt, x, y)
+    return step(batches(32), body)
+
+
+def case_sync_float(step):
+    """A per-sample metric collected with float() into a Python list."""
+    def body(net, opt, x, y):
+        loss = torch.nn.functional.cross_entropy(net(x), y, reduction="none")
+        history = [float(v) for v in loss.detach()]
+        opt.zero_grad()
+        loss.mean().backward()
+        opt.step()
+        return history
+    return step(batches(256), body)
+
+
+def case_sync_branch(step):
+    """A branch on a tensor per element: `if x[i] > 0` reads each comparison back."""
+    def body(net, opt, x, y):
+        s = scores_for(x) - 0.5
+        kept = 0
+        for i in range(s.shape[0]):
+            if s[i] > 0:
+                kept += 1
+        return train_step(net, opt, x, y)
+    return step(batches(64), body)
+
+
+def case_small_batch_matmul(step):
+    """Batch 4 through a model written with matmuls (x @ w), no nn.Linear."""
+    g = torch.Generator().manual_seed(0)
+    w1 = (torch.randn(FEATURES, 128, generator=g) * 0.03).requires_grad_()
+    w2 = (torch.randn(128, 10, generator=g) * 0.1).requires_grad_()
+    opt = torch.optim.SGD([w1, w2], lr=0.01)
+
+    def body(net, _, x, y):
+        loss = torch.nn.functional.cross_entropy(torch.relu(x @ w1) @ w2, y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    return step(batches(4), body)
+
+
+def conv_net():
+    torch.manual_seed(0)
+    return torch.nn.Sequential(torch.nn.Conv2d(1, 16, 3, padding=1), torch.nn.ReLU(),
+                               torch.nn.Conv2d(16, 16, 3, padding=1), torch.nn.ReLU(),
+                               torch.nn.Conv2d(16, 10, 1), torch.nn.AdaptiveAvgPool2d(1),
+                               torch.nn.Flatten())
+
+
+def case_small_batch_conv(step):
+    """A convolutional model at batch 4: the batch is a convolution's N, no linear layer's."""
+    net = conv_net()
+    opt = torch.optim.SGD(net.parameters(), lr=0.01)
+
+    def body(_, __, x, y):
+        logits = net(x.reshape(-1, 1, 32, 32))
+        loss = torch.nn.functional.cross_entropy(logits, y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    return step(batches(4), body)
+
+
+def case_input_iterable(step):
+    """An IterableDataset that builds whole batches in Python, read without workers."""
+    class Batches(torch.utils.data.IterableDataset):
+        def __iter__(self):
+            i = 0
+            while True:
+                samples = [DecodingDataset(1 << 30)[i + k] for k in range(32)]
+                i += 32
+                yield torch.stack([s for s, _ in samples]), torch.stack([t for _, t in samples])
+    loader = DataLoader(Batches(), batch_size=None, num_workers=0)
+    return step(iter(loader), lambda net, opt, x, y: train_step(net, opt, x, y))
+
+
+def case_input_slow_workers(step):
+    """DecodingDataset's per-sample work on 2 workers that still cannot keep up."""
+    loader = DataLoader(DecodingDataset(10_000), batch_size=32, num_workers=2,
+                        prefetch_factor=1, persistent_workers=True)
+    return step(iter(loader), lambda net, opt, x, y: train_step(net, opt, x, y))
+
+
+def many_layers(n: int = 48, width: int = 32):
+    torch.manual_seed(0)
+    layers = [torch.nn.Linear(FEATURES, width), torch.nn.ReLU()]
+    for _ in range(n):
+        layers += [torch.nn.Linear(width, width), torch.nn.ReLU()]
+    return torch.nn.Sequential(*layers, torch.nn.Linear(width, 10))
+
+
+def case_clean_many_layers(step):
+    """A model of 50 small layers: hundreds of tiny ops a step, none on one element."""
+    net = many_layers()
+    opt = torch.optim.SGD(net.parameters(), lr=0.01)
+    return step(batches(128), lambda _, __, x, y: train_step(net, opt, x, y))
+
+
+def case_clean_sgd_foreach_false(step):
+    """An optimizer's per-parameter loop (foreach=False) over 100 parameter tensors."""
+    net = many_layers()
+    opt = torch.optim.SGD(net.parameters(), lr=0.01, momentum=0.9, foreach=False)
+    return step(batches(128), lambda _, __, x, y: train_step(net, opt, x, y))
+
+
+def case_clean_adam_foreach_false(step):
+    """Adam's per-parameter loop (foreach=False): a 0-d step count and its .item() each."""
+    net = many_layers()
+    opt = torch.optim.Adam(net.parameters(), lr=1e-3, foreach=False)
+    return step(batches(128), lambda _, __, x, y: train_step(net, opt, x, y))
+
+
+def case_clean_manual_update(step):
+    """A hand-written per-parameter update, outside torch.optim."""
+    net = many_layers()
+
+    def body(_, __, x, y):
+        loss = torch.nn.functional.cross_entropy(net(x), y)
+        loss.backward()
+        with torch.no_grad():
+            for p in net.parameters():
+                p.add_(p.grad, alpha=-0.01)
+                p.grad = None
+    return step(batches(128), body)
+
+
+def case_clean_workers(step):
+    """A DataLoader with 2 workers over samples in memory: they keep up, the step never waits
+    for its input. The workers start (and fill their prefetch queue) before the steps profiled,
+    as any trace taken after the first steps of an epoch."""
+    g = torch.Generator().manual_seed(1)
+    # uint8 images, as a pipeline ships them: a quarter of float32's bytes between processes
+    data = TensorDataset(torch.randint(0, 256, (4096, FEATURES), generator=g, dtype=torch.uint8),
+                         torch.randint(0, 10, (4096,), generator=g))
+    loader = iter(DataLoader(data, batch_size=256, num_workers=2, prefetch_factor=4,
+                             persistent_workers=True))
+    time.sleep(8)
+    wide = torch.nn.Sequential(torch.nn.Linear(FEATURES, 1024), torch.nn.ReLU(),
+                               torch.nn.Linear(1024, 10))
+    opt = torch.optim.SGD(wide.parameters(), lr=0.01)
+    return step(loader, lambda _, __, x, y: train_step(wide, opt, x.float() / 255, y))
+
+
+# The first traces, with STEPS active steps; the corpus's, CORPUS_STEPS (small files).
+FIRST = ("dataloader", "loop", "item", "tiny_batch", "clean")
+CASES = {name[len("case_"):]: f for name, f in list(globals().items()) if name.startswith("case_")}
+CORPUS_STEPS = 2
 
 
 def profile(case: str, out: Path) -> Path:
     torch.set_num_threads(1)  # the same on any machine's core count
     net = model()
     opt = torch.optim.SGD(net.parameters(), lr=0.01)
+    active = STEPS if case in FIRST else CORPUS_STEPS
     with tempfile.TemporaryDirectory() as tmp:
-        schedule = torch.profiler.schedule(wait=1, warmup=1, active=STEPS, repeat=1)
+        schedule = torch.profiler.schedule(wait=1, warmup=1, active=active, repeat=1)
         with torch.profiler.profile(
                 activities=[torch.profiler.ProfilerActivity.CPU], schedule=schedule,
                 record_shapes=True,
                 on_trace_ready=torch.profiler.tensorboard_trace_handler(tmp, use_gzip=True)) as p:
             def step(source, body):
-                for _ in range(2 + STEPS):
+                for _ in range(2 + active):
                     x, y = next(source)
                     body(net, opt, x, y)
                     p.step()
