@@ -9,10 +9,19 @@
 set(commit "unknown")
 set(tree "unknown")
 if(GIT_EXECUTABLE)
-  execute_process(COMMAND ${GIT_EXECUTABLE} -C ${SOURCE_DIR} rev-parse HEAD
-                  RESULT_VARIABLE head_status OUTPUT_VARIABLE head
+  # Only a checkout of this source itself: a tree unpacked inside some other repository (a
+  # vendored copy, a build folder's test tree) is not that repository's commit.
+  execute_process(COMMAND ${GIT_EXECUTABLE} -C ${SOURCE_DIR} rev-parse --show-toplevel HEAD
+                  RESULT_VARIABLE head_status OUTPUT_VARIABLE top_and_head
                   OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
-  if(head_status EQUAL 0 AND head MATCHES "^[0-9a-f]+$")
+  string(REPLACE "\n" ";" top_and_head "${top_and_head}")
+  list(GET top_and_head 0 top)
+  list(GET top_and_head -1 head)
+  file(REAL_PATH "${SOURCE_DIR}" source_real)
+  if(head_status EQUAL 0 AND EXISTS "${top}")
+    file(REAL_PATH "${top}" top)
+  endif()
+  if(head_status EQUAL 0 AND top STREQUAL source_real AND head MATCHES "^[0-9a-f]+$")
     set(commit ${head})
     execute_process(COMMAND ${GIT_EXECUTABLE} -C ${SOURCE_DIR} status --porcelain -- .
                             ":(exclude)results/baselines"

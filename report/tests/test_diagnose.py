@@ -365,7 +365,9 @@ def test_findings_quote_benchmarks_in_words_not_names():
     for f in diagnose([in_memory(_slow_machine())]):
         assert not re.search(r"\w+/\w+/(cpu|gpu)/", f.text), f.text
     loses = rules_fired(_slow_machine())["gpu_loses_to_cpu"]
-    assert "GPU vectorized end-to-end preprocess (op sumsq · rows 1M · cols 100)" in loses
+    # Its copies are from pageable memory, and the words say so.
+    assert "GPU vectorized end-to-end (pageable copies) preprocess (op sumsq · rows 1M · cols 100)" \
+        in loses
 
 
 def test_verdict_names_the_biggest_losses_here_and_never_a_lesson():

@@ -102,9 +102,13 @@ def test_metrics_chart(tmp_path):
                ("baseline t4", {"speed-up": 30.0, "pinned/pageable": 1.1, "only there": 0.4})]
     assert_images(plots.metrics_chart(columns, tmp_path / "machines"))
     data = plots.metrics_chart_data(columns)
-    assert data.names == ["speed-up", "pinned/pageable", "only there"]
-    assert data.values[2] == [None, 0.4]
+    # A ratio one machine alone has compares nothing: a panel of it would be one bar and "n/a"
+    # (the H200 against the CPU baseline was a page of such panels). The table keeps it.
+    assert data.names == ["speed-up", "pinned/pageable"]
+    assert data.values == [[12.0, 30.0], [2.5, 1.1]]
     assert plots.metrics_chart_data(columns[:1]) is None  # nothing to compare with
+    alone = [("this run", {"a": 1.0}), ("baseline t4", {"b": 2.0})]
+    assert plots.metrics_chart_data(alone) is None
 
 
 # ---- what the charts are made of ---------------------------------------------------------------
@@ -298,8 +302,8 @@ def test_render_the_real_run(real, tmp_path):
     assert "http://" not in page.replace("http://www.w3.org", "") and "<script" not in page
     summary = (out / "summary.md").read_text(encoding="utf-8")
     assert summary.index("## Findings") < summary.index("## preprocess")
-    assert f"GPU elementwise, GPU elementwise end-to-end, GPU vectorized, GPU vectorized " \
-           f"end-to-end: {NO_DRIVER}" in summary
+    assert f"GPU elementwise, GPU elementwise end-to-end (pageable copies), GPU vectorized, " \
+           f"GPU vectorized end-to-end (pageable copies): {NO_DRIVER}" in summary
     assert "| vectorized | CPU | op sumsq · rows 1M · cols 100 |" in summary
     assert sorted(p.name for p in out.iterdir()) == sorted(
         ["index.html", "summary.md"] + [f"{s}.{x}" for s in ("preprocess", "transfer-transfer",
@@ -519,7 +523,31 @@ def test_an_unheld_gpu_kernel_time_is_noted_on_its_chart():
         + runs(name.format(v="vectorized"), [1e-3] * 3)).benchmarks().values())
     assert rows[0].label == label and rows[1].label == ""
     panel = plots.family_chart_data(rows, "preprocess").panels[0]
-    assert panel.note == "GPU elementwise: kernel time unheld (includes its launches)"
+    # Beside its own dots, not in a panel note over the title where it went unread.
+    assert [(d.label, d.unheld) for d in panel.dots] == [("GPU elementwise", True),
+                                                         ("GPU vectorized", False)]
+    assert panel.note == ""
+    # And in the table, beside the time.
+    cells = {r.variant: r for r in model.table_rows(rows)}
+    assert label in cells["elementwise"].throughput and label not in cells["vectorized"].throughput
+
+
+def test_an_unheld_series_says_so_once_in_a_sweeps_legend():
+    """One legend serves every panel of a sweep: a series unheld in one panel only is "partly
+    unheld" there, never a second entry of the same colour."""
+    name = "lstm/{v}/gpu/scope:seq/batch:{b}/input:512/hidden:512/steps:{s}/manual_time"
+    label = "unheld: 504 launches, more than the 256 a held stream is given"
+    entries = []
+    for b in (16, 64):
+        entries += runs(name.format(v="cublas", b=b, s=25), [3e-4] * 3)
+        entries += runs(name.format(v="cublas", b=b, s=100), [2e-3] * 3, label=[label] * 3)
+        entries += runs(name.format(v="cudnn", b=b, s=100), [1e-3] * 3, label=[label] * 3)
+    rows = list(in_memory(entries).benchmarks().values())
+    spec = next(s for s in plots.SWEEPS if s.name == "lstm")
+    chart = plots.sweeps.sweep_chart_data(spec, rows, {})
+    labels = {line.label for p in chart.panels for line in p.lines}
+    assert labels == {"cublas · GPU · partly unheld: includes launches",
+                      "cudnn · GPU · unheld: includes launches"}
 
 
 def test_a_narrow_sweep_is_drawn_on_a_linear_axis_from_zero(monkeypatch):
@@ -612,15 +640,18 @@ def test_each_files_ceilings_are_shown_and_a_changed_run_is_marked(tmp_path):
                    peak + runs("conv/onednn/cpu/n:1/real_time", [1e-3] * 3),
                    **{**steady, "stability.sgemm_gflops_end": "104"})]
     rows = model.ceilings_rows([load_results(f) for f in files])
-    assert rows[0] == ["preprocess", "180 (±0%)", "20 (±0%)", "SGEMM 190 → 185; read 24 → 23",
-                       "held"]
+    assert rows[0] == ["preprocess", "180 (±0%)", "20 (±0%)", "—",
+                       "SGEMM 190 → 185; read 24 → 23", "held"]
     assert rows[1][0] == "conv" and rows[1][-1] == "changed during the run"
     index = render.render([load_results(f) for f in files], [], tmp_path / "r")
     page = index.read_text(encoding="utf-8")
     assert "Each file&#x27;s ceilings" in page or "Each file's ceilings" in page
     assert "changed during the run" in page
     summary = (tmp_path / "r" / "summary.md").read_text(encoding="utf-8")
-    assert "| conv | 180 (±0%) | 20 (±0%) | SGEMM 190 → 104; read 24 → 23 |" in summary
+    assert "| conv | 180 (±0%) | 20 (±0%) | — | SGEMM 190 → 104; read 24 → 23 |" in summary
+    # A GPU run's own ceiling has its column: a GPU-only file showed only dashes.
+    gpu = runs("peak/sgemm/gpu/n:4096/manual_time", [1e-3] * 3, flops=[5.1e13] * 3)
+    assert model.ceilings_rows([in_memory(gpu)])[0][1:4] == ["—", "—", "51,000 (±0%)"]
 
 
 @pytest.mark.parametrize("start, end", [("nan", "185"), ("190", "NaN"), ("inf", "185"),

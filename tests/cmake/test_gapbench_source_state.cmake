@@ -69,6 +69,8 @@ file(WRITE ${WORK}/repo/results/baselines/x.json "{}\n")
 state(${WORK}/repo)
 expect("a new baseline only: tree" "${tree}" "clean")
 
+state(${WORK}/repo/results)
+expect("a folder inside a checkout: commit" "${commit}" "unknown")
 state(${WORK}/plain)
 expect("no checkout: commit" "${commit}" "unknown")
 expect("no checkout: tree" "${tree}" "unknown")
