@@ -67,7 +67,7 @@ README_TEMPLATE = f"""# Baselines
 Results of named machines, each made by `ci/baseline` on that machine (see
 [docs/regressions.md](../../docs/regressions.md#baselines)): the full profile, random
 interleaving, and the spread of every benchmark's repetitions checked before anything is
-written. Each JSON file carries its provenance under `provenance`: the machine's
+written; or adopted from a run made elsewhere (`ci/baseline NAME --adopt FILE...`). Each JSON file carries its provenance under `provenance`: the machine's
 `gapbench doctor --json` facts, the date, the gapbench commit, the library versions and the
 exact command. Nothing here is typed in, estimated or copied from
 elsewhere: a GPU baseline comes only from a run on that GPU.
