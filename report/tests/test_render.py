@@ -21,6 +21,7 @@ from gapbench_report.results import Benchmark, load_results, parse_name
 from tests.synthetic import in_memory, runs, skipped
 
 DATA = Path(__file__).parent / "data" / "render"
+REPO = Path(__file__).resolve().parents[2]
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 CHROMIUM = Path("/usr/bin/chromium")
 NO_DRIVER = "no NVIDIA driver (libcuda.so.1 not found)"
@@ -742,3 +743,27 @@ def test_summary_md_shows_html_from_names_and_messages_as_text(tmp_path):
         assert raw not in outside_code, raw
     assert "&lt;b&gt;boom&lt;/b&gt;" in summary and "&lt;svg onload=alert(1)&gt;" in summary
     assert f"``{failed}``" in summary  # the name shown whole, as a code span
+
+
+def test_the_h200_against_the_cpu_baseline_compares_what_carries_across_machines():
+    """They share no benchmark name (GPU variants only against CPU variants only): what they
+    compare is the same work's fastest time on each (the GPU's speed-up over the CPU) and each
+    machine's share of its own peak, and every panel of the machines chart holds both."""
+    folder = REPO / "results" / "baselines"
+    h200 = [load_results(folder / "h200-ubuntu24.json"),
+            load_results(folder / "h200-ubuntu24.framework-torch.json")]
+    cpu = load_results(folder / "ci-cpu-2core.json")
+    report = model.build_report(h200, [cpu])
+    rows = {row[0]: row[1:] for row in report.ratio_rows}
+    conv = "conv (n 32 · c 64 · hw 56 · k 64 · r 3 · stride 1 · pad 1): fastest float32 time / " \
+           "this run's"
+    assert rows[conv][0] == "1" and 300 < float(rows[conv][1]) < 600
+    share = next(k for k in rows if "share of its device's SGEMM peak" in k)
+    assert all(0.3 < float(v) < 1.5 for v in rows[share])
+    chart = plots.metrics_chart_data(report.portable)
+    assert conv in chart.names and share in chart.names
+    assert all(sum(v is not None for v in row) == 2 for row in chart.values)
+    assert not any("pinned" in n for n in chart.names)  # the CPU machine has no copies to the GPU
+    back = model.build_report([cpu], [h200[0]])  # the other way round: the H200's share of it
+    rows = {row[0]: row[1:] for row in back.ratio_rows}
+    assert rows[conv][0] == "1" and float(rows[conv][1]) < 0.01
