@@ -167,6 +167,11 @@ def grouped_findings(findings: Iterable) -> list[tuple[str, list]]:
 TABLE_ROWS_SHOWN = 60  # longer family tables start folded, in summary.md and index.html
 
 
+# A pipeline measured this far above its ideal: the stage costs measured alone (on which the ideal
+# rests) overstate them inside the pipeline, beyond the noise of the two measurements.
+ABOVE_IDEAL = 1.10
+
+
 def throughput_cell(b: Benchmark) -> str:
     """The throughput counters; for the pipeline also its share of its ideal, the bound that
     limits that ideal, and how far the stage costs moved over the repetitions (a noisy machine
@@ -177,6 +182,9 @@ def throughput_cell(b: Benchmark) -> str:
     if (ideal := metrics.pipeline_ideal(b)) is not None:
         text += (f" · {ideal.ratio:.0%} of its {ideal.limit}-bound ideal · "
                  f"{ideal.stage_ranges}")
+        if ideal.ratio > ABOVE_IDEAL:  # the H200's two producers: 127%
+            text += (" · above its ideal: its stages cost less inside the pipeline than "
+                     "measured alone, so that ideal understates what the machine reaches")
     return text
 
 

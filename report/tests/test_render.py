@@ -11,6 +11,7 @@ import json
 import re
 import shutil
 import subprocess
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -626,6 +627,19 @@ def test_pipeline_row_shows_its_share_of_the_ideal_and_the_stage_costs_range():
                                    "consume 0.9–1.2 ms")
     (row,) = model.table_rows([_parallel_on(4, 4)])
     assert "90% of its producers-bound ideal" in row.throughput
+    assert "above its ideal" not in row.throughput
+
+
+def test_a_pipeline_above_its_ideal_says_what_that_means():
+    """The H200's two producers ran at 127% of the ideal their stage costs, measured alone,
+    allow: said as what it is, not left as an impossible share."""
+    b = _parallel_on(16, 4, "gpu")
+    faster = replace(b, counters={**b.counters, "items_per_second": tuple(
+        1.27 * v for v in b.counters["ideal_items_per_second"])})
+    (row,) = model.table_rows([faster])
+    assert "127% of its producers-bound ideal" in row.throughput
+    assert "above its ideal: its stages cost less inside the pipeline than measured alone" \
+        in row.throughput
 
 
 def test_each_files_ceilings_are_shown_and_a_changed_run_is_marked(tmp_path):
