@@ -21,7 +21,8 @@ FINGERPRINT_KEYS = (
     "nvidia.driver_release", "cuda.driver_version", "cuda.runtime_version",
     "cublas.version_loaded", "cudnn.version_loaded", "pcie.gen_current", "pcie.width_current",
     "pcie.gen_max", "pcie.width_max", "cpu.model", "cpu.cores", "cpu.memory_total_bytes",
-    "openblas.version", "openblas.core", "onednn.version", "gapbench.version", "gapbench.profile",
+    "openblas.version", "openblas.core", "onednn.version", "gapbench.version", "gapbench.commit",
+    "gapbench.tree", "gapbench.profile",
 )
 
 

@@ -781,3 +781,13 @@ def test_the_h200_against_the_cpu_baseline_compares_what_carries_across_machines
     back = model.build_report([cpu], [h200[0]])  # the other way round: the H200's share of it
     rows = {row[0]: row[1:] for row in back.ratio_rows}
     assert rows[conv][0] == "1" and float(rows[conv][1]) < 0.01
+
+
+def test_the_machine_table_names_the_commit_each_run_was_built_from():
+    name = "transfer/pinned/gpu/dir:h2d/mode:sync/bytes:4096/manual_time"
+    mine = in_memory(runs(name, [1e-5] * 3), **{"gapbench.commit": "3d728a1", "gapbench.tree":
+                                                "dirty"})
+    old = in_memory(runs(name, [1e-5] * 3))  # from before runs recorded it
+    rows = {row[0]: row[1:] for row in model.build_report([mine], [old]).fingerprint}
+    assert rows["gapbench.commit"] == ["3d728a1", "—"]
+    assert rows["gapbench.tree"] == ["dirty", "—"]
