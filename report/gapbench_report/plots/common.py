@@ -70,8 +70,9 @@ def skip_note(benchmarks: Iterable[Benchmark]) -> str:
     return note if len(note) <= 90 else note[:87] + "..."
 
 
-# Said in the series' own legend entry, where the reader looks for what a line is: as a panel's
-# note it sat in small grey type over the panel's title and went unread.
+# An unheld time (labels.is_unheld), said beside its dot or in its sweep line's legend entry,
+# where the reader looks for what a value is: as a panel's note it sat in small grey type over
+# the panel's title and went unread.
 UNHELD_SUFFIX = " · unheld: includes launches"
 
 

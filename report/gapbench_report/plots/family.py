@@ -285,7 +285,7 @@ def _draw_family_panel(ax, panel: FamilyPanel, styles: dict, metric: Metric) -> 
                     elinewidth=1, label=label, **style)
         if count <= 30:  # few enough dots to print each median beside it
             for x, y in zip(xs, ys):
-                ax.annotate(fmt(y) + (" unheld: includes launches" if d.unheld else ""), (x, y),
+                ax.annotate(fmt(y) + (UNHELD_SUFFIX if d.unheld else ""), (x, y),
                             xytext=(5, 0), textcoords="offset points", fontsize=7,
                             va="center", color=style["color"])
     few = len(panel.groups) <= MAX_GROUP_LABELS
