@@ -59,6 +59,16 @@ add_test(NAME cmake.gapbench_cudnn
                  -P ${PROJECT_SOURCE_DIR}/tests/cmake/test_gapbench_cudnn.cmake)
 set_tests_properties(cmake.gapbench_cudnn PROPERTIES LABELS unit)
 
+# The source's commit and tree state (cmake/gapbench_source_state.cmake in script mode).
+find_package(Git QUIET)
+if(GIT_EXECUTABLE)
+  add_test(NAME cmake.gapbench_source_state
+           COMMAND ${CMAKE_COMMAND} -DGIT_EXECUTABLE=${GIT_EXECUTABLE}
+                   -DWORK=${CMAKE_BINARY_DIR}/cmake-test-source-state
+                   -P ${PROJECT_SOURCE_DIR}/tests/cmake/test_gapbench_source_state.cmake)
+  set_tests_properties(cmake.gapbench_source_state PROPERTIES LABELS unit)
+endif()
+
 # The layering: the tree's includes point down, the check catches one that does not, and the
 # compiler refuses it with a kernels/ target's own include directories.
 add_test(NAME ci.layering COMMAND tests/ci_checks.sh layering

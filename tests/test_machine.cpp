@@ -34,6 +34,16 @@ TEST(MachineFacts, HasPlausibleCpuFacts) {
   const std::vector<Fact> facts = machine_facts();
   EXPECT_EQ(fact(facts, "gapbench.version"), GAPBENCH_VERSION);
   EXPECT_EQ(fact(facts, "gapbench.with_cuda"), GAPBENCH_WITH_CUDA ? "yes" : "no");
+  // The source it was built from (cmake/gapbench_source_state.cmake): a full hash with a known
+  // tree state, or unknown outside a checkout.
+  const std::string commit = fact(facts, "gapbench.commit");
+  const std::string tree = fact(facts, "gapbench.tree");
+  const bool hash = commit.size() >= 7 && std::all_of(commit.begin(), commit.end(), [](char c) {
+                      return std::isdigit(static_cast<unsigned char>(c)) || (c >= 'a' && c <= 'f');
+                    });
+  EXPECT_TRUE(hash || commit == "unknown") << commit;
+  EXPECT_TRUE(tree == "clean" || tree == "dirty" || tree == "unknown") << tree;
+  if (commit == "unknown") EXPECT_EQ(tree, "unknown");
   EXPECT_FALSE(fact(facts, "cpu.model").empty());
   const int cores = std::stoi(fact(facts, "cpu.cores"));
   EXPECT_GE(cores, 1);

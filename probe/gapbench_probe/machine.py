@@ -48,6 +48,30 @@ def driver_cuda_version(library: str = "libcuda.so.1") -> tuple[str | None, str]
     return format_cuda(version.value), ""
 
 
+def source_state(package: Path = Path(__file__).resolve().parent) -> tuple[str, str]:
+    """(commit, tree) of the gapbench checkout the probe runs from, as gapbench's own context
+    records them (gapbench.commit, gapbench.tree): a hash and "clean" or "dirty" (untracked files
+    count; results/baselines, which the tools write, does not). Installed outside a checkout (a
+    wheel in site-packages, even one inside the checkout's ignored .venv) it is $GAPBENCH_SOURCE_
+    COMMIT where set, else "unknown", and the tree "unknown"."""
+    def git(*args: str) -> str:
+        return subprocess.run(["git", "-C", str(package), *args], capture_output=True, text=True,
+                              check=True, timeout=30).stdout.strip()
+
+    try:
+        top = Path(git("rev-parse", "--show-toplevel")).resolve()
+        if top / "probe" / "gapbench_probe" != package.resolve():
+            raise ValueError("not this checkout's probe")
+        commit = git("rev-parse", "HEAD")
+        changes = subprocess.run(["git", "-C", str(top), "status", "--porcelain", "--", ".",
+                                  ":(exclude)results/baselines"], capture_output=True, text=True,
+                                 check=True, timeout=30).stdout
+        return commit, "dirty" if changes.strip() else "clean"
+    except (OSError, ValueError, subprocess.SubprocessError):
+        commit = os.environ.get("GAPBENCH_SOURCE_COMMIT", "")
+        return (commit if commit.isalnum() else "unknown"), "unknown"
+
+
 def cpu_model() -> str:
     try:
         for line in Path("/proc/cpuinfo").read_text(encoding="utf-8").splitlines():

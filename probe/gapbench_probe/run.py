@@ -27,7 +27,7 @@ from gapbench_probe.gbjson import (
     error_entries,
     iteration_entries,
 )
-from gapbench_probe.machine import cpu_model, driver_cuda_version
+from gapbench_probe.machine import cpu_model, driver_cuda_version, source_state
 from gapbench_probe.plan import Case, Profile, cases
 from gapbench_probe.problems import Problem
 from gapbench_probe.timing import measure
@@ -62,6 +62,7 @@ def context_of(adapter: type[Adapter], opened: Adapter | None, status: str, gpu_
                profile: Profile, seed: int, machine: tuple[str, str]) -> dict:
     mid, source = machine
     driver, why = driver_cuda_version()
+    commit, tree = source_state()
     try:
         load = list(os.getloadavg())
     except OSError:
@@ -75,6 +76,7 @@ def context_of(adapter: type[Adapter], opened: Adapter | None, status: str, gpu_
         "gapbench.schema": SCHEMA, "gapbench.version": __version__,
         "gapbench.profile": profile.name, "gapbench.seed": str(seed),
         "gapbench.probe": f"gapbench-probe {__version__}",
+        "gapbench.commit": commit, "gapbench.tree": tree,  # the probe's source, as gapbench's
         "machine.id": mid, "machine.id_source": source,
         "gpu.status": gpu_status,  # the framework's view of the GPU
         "cpu.model": cpu_model(), "cpu.cores": str(os.cpu_count() or 0),

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 
 from gapbench_probe import machine
 from gapbench_probe.machine import Doctor, find_gapbench, machine_id
@@ -57,3 +58,39 @@ def test_a_libcuda_lacking_the_version_call_gives_no_version(monkeypatch):
             raise AttributeError(f"libcuda.so.1: undefined symbol: {name}")
     monkeypatch.setattr(machine.ctypes, "CDLL", lambda library: Stub())
     assert machine.driver_cuda_version() == (None, "libcuda.so.1 has no cuDriverGetVersion")
+
+
+def _git(where, *args):
+    subprocess.run(["git", "-C", str(where), "-c", "user.name=t", "-c", "user.email=t@t",
+                    "-c", "commit.gpgsign=false", *args], check=True, capture_output=True)
+
+
+def test_source_state_is_the_checkouts_commit_and_whether_it_is_clean(tmp_path, monkeypatch):
+    monkeypatch.delenv("GAPBENCH_SOURCE_COMMIT", raising=False)
+    package = tmp_path / "probe" / "gapbench_probe"
+    package.mkdir(parents=True)
+    (package / "run.py").write_text("x = 1\n")
+    _git(tmp_path, "init", "-q")
+    _git(tmp_path, "add", ".")
+    _git(tmp_path, "commit", "-q", "-m", "one")
+    head = subprocess.run(["git", "-C", str(tmp_path), "rev-parse", "HEAD"], check=True,
+                          capture_output=True, text=True).stdout.strip()
+    assert machine.source_state(package) == (head, "clean")
+    (tmp_path / "results" / "baselines").mkdir(parents=True)
+    (tmp_path / "results" / "baselines" / "new.json").write_text("{}")
+    assert machine.source_state(package) == (head, "clean")  # what the tools write
+    (package / "new.py").write_text("y = 2\n")
+    assert machine.source_state(package) == (head, "dirty")
+
+
+def test_source_state_outside_a_checkout_is_unknown(tmp_path, monkeypatch):
+    monkeypatch.delenv("GAPBENCH_SOURCE_COMMIT", raising=False)
+    package = tmp_path / "site-packages" / "gapbench_probe"
+    package.mkdir(parents=True)
+    assert machine.source_state(package) == ("unknown", "unknown")
+    # Installed inside some checkout (the repository's ignored .venv): not that checkout's code.
+    _git(tmp_path, "init", "-q")
+    assert machine.source_state(package) == ("unknown", "unknown")
+    monkeypatch.setenv("GAPBENCH_SOURCE_COMMIT", "abc123")
+    assert machine.source_state(package) == ("abc123", "unknown")
+

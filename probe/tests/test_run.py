@@ -7,6 +7,7 @@ import re
 
 import pytest
 
+from gapbench_probe.machine import source_state
 from gapbench_probe.run import run_framework
 from tests.fake_framework import fake
 
@@ -57,6 +58,8 @@ def test_context_records_the_framework_and_the_machine(tiny):
     assert context["framework.name"] == "torch" and context["framework.status"] == "ok"
     assert context["framework.version"] == "1.2.3" and context["gpu.status"] == "ok"
     assert "cuda.driver_version" in context and "gapbench.seed" in context
+    # The probe's source, as gapbench's own context records it.
+    assert (context["gapbench.commit"], context["gapbench.tree"]) == source_state()
 
 
 def test_no_framework_every_entry_is_a_skip_with_the_reason(tiny, monkeypatch):

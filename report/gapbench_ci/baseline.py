@@ -2,6 +2,8 @@
 
     ci/baseline NAME [--filter REGEX] [--repetitions 10] [--spread-limit 0.25] [--binary PATH]
                      [--require-gpu] [--cmake-arg ARG]...
+    ci/baseline NAME --adopt FILE... --commit SHA --how TEXT   (results measured elsewhere:
+                     gapbench_ci/baseline_adopt.py)
 
 Exit status: 0 written, 1 refused, 2 bad arguments or a tool error. What it checks and writes:
 docs/regressions.md#baselines.
@@ -65,7 +67,7 @@ README_TEMPLATE = f"""# Baselines
 Results of named machines, each made by `ci/baseline` on that machine (see
 [docs/regressions.md](../../docs/regressions.md#baselines)): the full profile, random
 interleaving, and the spread of every benchmark's repetitions checked before anything is
-written. Each JSON file carries its provenance under `provenance`: the machine's
+written; or adopted from a run made elsewhere (`ci/baseline NAME --adopt FILE...`). Each JSON file carries its provenance under `provenance`: the machine's
 `gapbench doctor --json` facts, the date, the gapbench commit, the library versions and the
 exact command. Nothing here is typed in, estimated or copied from
 elsewhere: a GPU baseline comes only from a run on that GPU.
@@ -165,7 +167,8 @@ def _cell(text: object) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
 
 
-def readme_row(name: str, prov: dict) -> str:
+def readme_row(name: str, prov: dict, sides: list[str] = ()) -> str:
+    """NAME's row; `sides`: the stems of files kept beside it (its framework side)."""
     facts = prov["machine"]
     machine = "; ".join(p for p in (
         facts.get("cpu.model"), f"{facts.get('cpu.cores', '?')} cores",
@@ -174,6 +177,15 @@ def readme_row(name: str, prov: dict) -> str:
     commit = (prov["gapbench_commit"] or "unknown")[:12] + \
         (" (uncommitted changes)" if prov["gapbench_dirty"] else "")
     worst = prov["spread"].get("worst_spread")
+    if prov.get("adopted"):  # measured elsewhere: the adopter's account, then what was checked
+        how = (f"adopted: {prov['how']} Widest spread {worst:.1%} (limit "
+               f"{prov['spread']['limit']:.0%})." if worst is not None else
+               f"adopted: {prov['how']}")
+        how += "".join(f" Beside it: [`{stem}`]({stem}.json)." for stem in sides)
+        when = prov["captured_at"].replace("T", " ")
+        command = prov["command"].split(" --how ")[0] + " --how TEXT"  # TEXT: the how column
+        return (f"| [`{name}`]({name}.json) | {_cell(machine)} | {when} | `{commit}` | "
+                f"{_cell(how)} | `{_cell(command)}` |")
     how = (f"profile {prov['profile']}, {prov['repetitions']} repetitions, random "
            f"interleaving, filter `{prov['filter']}`"
            + (f", min time {prov['min_time_s']:g} s" if prov["min_time_s"] else "")
@@ -292,6 +304,13 @@ def _parser() -> commandline.Parser:
     p.add_argument("--cmake-arg", action="append", default=[], metavar="ARG",
                    help="passed to `cmake --preset default`, e.g. "
                         "-DCMAKE_CUDA_ARCHITECTURES=native")
+    adopt = p.add_argument_group("adopting results measured elsewhere (no run here)")
+    adopt.add_argument("--adopt", nargs="+", type=Path, metavar="FILE",
+                       help="gapbench results files of one machine (and its gapbench-probe "
+                            "files), merged into NAME.json")
+    adopt.add_argument("--commit", help="with --adopt: the gapbench commit they were built from")
+    adopt.add_argument("--how", help="with --adopt: how they were made, in words (machine, OS, "
+                                     "build, libraries, profile), for the provenance")
     p.add_argument("--out-dir", type=Path, default=REPO_ROOT / "results" / "baselines",
                    help=argparse.SUPPRESS)  # for the tests
     return p
@@ -312,6 +331,11 @@ def _run(argv: list[str]) -> int:
         if not 0 < args.spread_limit <= 1:
             raise UsageError(
                 f"--spread-limit must be in (0, 1], not {args.spread_limit:g}")
+        if args.adopt:
+            from gapbench_ci import baseline_adopt  # noqa: PLC0415 - it imports this module
+            return baseline_adopt.run(args, argv)
+        if args.commit or args.how:
+            raise UsageError("--commit and --how go with --adopt")
         target = capture(args, shlex.join([PROG, *argv]))
     except Refused as e:
         print(f"{PROG}: refused, nothing written: {e}", file=sys.stderr)

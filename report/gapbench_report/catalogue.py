@@ -17,8 +17,17 @@ FAMILY_BLURB = {
     "overhead": "Launch, sync, transfer and start-up costs against the size of the work.",
     "framework": "The same work through your own PyTorch or TensorFlow (gapbench-probe): eager "
                  "and compiled, host wall time per call, each call synchronized.",
-    "peak": "The machine's own ceilings: CPU memory bandwidth (memcpy, triad, streaming read).",
+    "peak": "The machine's own ceilings: CPU memory bandwidth (memcpy, triad, streaming read), "
+            "SGEMM, and on the GPU each math mode's GEMM (what its tensor cores reach).",
 }
+# The families whose end-to-end (`_e2e`) variants copy from and to pageable host memory, as a
+# framework's host tensors are (bench/conv_gpu.cpp, bench/preprocess_gpu.cpp, bench/overhead.cpp):
+# their times hold those slow copies. lstm's keep their data on the device (launches and a
+# synchronize only).
+PAGEABLE_E2E = ("conv", "preprocess", "overhead")
+# The families whose shapes name the same work on every device (metrics.shared_work): a machine's
+# time for one is comparable with another machine's, whichever device each ran it on.
+SHARED_WORK = ("conv", "lstm", "overhead")
 # A finding's severity, most urgent first (findings are ranked and shown in this order):
 # "problem" fix this, "warning" costs you speed, "info" context. gapbench's doctor writes the
 # same three into a results file's context (fixtures/doctor_rules.h, enum class Severity).

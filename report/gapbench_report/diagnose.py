@@ -11,7 +11,13 @@ from dataclasses import dataclass, replace
 
 from gapbench_report import commandline, framework
 from gapbench_report.catalogue import SEVERITIES
-from gapbench_report.labels import axes_label, describe, fmt_seconds, variant_label
+from gapbench_report.labels import (
+    axes_label,
+    describe,
+    fmt_seconds,
+    is_unheld,
+    variant_label,
+)
 from gapbench_report.metrics import (
     STABILITY_DRIFT,
     ceiling_drifts,
@@ -39,6 +45,7 @@ class Finding:
     cause: str = ""  # a few plain words for the verdict ("pageable h2d copies")
     lesson: bool = False  # true on every machine, not a fact about this one
     subject: str | None = None  # the benchmark quoted, for its ratio to a baseline machine
+    defect: bool = False  # gapbench's own (its tracker's), not a fact about this machine
 
 
 @dataclass(frozen=True)
@@ -578,7 +585,10 @@ MIXED_PRECISION_GAIN = 1.5
 
 def rule_mixed_precision(run: Run) -> list[Finding]:
     """Per device, the largest speed-up a math mode measured over float32 on the same op and
-    size (the same benchmark with math:fp32, or without the math axis)."""
+    size (the same benchmark with math:fp32, or without the math axis). A fact about the
+    hardware (tensor cores, AVX-512 BF16), not a loss this machine has: the same 10x and more on
+    every recent GPU, a loss only where a model computes in float32. So it is info, ranks after
+    every measured loss and never heads the verdict (no cause); its factor still ranks it."""
     by_op: dict[tuple, dict[str, Benchmark]] = {}
     for b in run.benchmarks:
         if b.median:
@@ -598,16 +608,17 @@ def rule_mixed_precision(run: Run) -> list[Finding]:
     found = []
     for device, (gain, fast, base) in best.items():
         mode = fast.parsed.math
+        hardware = "its tensor cores" if device == "gpu" else "its vector units"
         found.append(Finding(
-            "mixed_precision", "warning",
+            "mixed_precision", "info",
             f"{mode} is {gain:.1f}x faster than float32 on the {device.upper()}",
             f"The {describe(fast.parsed)} takes {fast.median / base.median:.2f} of the float32 "
-            f"time ({fmt_seconds(fast.median)} against {fmt_seconds(base.median)}). Where the "
-            "model's accuracy allows, compute in it: torch.autocast, Keras' mixed_float16 or "
-            "mixed_bfloat16 policy, or TF32 for float32 matmuls (torch.backends.cuda.matmul."
-            "allow_tf32).",
-            impact=gain, cause=f"float32 where {mode} is {gain:.1f}x faster ({device})",
-            subject=base.name))
+            f"time ({fmt_seconds(fast.median)} against {fmt_seconds(base.median)}): what "
+            f"{hardware} offer, not a loss this machine has; it costs only a model that computes "
+            "in float32. Where its accuracy allows, compute in the faster mode: torch.autocast, "
+            "Keras' mixed_float16 or mixed_bfloat16 policy, or TF32 for float32 matmuls "
+            "(torch.backends.cuda.matmul.allow_tf32).",
+            impact=gain, subject=base.name))
     return found
 
 
@@ -737,20 +748,64 @@ def rule_framework_overhead(run: Run) -> list[Finding]:
     return found
 
 
+# gapbench's self-check: a framework running the same work in under this share of gapbench's
+# library row means gapbench did not configure that library as well as the framework does.
+LIBRARY_NOT_BEST = 0.9
+
+
+def rule_library_not_best(run: Run) -> list[Finding]:
+    """Where the user's framework does a library's work faster than gapbench's own row for that
+    library (framework/library < LIBRARY_NOT_BEST; a framework's time even includes its Python,
+    launches and sync), gapbench's configuration of the library is not the best one: its row
+    understates the library, and every ratio against it (the framework's, the GPU's against the
+    CPU's) is off by as much. A defect for gapbench's tracker, not a finding about this machine;
+    one per op and device, quoting the widest gap."""
+    worst: dict[tuple[str, str], list[framework.Pair]] = {}
+    contexts = framework.framework_contexts(run.framework_files)
+    for pair in framework.pairs(run.benchmarks, contexts):
+        if pair.ratio < LIBRARY_NOT_BEST:
+            worst.setdefault((pair.op, pair.framework.parsed.device), []).append(pair)
+    found = []
+    for (op, device), rows in worst.items():
+        pair = min(rows, key=lambda p: p.ratio)
+        library = pair.library
+        unheld = (f" gapbench's row is unheld ({library.label.removeprefix('unheld: ')}): "
+                  "one place to look." if is_unheld(library) else "")
+        math = f"; {pair.note}" if pair.note else ""
+        others = f" ({len(rows) - 1} more {op} shapes too)" if len(rows) > 1 else ""
+        shape = {k: v for k, v in pair.framework.parsed.axes.items() if k != "op"}
+        text = (f"{pair.name} does the {op} ({axes_label(shape)}) on the {device.upper()} in "
+                f"{fmt_seconds(pair.framework.median)}, {framework.fmt_ratio(pair.ratio)} the "
+                f"{fmt_seconds(library.median)} of gapbench's own {pair.library_name} row "
+                f"for the same work ({library.parsed.family}/{library.parsed.variant}{math})"
+                f"{others}, although the framework's time "
+                "also holds its Python, launches and synchronize. gapbench's configuration of "
+                f"{pair.library_name} is not the best one: its row understates the library, and "
+                f"the ratios set against it are off by as much.{unheld} This is a defect in "
+                "gapbench, not a finding about this machine: report it on gapbench's issue "
+                "tracker with this results file.")
+        found.append(Finding(
+            "library_not_best", "warning",
+            f"gapbench's {pair.library_name} {op} is slower than {pair.name}'s", text,
+            defect=True, subject=library.name))
+    return found
+
+
 RULES: tuple[Callable[[Run], list[Finding]], ...] = (
     rule_failed,
     rule_machine, rule_memory_skips, rule_machine_changed, rule_pcie_link, rule_pageable_vs_pinned,
     rule_gpu_loses, rule_elementwise, rule_naive_vs_library, rule_pipeline_idle,
     rule_pipeline_cores, rule_pipeline_stage_drift, rule_batch_too_small, rule_lstm_launch_bound,
     rule_mixed_precision, rule_framework_misses_gpu, rule_framework_cuda_newer,
-    rule_framework_overhead,
+    rule_framework_overhead, rule_library_not_best,
 )
 
 
 def rank(f: Finding) -> tuple:
-    """Failed benchmarks first; facts before lessons; problems, warnings, info; the largest
-    measured loss first."""
-    return f.rule != FAILED_RULE, f.lesson, SEVERITIES.index(f.severity), -(f.impact or 0.0)
+    """Failed benchmarks first; facts about this machine, then gapbench's own defects, then
+    lessons; problems, warnings, info; the largest measured loss first."""
+    return (f.rule != FAILED_RULE, f.lesson, f.defect, SEVERITIES.index(f.severity),
+            -(f.impact or 0.0))
 
 
 def diagnose(runs: list[Results], baselines: list[Results] | None = None,
@@ -772,7 +827,7 @@ def with_baselines(f: Finding, mine: Benchmark | None,
                    theirs: list[tuple[str, dict[str, Benchmark]]]) -> Finding:
     """`f` with its subject's speed against the same benchmark on each baseline machine (a
     copy's time ratio is its bandwidth ratio)."""
-    if mine is None or not mine.median or f.lesson:
+    if mine is None or not mine.median or f.lesson or f.defect:
         return f
     notes = []
     for label, benchmarks in theirs:
@@ -793,15 +848,20 @@ def verdict(findings: list[Finding], limit: int = 3) -> str:
     if failed:
         rest = verdict([f for f in findings if f is not failed], limit)
         return f"{failed.cause}. {rest}"
-    problems = [f for f in findings if f.severity == "problem" and not f.lesson]
+    defects = [f for f in findings if f.defect]
+    own = (f" gapbench's own check: {len(defects)} of its library rows slower than your "
+           "framework on the same work (a defect in gapbench, not in this machine; see "
+           f"\"{defects[0].title}\")." if defects else "")
+    problems = [f for f in findings if f.severity == "problem" and not f.lesson and not f.defect]
     if problems:
-        return "Fix first: " + "; ".join(f.title for f in problems[:limit]) + "."
-    losses = sorted((f for f in findings if not f.lesson and f.impact and f.cause),
-                    key=lambda f: -f.impact)[:limit]
+        return "Fix first: " + "; ".join(f.title for f in problems[:limit]) + "." + own
+    losses = sorted((f for f in findings if not f.lesson and not f.defect and f.impact
+                     and f.cause), key=lambda f: -f.impact)[:limit]
     if not losses:
-        return "No measured loss on this machine beyond what holds everywhere (see the lessons)."
+        return ("No measured loss on this machine beyond what holds everywhere (see the "
+                "lessons).") + own
     return "Biggest measured losses on this machine: " + "; ".join(
-        f"{f.cause} ({f.impact:.1f}x)" for f in losses) + "."
+        f"{f.cause} ({f.impact:.1f}x)" for f in losses) + "." + own
 
 
 def _parser() -> commandline.Parser:
@@ -818,7 +878,7 @@ def _run(argv: list[str]) -> int:
         return 0
     print(verdict(findings))
     for f in findings:
-        tag = "lesson" if f.lesson else f.severity
+        tag = "lesson" if f.lesson else "gapbench defect" if f.defect else f.severity
         print(f"[{tag}] {f.title}\n    {f.text}")
     return 0
 

@@ -130,6 +130,12 @@ class Pair:
     def note(self) -> str:
         return MIXED_MATH if self.mixed_math else ""
 
+    @property
+    def notes(self) -> str:
+        """The math note and what each side times (SIDES), as the page prints them."""
+        sides = SIDES.get((self.op, self.framework.parsed.device), "")
+        return "; ".join(n for n in (self.note, sides) if n)
+
 
 def pairs(benchmarks: Iterable[Benchmark], contexts: Mapping[str, Mapping] | None = None
           ) -> list[Pair]:
@@ -212,7 +218,7 @@ def headlines(pairs: Iterable[Pair]) -> list[str]:
             ops[p.op] = p
     return [f"{name} on the {device.upper()} takes, at each op's largest size, this many times "
             "the library's time: " + ", ".join(
-                f"{op} {fmt_ratio(p.ratio)} ({p.library_name}{'; ' + p.note if p.note else ''})"
+                f"{op} {fmt_ratio(p.ratio)} ({p.library_name}{'; ' + p.notes if p.notes else ''})"
                 for op, p in ops.items()) for (name, device), ops in largest.items()]
 
 
@@ -220,3 +226,11 @@ def cuda_version(text: object) -> tuple[int, int] | None:
     """"12.4" -> (12, 4); None for "none", "none (CPU-only build)", absent."""
     match = re.match(r"^(\d+)\.(\d+)", str(text or ""))
     return (int(match[1]), int(match[2])) if match else None
+
+
+# What each side of a pair times, where it is more than the same op with the framework's call
+# around it: said beside the ratio, so that a 10x is not read as the framework's matmul speed.
+SIDES = {
+    ("dense", "gpu"): "framework: a whole training step through Python, autograd and the "
+                      "optimizer; library: that step's kernels alone",
+}

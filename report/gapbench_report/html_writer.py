@@ -128,6 +128,11 @@ def _diagnosis_html(report: Report) -> str:
             parts.append(f"<details><summary>{len(cards) - FINDINGS_SHOWN} more "
                          f"{esc(severity)} findings</summary>{''.join(cards[FINDINGS_SHOWN:])}"
                          "</details>")
+    if report.defects:  # never silent, never mistaken for this machine's
+        parts.append(f"<h3>{esc(report.defects_heading)} ({len(report.defects)})</h3>")
+        parts += [f'<div class="finding warning"><span class="badge warning">gapbench</span>'
+                  f"<strong>{esc(f.title)}</strong><br>{esc(f.text)}</div>"
+                  for f in report.defects]
     if report.lessons:
         parts.append("<h3>Lessons that hold on every machine</h3><ul>" + "".join(
             f"<li><strong>{esc(f.title)}</strong>: {esc(f.text)}</li>" for f in report.lessons)
@@ -149,7 +154,7 @@ def _ceilings_html(report: Report) -> str:
             f"and end: a change of more than {STABILITY_DRIFT:.0%} means the machine "
             "changed speed during that run. Each file's \"% of peak\" is judged against its own "
             "row.</p>"
-            + table(CEILINGS_HEADERS, report.ceilings, {1, 2}))
+            + table(CEILINGS_HEADERS, report.ceilings, {1, 2, 3}))
 
 
 def _machines_html(report: Report, charts: list[ChartFile]) -> str:

@@ -8,6 +8,7 @@ import re
 from collections.abc import Iterable, Mapping
 
 from gapbench_report import metrics
+from gapbench_report.catalogue import PAGEABLE_E2E
 from gapbench_report.results import Benchmark, Name
 
 
@@ -85,11 +86,24 @@ def fmt_throughput(b: Benchmark) -> str:
     return " · ".join(parts)
 
 
-def variant_label(variant: str) -> str:
-    """"vectorized_e2e" -> "vectorized end-to-end"."""
+# The label gapbench gives a GPU kernel time it could not hold its stream for
+# (fixtures/hold_policy.h): that time includes the host's launches.
+UNHELD_LABEL = "unheld: "
+
+
+def is_unheld(b: Benchmark) -> bool:
+    """A GPU kernel time that includes the host's launches (gapbench's label says so)."""
+    return b.status == "ok" and UNHELD_LABEL in b.label
+
+
+def variant_label(variant: str, family: str = "") -> str:
+    """"vectorized_e2e" -> "vectorized end-to-end"; with its family, "cudnn end-to-end (pageable
+    copies)" where that family's end-to-end copies pageable memory."""
     base = variant[:-4] if variant.endswith("_e2e") else variant
     text = base.replace("_", " ")
-    return f"{text} end-to-end" if variant.endswith("_e2e") else text
+    if not variant.endswith("_e2e"):
+        return text
+    return f"{text} end-to-end" + (" (pageable copies)" if family in PAGEABLE_E2E else "")
 
 
 def axes_label(axes: Mapping[str, str], keys: Iterable[str] | None = None) -> str:
@@ -110,5 +124,5 @@ def with_threads(name: Name) -> dict[str, str]:
 def describe(name: Name) -> str:
     """A benchmark in words: "GPU vectorized end-to-end preprocess (op sumsq · rows 1M)"."""
     axes = axes_label(with_threads(name))
-    text = f"{name.device.upper()} {variant_label(name.variant)} {name.family}"
+    text = f"{name.device.upper()} {variant_label(name.variant, name.family)} {name.family}"
     return f"{text} ({axes})" if axes else text

@@ -46,13 +46,16 @@ def summary_markdown(report: Report) -> str:
     for severity, findings in report.facts:
         for f in findings:
             lines.append(f"- **{severity}** — **{md_cell(f.title)}**: {md_cell(f.text)}")
+    if report.defects:
+        lines += ["", f"{report.defects_heading}:", ""]
+        lines += [f"- **{md_cell(f.title)}**: {md_cell(f.text)}" for f in report.defects]
     if report.lessons:
         lines += ["", "Lessons that hold on every machine:", ""]
         lines += [f"- **{md_cell(f.title)}**: {md_cell(f.text)}" for f in report.lessons]
     lines.append("")
     if report.ceilings:
         lines += ["### Each file's ceilings", ""]
-        lines += markdown_table(CEILINGS_HEADERS, report.ceilings, {1, 2})
+        lines += markdown_table(CEILINGS_HEADERS, report.ceilings, {1, 2, 3})
         lines.append("")
     lines += _framework_markdown(report)
     for section in report.sections:

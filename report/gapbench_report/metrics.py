@@ -12,6 +12,7 @@ import statistics
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from gapbench_report.catalogue import SHARED_WORK
 from gapbench_report.results import Benchmark, Results
 
 # Context keys that identify a machine and its software, shown side by side against a baseline.
@@ -20,7 +21,8 @@ FINGERPRINT_KEYS = (
     "nvidia.driver_release", "cuda.driver_version", "cuda.runtime_version",
     "cublas.version_loaded", "cudnn.version_loaded", "pcie.gen_current", "pcie.width_current",
     "pcie.gen_max", "pcie.width_max", "cpu.model", "cpu.cores", "cpu.memory_total_bytes",
-    "openblas.version", "openblas.core", "onednn.version", "gapbench.version", "gapbench.profile",
+    "openblas.version", "openblas.core", "onednn.version", "gapbench.version", "gapbench.commit",
+    "gapbench.tree", "gapbench.profile",
 )
 
 
@@ -219,11 +221,80 @@ def transfer_metrics(benchmarks: list[Benchmark], context: dict) -> dict[str, fl
     return out
 
 
+# A ResNet layer both the CPU and the GPU conv sweeps run, and the libraries that compute it.
+SHARE_CONV = {"n": "32", "c": "64", "hw": "56", "k": "64", "r": "3", "stride": "1", "pad": "1"}
+CONV_LIBRARIES = {"gpu": ("cudnn",), "cpu": ("onednn", "im2col_blas")}
+
+
+def peak_share_metrics(benchmarks: list[Benchmark]) -> dict[str, float | None]:
+    """Each machine's share of its own peak, which carries across machines whatever their
+    devices: the fastest float32 library conv of one ResNet layer (SHARE_CONV), its FLOP/s over
+    the SGEMM ceiling measured beside it, on the GPU where the run has one, else on the CPU."""
+    for device in ("gpu", "cpu"):
+        rows = [b for v in CONV_LIBRARIES[device]
+                for b in find(benchmarks, "conv", v, device, **SHARE_CONV)
+                if b.parsed.math == "fp32" and b.counter("flops")]
+        peak = max((b.counter("flops") or 0.0 for b in find(benchmarks, "peak", "sgemm", device)),
+                   default=0.0)
+        if rows and peak:
+            best = max(b.counter("flops") for b in rows)
+            return {"conv n 32 · c 64 · hw 56 · k 64 · r 3, fastest float32 library: share of "
+                    "its device's SGEMM peak": _ratio(best, peak)}
+    return {}
+
+
 def portable_metrics(results: Results) -> dict[str, float]:
     """Named figures comparable across machines; absent where the run lacks the data."""
     benchmarks = list(results.benchmarks().values())
-    out = {**preprocess_metrics(benchmarks), **transfer_metrics(benchmarks, results.context)}
+    out = {**preprocess_metrics(benchmarks), **transfer_metrics(benchmarks, results.context),
+           **peak_share_metrics(benchmarks)}
     return {k: v for k, v in out.items() if v is not None}
+
+
+def _fastest_per_work(benchmarks: Iterable[Benchmark]) -> dict[tuple, Benchmark]:
+    """The fastest float32 timed row per (family, axes), any variant and any device: a GPU's
+    kernel time, a CPU's wall time."""
+    fastest: dict[tuple, Benchmark] = {}
+    for b in benchmarks:
+        if b.parsed.family in SHARED_WORK and b.median and b.parsed.math == "fp32":
+            key = (b.parsed.family, tuple(sorted(b.parsed.axes_but_math().items())))
+            if key not in fastest or b.median < fastest[key].median:
+                fastest[key] = b
+    return fastest
+
+
+def _work_size(key: tuple) -> float:
+    size = 1.0
+    for _, value in key[1]:
+        if (n := number(value)) is not None:
+            size *= n
+    return size
+
+
+def shared_work(run: Iterable[Benchmark], others: Sequence[Iterable[Benchmark]]
+                ) -> list[dict[str, float]]:
+    """Per family (and op), the largest work this run and another machine both timed: each
+    machine's fastest float32 time for it over this run's, [this run, *others] (1 for this run;
+    absent for a machine that lacks it). Between a GPU machine and a CPU one it is the GPU's
+    speed-up over the CPU, on the same work; between two GPUs, their ratio."""
+    mine = _fastest_per_work(run)
+    theirs = [_fastest_per_work(o) for o in others]
+    shared = [k for k in mine if any(k in t for t in theirs)]
+    largest_per: dict[tuple, tuple] = {}
+    for key in shared:
+        group = (key[0], dict(key[1]).get("op"), dict(key[1]).get("scope"))
+        if group not in largest_per or _work_size(key) > _work_size(largest_per[group]):
+            largest_per[group] = key
+    out: list[dict[str, float]] = [{} for _ in range(len(others) + 1)]
+    for key in largest_per.values():
+        family = key[0]
+        words = " · ".join(f"{k} {v}" for k, v in mine[key].parsed.axes_but_math().items())
+        name = f"{family} ({words}): fastest float32 time / this run's"
+        out[0][name] = 1.0
+        for i, t in enumerate(theirs, start=1):
+            if key in t:
+                out[i][name] = t[key].median / mine[key].median
+    return out
 
 
 def run_metrics(runs: list[Results]) -> dict[str, float]:
@@ -288,11 +359,12 @@ def ceiling_drifts(results: Results) -> list[str]:
 def file_peaks(results: Results) -> dict[str, tuple[float, float] | None]:
     """This file's own ceilings as its peak/ entries measured them (what its "% of peak" ratios
     are judged against), each as (median, spread): SGEMM GFLOP/s at its largest n, the
-    one-thread read's GB/s at its largest buffer; the spread is (max - min) / median over the
+    one-thread read's GB/s at its largest buffer, the GPU's SGEMM GFLOP/s; the spread is (max - min) / median over the
     repetitions."""
     benchmarks = list(results.benchmarks().values())
     sgemm = largest(find(benchmarks, "peak", "sgemm", "cpu"), "n")
     read = single_thread_peak_benchmark(benchmarks, "read")
+    gpu_sgemm = largest(find(benchmarks, "peak", "sgemm", "gpu"), "n")
 
     def rate(values: tuple[float, ...]) -> tuple[float, float] | None:
         if not values:
@@ -300,7 +372,8 @@ def file_peaks(results: Results) -> dict[str, tuple[float, float] | None]:
         middle = statistics.median(values)
         return middle / 1e9, (max(values) - min(values)) / middle if middle else 0.0
     return {"SGEMM GFLOP/s": rate(sgemm.counters.get("flops", ()) if sgemm else ()),
-            "read GB/s": rate(traffic_samples(read) if read else ())}
+            "read GB/s": rate(traffic_samples(read) if read else ()),
+            "GPU SGEMM GFLOP/s": rate(gpu_sgemm.counters.get("flops", ()) if gpu_sgemm else ())}
 
 
 # ---- what a chart plots (and a table shows) of one benchmark ---------------------------------

@@ -222,8 +222,9 @@ def test_build_report_derives_every_row_the_writers_print():
                                                                               "transfer", "peak"]
     assert report.sections[1].rows == model.table_rows(report.families["transfer"])
     assert report.sections[1].skipped == model.skipped_by_reason(report.families["transfer"])
-    facts, lessons = model.split_findings(report.findings)
-    assert (report.facts, report.lessons) == (model.grouped_findings(facts), lessons)
+    facts, defects, lessons = model.split_findings(report.findings)
+    assert (report.facts, report.defects, report.lessons) == (model.grouped_findings(facts),
+                                                              defects, lessons)
     assert report.fingerprint[-1] == ["results files", "preprocess.json, transfer.json",
                                       "preprocess.json"]
 

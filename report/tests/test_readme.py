@@ -384,3 +384,28 @@ def test_a_wrong_gapbench_flag_is_caught(tmp_path):
     assert check_command(["build/default/gapbench", "--profil=full"], tmp_path)
     assert check_command(["build/default/gapbench", "doctor", "--jsn"], tmp_path)
     assert check_command(["build/default/gapbench", "--benchmark_repetitions=2"], tmp_path) is None
+
+
+def test_the_readme_example_is_what_the_report_says_of_the_committed_h200_run():
+    """The diagnosis quoted under "What you get" is the report's own, word for word, on the files
+    it names: the verdict whole, every finding's title, and each quoted text up to its cuts."""
+    from gapbench_report import diagnose  # noqa: PLC0415
+    from gapbench_report.results import load_results  # noqa: PLC0415
+    text = README.read_text(encoding="utf-8")
+    quote = [line[2:] if line.startswith("> ") else line[1:]
+             for line in text[text.index("## What you get"):].splitlines()
+             if line.startswith(">")]
+    quoted = " ".join(line.strip() for line in quote)
+    baselines = REPO / "results" / "baselines"
+    findings = diagnose.diagnose([load_results(baselines / "h200-ubuntu24.json"),
+                                  load_results(baselines / "h200-ubuntu24.framework-torch.json")])
+    verdict = diagnose.verdict(findings)
+    assert f"**{verdict}**" in quoted
+    by_title = {f.title: f for f in findings}
+    items = re.findall(r"- (?:\*\*\w+\*\* — )?\*\*(.+?)\*\*: (.+?)(?= - \*\*| gapbench's own "
+                       r"defects| Lessons that hold|$)", quoted)
+    assert len(items) == 5, items
+    for title, body in items:
+        assert title in by_title, title
+        for part in (p.strip() for p in body.split("…")):
+            assert part in by_title[title].text, (title, part)

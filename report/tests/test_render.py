@@ -11,6 +11,7 @@ import json
 import re
 import shutil
 import subprocess
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -21,6 +22,7 @@ from gapbench_report.results import Benchmark, load_results, parse_name
 from tests.synthetic import in_memory, runs, skipped
 
 DATA = Path(__file__).parent / "data" / "render"
+REPO = Path(__file__).resolve().parents[2]
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 CHROMIUM = Path("/usr/bin/chromium")
 NO_DRIVER = "no NVIDIA driver (libcuda.so.1 not found)"
@@ -102,9 +104,13 @@ def test_metrics_chart(tmp_path):
                ("baseline t4", {"speed-up": 30.0, "pinned/pageable": 1.1, "only there": 0.4})]
     assert_images(plots.metrics_chart(columns, tmp_path / "machines"))
     data = plots.metrics_chart_data(columns)
-    assert data.names == ["speed-up", "pinned/pageable", "only there"]
-    assert data.values[2] == [None, 0.4]
+    # A ratio one machine alone has compares nothing: a panel of it would be one bar and "n/a"
+    # (the H200 against the CPU baseline was a page of such panels). The table keeps it.
+    assert data.names == ["speed-up", "pinned/pageable"]
+    assert data.values == [[12.0, 30.0], [2.5, 1.1]]
     assert plots.metrics_chart_data(columns[:1]) is None  # nothing to compare with
+    alone = [("this run", {"a": 1.0}), ("baseline t4", {"b": 2.0})]
+    assert plots.metrics_chart_data(alone) is None
 
 
 # ---- what the charts are made of ---------------------------------------------------------------
@@ -298,8 +304,8 @@ def test_render_the_real_run(real, tmp_path):
     assert "http://" not in page.replace("http://www.w3.org", "") and "<script" not in page
     summary = (out / "summary.md").read_text(encoding="utf-8")
     assert summary.index("## Findings") < summary.index("## preprocess")
-    assert f"GPU elementwise, GPU elementwise end-to-end, GPU vectorized, GPU vectorized " \
-           f"end-to-end: {NO_DRIVER}" in summary
+    assert f"GPU elementwise, GPU elementwise end-to-end (pageable copies), GPU vectorized, " \
+           f"GPU vectorized end-to-end (pageable copies): {NO_DRIVER}" in summary
     assert "| vectorized | CPU | op sumsq · rows 1M · cols 100 |" in summary
     assert sorted(p.name for p in out.iterdir()) == sorted(
         ["index.html", "summary.md"] + [f"{s}.{x}" for s in ("preprocess", "transfer-transfer",
@@ -519,7 +525,31 @@ def test_an_unheld_gpu_kernel_time_is_noted_on_its_chart():
         + runs(name.format(v="vectorized"), [1e-3] * 3)).benchmarks().values())
     assert rows[0].label == label and rows[1].label == ""
     panel = plots.family_chart_data(rows, "preprocess").panels[0]
-    assert panel.note == "GPU elementwise: kernel time unheld (includes its launches)"
+    # Beside its own dots, not in a panel note over the title where it went unread.
+    assert [(d.label, d.unheld) for d in panel.dots] == [("GPU elementwise", True),
+                                                         ("GPU vectorized", False)]
+    assert panel.note == ""
+    # And in the table, beside the time.
+    cells = {r.variant: r for r in model.table_rows(rows)}
+    assert label in cells["elementwise"].throughput and label not in cells["vectorized"].throughput
+
+
+def test_an_unheld_series_says_so_once_in_a_sweeps_legend():
+    """One legend serves every panel of a sweep: a series unheld in one panel only is "partly
+    unheld" there, never a second entry of the same colour."""
+    name = "lstm/{v}/gpu/scope:seq/batch:{b}/input:512/hidden:512/steps:{s}/manual_time"
+    label = "unheld: 504 launches, more than the 256 a held stream is given"
+    entries = []
+    for b in (16, 64):
+        entries += runs(name.format(v="cublas", b=b, s=25), [3e-4] * 3)
+        entries += runs(name.format(v="cublas", b=b, s=100), [2e-3] * 3, label=[label] * 3)
+        entries += runs(name.format(v="cudnn", b=b, s=100), [1e-3] * 3, label=[label] * 3)
+    rows = list(in_memory(entries).benchmarks().values())
+    spec = next(s for s in plots.SWEEPS if s.name == "lstm")
+    chart = plots.sweeps.sweep_chart_data(spec, rows, {})
+    labels = {line.label for p in chart.panels for line in p.lines}
+    assert labels == {"cublas · GPU · partly unheld: includes launches",
+                      "cudnn · GPU · unheld: includes launches"}
 
 
 def test_a_narrow_sweep_is_drawn_on_a_linear_axis_from_zero(monkeypatch):
@@ -597,6 +627,19 @@ def test_pipeline_row_shows_its_share_of_the_ideal_and_the_stage_costs_range():
                                    "consume 0.9–1.2 ms")
     (row,) = model.table_rows([_parallel_on(4, 4)])
     assert "90% of its producers-bound ideal" in row.throughput
+    assert "above its ideal" not in row.throughput
+
+
+def test_a_pipeline_above_its_ideal_says_what_that_means():
+    """The H200's two producers ran at 127% of the ideal their stage costs, measured alone,
+    allow: said as what it is, not left as an impossible share."""
+    b = _parallel_on(16, 4, "gpu")
+    faster = replace(b, counters={**b.counters, "items_per_second": tuple(
+        1.27 * v for v in b.counters["ideal_items_per_second"])})
+    (row,) = model.table_rows([faster])
+    assert "127% of its producers-bound ideal" in row.throughput
+    assert "above its ideal: its stages cost less inside the pipeline than measured alone" \
+        in row.throughput
 
 
 def test_each_files_ceilings_are_shown_and_a_changed_run_is_marked(tmp_path):
@@ -612,15 +655,18 @@ def test_each_files_ceilings_are_shown_and_a_changed_run_is_marked(tmp_path):
                    peak + runs("conv/onednn/cpu/n:1/real_time", [1e-3] * 3),
                    **{**steady, "stability.sgemm_gflops_end": "104"})]
     rows = model.ceilings_rows([load_results(f) for f in files])
-    assert rows[0] == ["preprocess", "180 (±0%)", "20 (±0%)", "SGEMM 190 → 185; read 24 → 23",
-                       "held"]
+    assert rows[0] == ["preprocess", "180 (±0%)", "20 (±0%)", "—",
+                       "SGEMM 190 → 185; read 24 → 23", "held"]
     assert rows[1][0] == "conv" and rows[1][-1] == "changed during the run"
     index = render.render([load_results(f) for f in files], [], tmp_path / "r")
     page = index.read_text(encoding="utf-8")
     assert "Each file&#x27;s ceilings" in page or "Each file's ceilings" in page
     assert "changed during the run" in page
     summary = (tmp_path / "r" / "summary.md").read_text(encoding="utf-8")
-    assert "| conv | 180 (±0%) | 20 (±0%) | SGEMM 190 → 104; read 24 → 23 |" in summary
+    assert "| conv | 180 (±0%) | 20 (±0%) | — | SGEMM 190 → 104; read 24 → 23 |" in summary
+    # A GPU run's own ceiling has its column: a GPU-only file showed only dashes.
+    gpu = runs("peak/sgemm/gpu/n:4096/manual_time", [1e-3] * 3, flops=[5.1e13] * 3)
+    assert model.ceilings_rows([in_memory(gpu)])[0][1:4] == ["—", "—", "51,000 (±0%)"]
 
 
 @pytest.mark.parametrize("start, end", [("nan", "185"), ("190", "NaN"), ("inf", "185"),
@@ -711,3 +757,37 @@ def test_summary_md_shows_html_from_names_and_messages_as_text(tmp_path):
         assert raw not in outside_code, raw
     assert "&lt;b&gt;boom&lt;/b&gt;" in summary and "&lt;svg onload=alert(1)&gt;" in summary
     assert f"``{failed}``" in summary  # the name shown whole, as a code span
+
+
+def test_the_h200_against_the_cpu_baseline_compares_what_carries_across_machines():
+    """They share no benchmark name (GPU variants only against CPU variants only): what they
+    compare is the same work's fastest time on each (the GPU's speed-up over the CPU) and each
+    machine's share of its own peak, and every panel of the machines chart holds both."""
+    folder = REPO / "results" / "baselines"
+    h200 = [load_results(folder / "h200-ubuntu24.json"),
+            load_results(folder / "h200-ubuntu24.framework-torch.json")]
+    cpu = load_results(folder / "ci-cpu-2core.json")
+    report = model.build_report(h200, [cpu])
+    rows = {row[0]: row[1:] for row in report.ratio_rows}
+    conv = "conv (n 32 · c 64 · hw 56 · k 64 · r 3 · stride 1 · pad 1): fastest float32 time / " \
+           "this run's"
+    assert rows[conv][0] == "1" and 300 < float(rows[conv][1]) < 600
+    share = next(k for k in rows if "share of its device's SGEMM peak" in k)
+    assert all(0.3 < float(v) < 1.5 for v in rows[share])
+    chart = plots.metrics_chart_data(report.portable)
+    assert conv in chart.names and share in chart.names
+    assert all(sum(v is not None for v in row) == 2 for row in chart.values)
+    assert not any("pinned" in n for n in chart.names)  # the CPU machine has no copies to the GPU
+    back = model.build_report([cpu], [h200[0]])  # the other way round: the H200's share of it
+    rows = {row[0]: row[1:] for row in back.ratio_rows}
+    assert rows[conv][0] == "1" and float(rows[conv][1]) < 0.01
+
+
+def test_the_machine_table_names_the_commit_each_run_was_built_from():
+    name = "transfer/pinned/gpu/dir:h2d/mode:sync/bytes:4096/manual_time"
+    mine = in_memory(runs(name, [1e-5] * 3), **{"gapbench.commit": "3d728a1", "gapbench.tree":
+                                                "dirty"})
+    old = in_memory(runs(name, [1e-5] * 3))  # from before runs recorded it
+    rows = {row[0]: row[1:] for row in model.build_report([mine], [old]).fingerprint}
+    assert rows["gapbench.commit"] == ["3d728a1", "—"]
+    assert rows["gapbench.tree"] == ["dirty", "—"]

@@ -70,19 +70,10 @@ def skip_note(benchmarks: Iterable[Benchmark]) -> str:
     return note if len(note) <= 90 else note[:87] + "..."
 
 
-# The label gapbench gives a GPU kernel time it could not hold its stream for
-# (fixtures/hold_policy.h): that time includes the host's launches.
-UNHELD_LABEL = "unheld: "
-
-
-def unheld_note(benchmarks: Iterable[Benchmark]) -> str:
-    """One line for the GPU kernel times that include the host's launches: "GPU elementwise:
-    kernel time unheld (includes its launches)"."""
-    series = dict.fromkeys(f"{b.parsed.device.upper()} {b.parsed.variant}" for b in benchmarks
-                           if b.status == "ok" and UNHELD_LABEL in b.label)
-    if not series:
-        return ""
-    return f"{', '.join(series)}: kernel time unheld (includes its launches)"
+# An unheld time (labels.is_unheld), said beside its dot or in its sweep line's legend entry,
+# where the reader looks for what a value is: as a panel's note it sat in small grey type over
+# the panel's title and went unread.
+UNHELD_SUFFIX = " · unheld: includes launches"
 
 
 # ---- axes and layout --------------------------------------------------------------------------

@@ -11,19 +11,19 @@ from pathlib import Path
 import matplotlib
 
 from gapbench_report import metrics
-from gapbench_report.labels import axes_label, fmt_si, variant_label, with_threads
+from gapbench_report.labels import axes_label, fmt_si, is_unheld, variant_label, with_threads
 from gapbench_report.metrics import TIME, Metric
 from gapbench_report.plots.common import (
     LOG_SPAN,
     PALETTE,
     RC,
+    UNHELD_SUFFIX,
     Grid,
     is_number,
     legend_width,
     save,
     seconds_formatter,
     skip_note,
-    unheld_note,
     value_axis,
     value_span,
 )
@@ -65,10 +65,13 @@ class Dots:
     device: str
     values: list[tuple[float, float, float] | None]
     bound: str = ""  # the axes this variant always runs with ("depth 2 · workers 2")
+    family: str = ""
+    unheld: bool = False  # its times in this panel include the host's launches
 
     @property
     def label(self) -> str:
-        text = f"{self.device.upper()} {variant_label(self.variant)}"
+        variant, _, math = self.variant.partition(" ")  # series_of's "cudnn_e2e fp32"
+        text = f"{self.device.upper()} {variant_label(variant, self.family)} {math}".rstrip()
         return f"{text} ({self.bound})" if self.bound else text
 
 
@@ -97,10 +100,11 @@ class FamilyChart:
 
 # The generic chart plots time, except where a family's point is a rate: peak's memory rows
 # draw their traffic (reads plus writes; files from before that counter counted traffic in
-# bytes_per_second), its SGEMM rows their FLOP rate.
+# bytes_per_second), its SGEMM and GEMM rows (each math mode of the GPU's) their FLOP rate.
 PEAK_TRAFFIC = Metric("traffic_bytes_per_second", 1e-9, "memory traffic (GB/s read + written)",
                       fallback="bytes_per_second")
-PEAK_FLOPS = Metric("flops", 1e-9, "SGEMM (GFLOP/s)")
+PEAK_FLOPS = Metric("flops", 1e-9, "GEMM (GFLOP/s)")
+PEAK_FLOP_VARIANTS = ("sgemm", "gemm")
 
 
 PIPELINE_RATE = Metric("items_per_second", 1.0, "batches/s")
@@ -112,7 +116,7 @@ LSTM_STEP_RATE = Metric("flops", 1e-9, "LSTM step GFLOP/s (each step's own work)
 
 def family_metric(name: Name) -> Metric:
     if name.family == "peak":
-        return PEAK_FLOPS if name.variant == "sgemm" else PEAK_TRAFFIC
+        return PEAK_FLOPS if name.variant in PEAK_FLOP_VARIANTS else PEAK_TRAFFIC
     if name.family == "pipeline":
         return PIPELINE_RATE
     if name.family == "lstm" and name.axis("scope") == "step":
@@ -172,8 +176,10 @@ def _panel(benchmarks: list[Benchmark], title_axes: Sequence[tuple[str, str]],
     bound_text = {series_of(b.parsed):
                   axes_label(axes_of[b.name], [k for k in axes_of[b.name] if k in bound])
                   for b in sorted(benchmarks, key=lambda b: b.status == "ok")}  # ok rows last
+    unheld = {series_of(b.parsed) for b in benchmarks if is_unheld(b)}
     dots = [Dots(variant, device, [cells.get((device, variant, g)) for g in groups],
-                 bound_text[(device, variant)] if bound else "")
+                 bound_text[(device, variant)] if bound else "",
+                 benchmarks[0].parsed.family, (device, variant) in unheld)
             for device, variant in series]
     dots = [d for d in dots if any(d.values)]
     # Sizes where nothing was timed (only skipped variants ran there) draw no empty slot: the
@@ -186,7 +192,7 @@ def _panel(benchmarks: list[Benchmark], title_axes: Sequence[tuple[str, str]],
     # A single group needs no label: the panel's title names its size.
     labels = [axes_label(spelled[g], varying) for g in groups]
     title = " · ".join([f"{k} {v}" for k, v in title_axes] + [axes_label(constant)]).strip(" ·")
-    note = "; ".join(filter(None, [skip_note(benchmarks), unheld_note(benchmarks)]))
+    note = skip_note(benchmarks)
     panel = FamilyPanel(title, labels, dots, note, metric=metric)
     panel.log_y = (value_span(panel.values()) or 1.0) > LOG_SPAN
     return panel
@@ -272,12 +278,16 @@ def _draw_family_panel(ax, panel: FamilyPanel, styles: dict, metric: Metric) -> 
                 lo.append(v[0] - v[1])
                 hi.append(v[2] - v[0])
         style = styles[(d.device, d.variant)]
+        # An unheld time is said beside the dot it belongs to (as a legend entry of its own it
+        # would stand for the series in every panel, as a panel note it went unread).
+        label = d.label + (UNHELD_SUFFIX if d.unheld and count > 30 else "")
         ax.errorbar(xs, ys, yerr=[lo, hi], linestyle="none", markersize=6, capsize=2,
-                    elinewidth=1, label=d.label, **style)
+                    elinewidth=1, label=label, **style)
         if count <= 30:  # few enough dots to print each median beside it
             for x, y in zip(xs, ys):
-                ax.annotate(fmt(y), (x, y), xytext=(5, 0), textcoords="offset points",
-                            fontsize=7, va="center", color=style["color"])
+                ax.annotate(fmt(y) + (UNHELD_SUFFIX if d.unheld else ""), (x, y),
+                            xytext=(5, 0), textcoords="offset points", fontsize=7,
+                            va="center", color=style["color"])
     few = len(panel.groups) <= MAX_GROUP_LABELS
     for i in range(0, len(panel.groups) if few else 0, 2):  # banding tells the groups apart
         ax.axvspan(i - 0.5, i + 0.5, color="#f4f4f4", zorder=0, linewidth=0)

@@ -25,7 +25,8 @@ def metrics_chart_data(columns: Sequence[tuple[str, Mapping[str, float]]]) -> Me
     """Portable ratios by machine; None unless at least two machines share one."""
     names = list(dict.fromkeys(k for _, m in columns for k in m))
     values = [[m.get(k) for _, m in columns] for k in names]
-    keep = [i for i, row in enumerate(values) if sum(v is not None for v in row) >= 1]
+    # A ratio only one machine has compares nothing: the table lists it, the chart does not.
+    keep = [i for i, row in enumerate(values) if sum(v is not None for v in row) >= 2]
     if len(columns) < 2 or not keep:
         return None
     return MetricsChart([label for label, _ in columns], [names[i] for i in keep],

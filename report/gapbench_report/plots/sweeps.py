@@ -12,7 +12,13 @@ import matplotlib
 from matplotlib.ticker import FuncFormatter, NullLocator
 
 from gapbench_report import metrics
-from gapbench_report.labels import axes_label, fmt_axis_value, variant_label, with_threads
+from gapbench_report.labels import (
+    axes_label,
+    fmt_axis_value,
+    is_unheld,
+    variant_label,
+    with_threads,
+)
 from gapbench_report.metrics import TIME, Metric
 from gapbench_report.plots.common import (
     LOG_SPAN,
@@ -21,6 +27,7 @@ from gapbench_report.plots.common import (
     SERIES_COLOURS,
     SERIES_LINES,
     SERIES_MARKERS,
+    UNHELD_SUFFIX,
     Grid,
     bytes_formatter,
     is_number,
@@ -28,7 +35,6 @@ from gapbench_report.plots.common import (
     number_formatter,
     save,
     skip_note,
-    unheld_note,
     value_axis,
     value_span,
 )
@@ -176,7 +182,7 @@ def _line_label(spec: SweepSpec, key: tuple[str | None, ...]) -> str:
         if v is None:
             continue
         if k == "variant":
-            parts.append(variant_label(v))
+            parts.append(variant_label(v, spec.family))
         elif k == "device":
             parts.append(v.upper())
         else:
@@ -188,7 +194,24 @@ def _line_label(spec: SweepSpec, key: tuple[str | None, ...]) -> str:
     return " · ".join(parts)
 
 
-def _lines(spec: SweepSpec, rows: list[Benchmark]) -> list[Line]:
+def _unheld_suffixes(spec: SweepSpec, rows: Iterable[Benchmark]) -> dict[tuple, str]:
+    """Series -> what its legend entry adds where some of its times, over the whole chart, are
+    unheld (include the host's launches): one legend serves every panel, so it says "partly"
+    where only some are."""
+    timed: dict[tuple, list[bool]] = {}
+    for b in rows:
+        if b.status == "ok":
+            timed.setdefault(tuple(series_value(b, k) for k in spec.series), []).append(
+                is_unheld(b))
+    return {key: UNHELD_SUFFIX if all(flags) else UNHELD_SUFFIX.replace("unheld", "partly "
+                                                                         "unheld")
+            for key, flags in timed.items() if any(flags)}
+
+
+def _lines(spec: SweepSpec, rows: list[Benchmark],
+           unheld: Mapping[tuple, str] | None = None) -> list[Line]:
+    """`unheld`: _unheld_suffixes of the whole chart's rows."""
+    unheld = unheld or {}
     points: dict[tuple, list[tuple[float, tuple[float, float, float], str]]] = {}
     for b in rows:
         value = spec.metric.spread(b, iqr=True)  # min-max bands of many lines hide the lines
@@ -199,7 +222,8 @@ def _lines(spec: SweepSpec, rows: list[Benchmark]) -> list[Line]:
     lines = []
     for key, pts in points.items():
         pts.sort(key=lambda p: p[0])
-        lines.append(Line(_line_label(spec, key), pts[0][2], key, [p[0] for p in pts],
+        label = _line_label(spec, key) + unheld.get(key, "")
+        lines.append(Line(label, pts[0][2], key, [p[0] for p in pts],
                           [p[1][0] for p in pts], [p[1][1] for p in pts], [p[1][2] for p in pts]))
     return lines
 
@@ -272,14 +296,15 @@ def sweep_chart_data(spec: SweepSpec, benchmarks: Sequence[Benchmark],
     """The spec's lines, one panel per combination of the axes that are neither swept nor part of
     a series. None when the family, or its swept axis, is absent, or nothing was timed."""
     rows = selected(spec, benchmarks)
+    unheld = _unheld_suffixes(spec, rows)
     by_panel: dict[tuple, list[Benchmark]] = {}
     for b in rows:
         by_panel.setdefault(_sweep_panel_key(spec, b), []).append(b)
     panels = []
     for rest, group in sorted(by_panel.items(), key=lambda kv: _sort_key(kv[0])):
-        lines = _lines(spec, group)
+        lines = _lines(spec, group, unheld)
         marks, notes = _crossovers(spec, lines) if spec.crossover else ([], [])
-        note = "; ".join(filter(None, [skip_note(group), unheld_note(group)] + notes))
+        note = "; ".join(filter(None, [skip_note(group)] + notes))
         ideals, capped = _ideals(spec, group, rows)
         panels.append(SweepPanel(axes_label(dict(rest)), lines, marks, ideals, note, capped))
     if not any(p.lines for p in panels):
