@@ -21,12 +21,13 @@ memory::data_type input_type(Arithmetic arithmetic) {
                               " variant (float32 or bf16)");
 }
 
-// The name of `md`'s layout among those oneDNN picks for activations, or "blocked".
-std::string layout_name(const memory::desc& md) {
+// The name of `md`'s layout among those oneDNN picks for activations, or "blocked". (The dims
+// and type are passed in: their getters were renamed between oneDNN 2 and 3.)
+std::string layout_name(const memory::desc& md, const memory::dims& dims, memory::data_type type) {
   const std::pair<tag, const char*> known[] = {
       {tag::nhwc, "NHWC"}, {tag::nchw, "NCHW"}, {tag::nChw8c, "nChw8c"}, {tag::nChw16c, "nChw16c"}};
   for (const auto& [t, name] : known) {
-    if (md == memory::desc(md.dims(), md.data_type(), t)) return name;
+    if (md == memory::desc(dims, type, t)) return name;
   }
   return "blocked";
 }
@@ -78,8 +79,8 @@ OnednnConvolution::OnednnConvolution(const ConvShape& shape, const float* w, Ari
 #endif
   m.conv = dnnl::convolution_forward(pd);
   m.implementation = pd.impl_info_str();
-  const std::string src_layout = layout_name(pd.src_desc()),
-                    dst_layout = layout_name(pd.dst_desc());
+  const std::string src_layout = layout_name(pd.src_desc(), src_dims, in),
+                    dst_layout = layout_name(pd.dst_desc(), dst_dims, f32);
   m.layout = src_layout == dst_layout ? src_layout : src_layout + " in, " + dst_layout + " out";
 
   // Handles are set per call for the caller's buffers.
