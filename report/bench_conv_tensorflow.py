@@ -3,7 +3,7 @@
     bash ci/setup --tensorflow          # .venv-tf (TensorFlow's CPU build)
     cmake --preset default && cmake --build build/default --target gapbench
     .venv-tf/bin/python report/bench_conv_tensorflow.py [--rounds 4] [--reps 5] [--threads N]
-                                                       [--gapbench PATH] [--verbose]
+                                                       [--max-isa ISA] [--gapbench PATH] [--verbose]
 
 The layer is ResNet's first-stage 3x3 conv, 64 -> 64 channels, 56x56, batch 32, stride 1, pad 1
 (gapbench's `conv/onednn/cpu/n:32/c:64/hw:56/k:64/r:3/stride:1/pad:1` in the full profile), in
@@ -13,7 +13,9 @@ this script).
 Each round runs gapbench (one process, --reps repetitions of one iteration per math) and
 TensorFlow (in this process, --reps timed calls per math after two warm-up calls), the order
 swapped every round (A B, B A, ...), so that load from other work on the machine falls on both
-sides alike. Both use --threads threads (default: the cores this process may use): oneDNN's
+sides alike. --max-isa (AVX2, AVX512_CORE, ...) caps both oneDNNs' instruction set, as on another
+CPU (DNNL_MAX_CPU_ISA for Debian's oneDNN 2.6, ONEDNN_MAX_CPU_ISA for TensorFlow's 3.x). Both use
+--threads threads (default: the cores this process may use): oneDNN's
 OpenMP threads (OMP_NUM_THREADS) and TensorFlow's intra-op threads, inter-op 1. TensorFlow runs
 eagerly on NHWC tensors, its filter HWIO, through its bundled oneDNN; a bf16 conv there takes
 and returns bf16 (gapbench's bf16 row writes float32). Each TensorFlow sample is one call, timed
@@ -155,11 +157,14 @@ def main() -> None:
     ap.add_argument("--reps", type=int, default=5, help="samples per side, math and round")
     ap.add_argument("--threads", type=int, default=len(os.sched_getaffinity(0)))
     ap.add_argument("--gapbench", type=Path, default=REPO / "build" / "default" / "gapbench")
+    ap.add_argument("--max-isa", help="cap oneDNN's instruction set on both sides, e.g. AVX2")
     ap.add_argument("--verbose", action="store_true")
     ap.add_argument("--tensorflow-once", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.rounds < 1 or args.reps < 1 or args.threads < 1:
         fail("--rounds, --reps and --threads must be at least 1")
+    if args.max_isa:  # before TensorFlow loads, and inherited by gapbench
+        os.environ.update(DNNL_MAX_CPU_ISA=args.max_isa, ONEDNN_MAX_CPU_ISA=args.max_isa)
     if args.tensorflow_once:
         TensorFlowConv(args.threads).run(list(MATHS), 1)
         return
@@ -174,14 +179,15 @@ def main() -> None:
     ref: dict[str, list[float]] = {}
     round_ratios: dict[str, list[float]] = {}
     loads = []
+    maths: list[str] = []  # those gapbench runs here (bf16 only where it is native)
     for i in range(args.rounds):
         loads.append(os.getloadavg()[0])
-        first_gapbench = i % 2 == 0
-        if first_gapbench:
+        if i % 2 == 0:
             g = run_gapbench(args.gapbench, args.reps, args.threads)
-            t = tf.run(sorted(g), args.reps)
+            maths = maths or [m for m in MATHS if m in g]
+            t = tf.run(maths, args.reps)
         else:
-            t = tf.run(list(MATHS), args.reps)
+            t = tf.run(maths, args.reps)
             g = run_gapbench(args.gapbench, args.reps, args.threads)
         for math in g:
             gb.setdefault(math, []).extend(g[math])
@@ -191,12 +197,13 @@ def main() -> None:
     loads.append(os.getloadavg()[0])
 
     print(f"{ROW} (NHWC in TensorFlow; the primitive's own layout in gapbench)")
-    print(f"threads {args.threads} each, {args.rounds} rounds of {args.reps} samples per side, "
+    cap = f", oneDNN capped at {args.max_isa}" if args.max_isa else ""
+    print(f"threads {args.threads} each{cap}, {args.rounds} rounds of {args.reps} samples per side, "
           f"interleaved; 1-minute load average {min(loads):.1f}-{max(loads):.1f} "
           f"on {os.cpu_count()} CPUs")
     for math in MATHS:
         if math not in gb:
-            print(f"{math}: skipped by gapbench (this CPU lacks native bf16 in oneDNN)")
+            print(f"{math}: skipped by gapbench (no native bf16 in oneDNN here{cap})")
             continue
         ratio = statistics.median(gb[math]) / statistics.median(ref[math])
         rr = round_ratios[math]
