@@ -27,6 +27,12 @@ scheduler autogroups) raises this session's autogroup to nice -20 for the measur
 it back after, so that both sides run near their idle speed while others' work waits; without
 it, the figures are those of a shared machine, the ratio still fair (both sides run alike).
 
+gapbench's oneDNN runs on GNU OpenMP, whose waiting threads spin before they sleep. Where other
+sessions load the cores (Linux then shares the CPU between sessions, not threads), the thread
+that finished its half spins on a core its partner could have used: 10-30% on this layer under
+a load of 20 on 2 cores. OMP_WAIT_POLICY=PASSIVE in the environment (passed on to gapbench)
+makes it sleep at once; near idle it changes nothing here. The policy in force is printed.
+
 Prints each side's median, quartiles, min-max and sample count per math, gapbench/TensorFlow
 (the ratio of the medians, and its range over the rounds' own medians), and the load average at
 each round. --verbose first prints, for each side, the distinct oneDNN primitives it executes
@@ -232,7 +238,9 @@ def measure(args: argparse.Namespace, tf: TensorFlowConv) -> None:
     print(f"{ROW} (NHWC in TensorFlow; the primitive's own layout in gapbench)")
     cap = f", oneDNN capped at {args.max_isa}" if args.max_isa else ""
     nice = ", at autogroup nice -20" if args.precedence else ""
-    print(f"threads {args.threads} each{cap}{nice}, {args.rounds} rounds of {args.reps} samples per side, "
+    wait = os.environ.get("OMP_WAIT_POLICY", "unset (spin, then sleep)")
+    print(f"threads {args.threads} each{cap}{nice}, gapbench's OMP_WAIT_POLICY {wait}, "
+          f"{args.rounds} rounds of {args.reps} samples per side, "
           f"interleaved; 1-minute load average {min(loads):.1f}-{max(loads):.1f} "
           f"on {os.cpu_count()} CPUs")
     for math in MATHS:
