@@ -16,8 +16,8 @@ TensorFlow (in this process, --reps timed calls per math after two warm-up calls
 swapped every round (A B, B A, ...), so that load from other work on the machine falls on both
 sides alike. --max-isa (AVX2, AVX512_CORE, ...) caps both oneDNNs' instruction set, as on another
 CPU (DNNL_MAX_CPU_ISA for Debian's oneDNN 2.6, ONEDNN_MAX_CPU_ISA for TensorFlow's 3.x). Both use
---threads threads (default: the cores this process may use): oneDNN's
-OpenMP threads (OMP_NUM_THREADS) and TensorFlow's intra-op threads, inter-op 1. TensorFlow runs
+--threads threads (default: the cores this process may use): oneDNN's OpenMP threads
+(OMP_NUM_THREADS) and TensorFlow's intra-op threads, inter-op 1. TensorFlow runs
 eagerly on NHWC tensors, its filter HWIO, through its bundled oneDNN; a bf16 conv there takes
 and returns bf16 (gapbench's bf16 row writes float32). Each TensorFlow sample is one call, timed
 on the host clock; eager CPU ops return when their output is written.
@@ -25,12 +25,12 @@ on the host clock; eager CPU ops return when their output is written.
 Other work on the machine moves both sides' times several-fold. --precedence (root, Linux with
 scheduler autogroups) raises this session's autogroup to nice -20 for the measurement and puts
 it back after, so that both sides run near their idle speed while others' work waits; without
-it, the figures are those of a shared machine, the ratio still fair (both sides run alike).
+it, the figures are those of a shared machine.
 
 gapbench's oneDNN runs on GNU OpenMP, whose waiting threads spin before they sleep. Where other
 sessions load the cores (Linux then shares the CPU between sessions, not threads), the thread
-that finished its half spins on a core its partner could have used: 10-30% on this layer under
-a load of 20 on 2 cores. OMP_WAIT_POLICY=PASSIVE in the environment (passed on to gapbench)
+that finished its half spins on a core its partner could have used: 6-30% on this layer under
+loads of 4 to 20 on 2 cores. OMP_WAIT_POLICY=PASSIVE in the environment (passed on to gapbench)
 makes it sleep at once; near idle it changes nothing here. The policy in force is printed.
 
 Prints each side's median, quartiles, min-max and sample count per math, gapbench/TensorFlow
