@@ -6,7 +6,10 @@
 //   naive        the textbook seven loops, one thread (kernels/conv.h)
 //   im2col_blas  im2col per image + one OpenBLAS SGEMM per image, OpenBLAS's threads
 //   onednn       oneDNN's direct convolution primitive, its OpenMP threads; created once, its
-//                creation time in `setup_ms`, its implementation in the label
+//                creation time in `setup_ms`, its implementation and layout in the label. The
+//                primitive alone is timed: the input is reordered into its layout (NHWC on
+//                AVX-512) before, the output back to NCHW after, as a framework's tensors stay
+//                in that layout between layers (kernels/conv_onednn.h)
 // GPU variants (manual time, CUDA events):
 //   naive        one thread per output element
 //   tiled        shared-memory tiled direct convolution, 32 outputs per thread
@@ -31,18 +34,18 @@ namespace {
 
 enum class CpuVariant { naive, im2col_blas, onednn, onednn_bf16 };
 
-// The input as a bf16 model holds it: converted once, outside the timing.
-struct Bf16Input {
-  explicit Bf16Input(const std::vector<float>& x) : bits(to_bf16(x)) {}
-  std::vector<std::uint16_t> bits;
+struct NoStep {
+  void operator()() const {}
 };
 
-// Validates `run()` (which writes y) once, with the tolerance of its arithmetic, then times it.
-template <class Run>
+// Validates `run()` once, with the tolerance of its arithmetic, then times it; `finish()` (not
+// timed) writes y from what run() left, for a variant whose output stays in its own layout.
+template <class Run, class Finish = NoStep>
 void time_cpu(State& state, const Problem& data, std::vector<float>& y, Run&& run,
-              Arithmetic arithmetic = Arithmetic::float32) {
+              Arithmetic arithmetic = Arithmetic::float32, Finish&& finish = Finish{}) {
   validate_once([&] {
     run();
+    finish();
     return data.check("conv", y, arithmetic);
   });
   for (auto _ : state) {
@@ -67,21 +70,17 @@ void bench_cpu(State& state, const ConvShape& shape, CpuVariant variant) {
       time_cpu(state, data, y, [&] { im2col_blas(shape, x, w, y.data(), scratch.data()); });
       break;
     }
-    case CpuVariant::onednn: {
-      OnednnConvolution& dnn = cached<OnednnConvolution>(shape.key(), shape, w);
-      time_cpu(state, data, y, [&] { dnn.forward(x, y.data()); });
-      state.counters["setup_ms"] = dnn.setup_seconds() * 1e3;
-      state.SetLabel(dnn.description());
-      break;
-    }
+    case CpuVariant::onednn:
     case CpuVariant::onednn_bf16: {
+      const bool bf16 = variant == CpuVariant::onednn_bf16;
       // Emulated bf16 is slower than float32: timing it under the bf16 name would mislead.
-      require_cpu_arithmetic(Arithmetic::bf16);
+      if (bf16) require_cpu_arithmetic(Arithmetic::bf16);
+      const Arithmetic math = bf16 ? Arithmetic::bf16 : Arithmetic::float32;
       OnednnConvolution& dnn =
-          cached<OnednnConvolution>(shape.key() + ":bf16", shape, w, Arithmetic::bf16);
-      const std::uint16_t* x16 = cached<Bf16Input>(shape.key(), data.x).bits.data();
+          cached<OnednnConvolution>(shape.key() + (bf16 ? ":bf16" : ""), shape, w, math);
+      dnn.load_input(x);  // into the primitive's layout (and for bf16 rounded), untimed
       time_cpu(
-          state, data, y, [&] { dnn.forward(x16, y.data()); }, Arithmetic::bf16);
+          state, data, y, [&] { dnn.forward(); }, math, [&] { dnn.read_output(y.data()); });
       state.counters["setup_ms"] = dnn.setup_seconds() * 1e3;
       state.SetLabel(dnn.description());
       break;

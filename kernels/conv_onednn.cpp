@@ -2,8 +2,8 @@
 
 #include <chrono>
 #include <oneapi/dnnl/dnnl.hpp>
-#include <optional>
 #include <stdexcept>
+#include <utility>
 
 namespace gapbench::conv {
 
@@ -21,17 +21,29 @@ memory::data_type input_type(Arithmetic arithmetic) {
                               " variant (float32 or bf16)");
 }
 
+// The name of `md`'s layout among those oneDNN picks for activations, or "blocked". (The dims
+// and type are passed in: their getters were renamed between oneDNN 2 and 3.)
+std::string layout_name(const memory::desc& md, const memory::dims& dims, memory::data_type type) {
+  const std::pair<tag, const char*> known[] = {
+      {tag::nhwc, "NHWC"}, {tag::nchw, "NCHW"}, {tag::nChw8c, "nChw8c"}, {tag::nChw16c, "nChw16c"}};
+  for (const auto& [t, name] : known) {
+    if (md == memory::desc(dims, type, t)) return name;
+  }
+  return "blocked";
+}
+
 }  // namespace
 
 struct OnednnConvolution::Impl {
   dnnl::engine engine{dnnl::engine::kind::cpu, 0};
   dnnl::stream stream{engine};
   dnnl::convolution_forward conv;
-  // The caller's layouts (plain NCHW) and the primitive's; the caller's are only wrapped.
+  // The caller's plain NCHW layouts, wrapped per call, and the primitive's, owned here.
   memory user_src, user_dst;
-  memory src, weights, dst;
-  std::optional<dnnl::reorder> src_in, dst_out;  // only where the formats differ
-  std::string implementation;
+  memory src, weights, dst, scratchpad;
+  dnnl::reorder src_in, dst_out;
+  bool loaded = false, computed = false;
+  std::string implementation, layout;
   double setup_seconds = 0.0;
   Arithmetic arithmetic = Arithmetic::float32;
 };
@@ -49,43 +61,38 @@ OnednnConvolution::OnednnConvolution(const ConvShape& shape, const float* w, Ari
   const memory::dims padding{dim(shape.pad), dim(shape.pad)};
   const auto f32 = memory::data_type::f32;
 
-  // Formats left to oneDNN ("any"): it picks the blocked layouts its fast kernels need.
+  // Formats left to oneDNN ("any"): it picks the layouts its fast kernels need.
   const memory::desc src_any(src_dims, in, tag::any), weight_any(weight_dims, in, tag::any),
       dst_any(dst_dims, f32, tag::any);
   const auto prop = dnnl::prop_kind::forward_inference;
   const auto direct = dnnl::algorithm::convolution_direct;
+  // The scratchpad is ours, allocated once, so that no execution allocates (TensorFlow does so).
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
 #if DNNL_VERSION_MAJOR >= 3  // newer distributions and PyPI; Debian 12 has 2.6
   const dnnl::convolution_forward::primitive_desc pd(m.engine, prop, direct, src_any, weight_any,
-                                                     dst_any, strides, padding, padding);
+                                                     dst_any, strides, padding, padding, attr);
 #else
   const dnnl::convolution_forward::desc desc(prop, direct, src_any, weight_any, dst_any, strides,
                                              padding, padding);
-  const dnnl::convolution_forward::primitive_desc pd(desc, m.engine);
+  const dnnl::convolution_forward::primitive_desc pd(desc, attr, m.engine);
 #endif
   m.conv = dnnl::convolution_forward(pd);
   m.implementation = pd.impl_info_str();
+  const std::string src_layout = layout_name(pd.src_desc(), src_dims, in),
+                    dst_layout = layout_name(pd.dst_desc(), dst_dims, f32);
+  m.layout = src_layout == dst_layout ? src_layout : src_layout + " in, " + dst_layout + " out";
 
-  const memory::desc user_src_md(src_dims, in, tag::nchw);
-  const memory::desc user_weight_md(weight_dims, f32, tag::oihw);
-  const memory::desc user_dst_md(dst_dims, f32, tag::nchw);
-  // Handles are set per call (forward) for the caller's buffers.
-  m.user_src = memory(user_src_md, m.engine, DNNL_MEMORY_NONE);
-  m.user_dst = memory(user_dst_md, m.engine, DNNL_MEMORY_NONE);
-
-  if (pd.src_desc() != user_src_md) {
-    m.src = memory(pd.src_desc(), m.engine);
-    m.src_in = dnnl::reorder(m.user_src, m.src);
-  } else {
-    m.src = m.user_src;
-  }
-  if (pd.dst_desc() != user_dst_md) {
-    m.dst = memory(pd.dst_desc(), m.engine);
-    m.dst_out = dnnl::reorder(m.dst, m.user_dst);
-  } else {
-    m.dst = m.user_dst;
-  }
-  // The filter, reordered (or copied) once into memory this object owns.
-  memory user_weights(user_weight_md, m.engine, const_cast<float*>(w));  // read only
+  // Handles are set per call for the caller's buffers.
+  m.user_src = memory({src_dims, f32, tag::nchw}, m.engine, DNNL_MEMORY_NONE);
+  m.user_dst = memory({dst_dims, f32, tag::nchw}, m.engine, DNNL_MEMORY_NONE);
+  m.src = memory(pd.src_desc(), m.engine);
+  m.dst = memory(pd.dst_desc(), m.engine);
+  m.scratchpad = memory(pd.scratchpad_desc(), m.engine);
+  m.src_in = dnnl::reorder(m.user_src, m.src);
+  m.dst_out = dnnl::reorder(m.dst, m.user_dst);
+  // The filter, reordered (and for bf16 rounded) once into memory this object owns.
+  memory user_weights({weight_dims, f32, tag::oihw}, m.engine, const_cast<float*>(w));  // read
   m.weights = memory(pd.weights_desc(), m.engine);
   dnnl::reorder(user_weights, m.weights).execute(m.stream, user_weights, m.weights);
   m.stream.wait();
@@ -94,26 +101,30 @@ OnednnConvolution::OnednnConvolution(const ConvShape& shape, const float* w, Ari
 
 OnednnConvolution::~OnednnConvolution() = default;
 
-void OnednnConvolution::forward(const float* x, float* y) {
-  if (impl_->arithmetic != Arithmetic::float32)
-    throw std::invalid_argument("conv onednn: a bf16 convolution takes bf16 input");
-  run(const_cast<float*>(x), y);  // oneDNN only reads a source
-}
-
-void OnednnConvolution::forward(const std::uint16_t* x, float* y) {
-  if (impl_->arithmetic != Arithmetic::bf16)
-    throw std::invalid_argument("conv onednn: a float32 convolution takes float32 input");
-  run(const_cast<std::uint16_t*>(x), y);
-}
-
-void OnednnConvolution::run(void* x, float* y) {
+void OnednnConvolution::load_input(const float* x) {
   Impl& m = *impl_;
-  m.user_src.set_data_handle(x);
+  m.user_src.set_data_handle(const_cast<float*>(x));  // a reorder only reads its source
+  m.src_in.execute(m.stream, m.user_src, m.src);
+  m.stream.wait();
+  m.loaded = true;
+}
+
+void OnednnConvolution::forward() {
+  Impl& m = *impl_;
+  if (!m.loaded) throw std::logic_error("conv onednn: forward() before load_input()");
+  m.conv.execute(m.stream, {{DNNL_ARG_SRC, m.src},
+                            {DNNL_ARG_WEIGHTS, m.weights},
+                            {DNNL_ARG_DST, m.dst},
+                            {DNNL_ARG_SCRATCHPAD, m.scratchpad}});
+  m.stream.wait();
+  m.computed = true;
+}
+
+void OnednnConvolution::read_output(float* y) {
+  Impl& m = *impl_;
+  if (!m.computed) throw std::logic_error("conv onednn: read_output() before forward()");
   m.user_dst.set_data_handle(y);
-  if (m.src_in) m.src_in->execute(m.stream, m.user_src, m.src);
-  m.conv.execute(m.stream,
-                 {{DNNL_ARG_SRC, m.src}, {DNNL_ARG_WEIGHTS, m.weights}, {DNNL_ARG_DST, m.dst}});
-  if (m.dst_out) m.dst_out->execute(m.stream, m.dst, m.user_dst);
+  m.dst_out.execute(m.stream, m.dst, m.user_dst);
   m.stream.wait();
 }
 
@@ -122,28 +133,10 @@ double OnednnConvolution::setup_seconds() const { return impl_->setup_seconds; }
 Arithmetic OnednnConvolution::arithmetic() const { return impl_->arithmetic; }
 
 std::string OnednnConvolution::description() const {
-  const bool in = impl_->src_in.has_value(), out = impl_->dst_out.has_value();
-  const char* reorders = in && out ? "reorders input and output"
-                         : in      ? "reorders input"
-                         : out     ? "reorders output"
-                                   : "no reorders";
   const std::string math = impl_->arithmetic == Arithmetic::float32
                                ? ""
                                : std::string(", math:") + math_name(impl_->arithmetic);
-  return impl_->implementation + ", " + reorders + math;
-}
-
-std::vector<std::uint16_t> to_bf16(const std::vector<float>& x) {
-  std::vector<std::uint16_t> out(x.size());
-  if (x.empty()) return out;
-  const dnnl::engine engine(dnnl::engine::kind::cpu, 0);
-  dnnl::stream stream(engine);
-  const memory::dims dims{dim(x.size())};
-  memory from({dims, memory::data_type::f32, tag::a}, engine, const_cast<float*>(x.data()));
-  memory to({dims, memory::data_type::bf16, tag::a}, engine, out.data());
-  dnnl::reorder(from, to).execute(stream, from, to);
-  stream.wait();
-  return out;
+  return impl_->implementation + ", " + impl_->layout + math;
 }
 
 }  // namespace gapbench::conv

@@ -2,22 +2,24 @@
 // run convolutions on the CPU.
 //
 // Set-up (once, outside any timed loop, as a framework caches it): the primitive for the shape,
-// with oneDNN choosing its preferred (blocked) memory formats; reorder primitives between those
-// and the caller's plain NCHW / KCRS layouts; and the filter reordered once into the primitive's
-// format (frameworks keep weights pre-packed). forward() then reorders the input in, runs the
-// convolution and reorders the output back to NCHW where the formats differ, so a caller with
-// NCHW tensors pays what a framework with NCHW tensors pays.
+// with oneDNN choosing its preferred memory formats (`any`: NHWC for its brgemm kernels on
+// AVX-512, a channel-blocked nChw8c/nChw16c for its older jit kernels), and the filter reordered
+// once into the primitive's format (frameworks keep weights pre-packed). The caller's tensors are
+// plain NCHW; load_input() reorders one into the primitive's source format and read_output()
+// reorders the result back, both outside the timing. forward() is then the primitive alone on
+// activations already in its layout: the floor a framework reaches when its tensors are in that
+// layout between layers (TensorFlow's NHWC is brgconv's own on AVX-512, so TensorFlow runs no
+// reorder of its activations there; an NCHW framework pays one on the way in and one out).
 //
-// Direct convolution (algorithm::convolution_direct), oneDNN's default strict math and its own
-// OpenMP threads (all cores). Float32 throughout, or (Arithmetic::bf16) the input and filter
-// held in bfloat16, the output float32, sums in float32: what a framework's bf16 autocast runs.
-// Whether this CPU runs bf16 natively is kernels/onednn_isa.h's rule, asked before creating one.
+// Direct convolution (algorithm::convolution_direct), oneDNN's default strict math, its own
+// OpenMP threads (all cores) and a scratchpad this object owns (allocated once, as TensorFlow
+// passes its own). Float32 throughout, or (Arithmetic::bf16) the input and filter held in
+// bfloat16, the output float32, sums in float32: what a framework's bf16 autocast runs. Whether
+// this CPU runs bf16 natively is kernels/onednn_isa.h's rule, asked before creating one.
 #pragma once
 
-#include <cstdint>
 #include <memory>
 #include <string>
-#include <vector>
 
 #include "kernels/conv.h"
 
@@ -34,28 +36,27 @@ class OnednnConvolution {
   OnednnConvolution(const OnednnConvolution&) = delete;
   OnednnConvolution& operator=(const OnednnConvolution&) = delete;
 
-  // y (N x K x P x Q) from x (N x C x H x W); returns when y is written. x is float32 for a
-  // float32 convolution and bfloat16 bits (to_bf16) for a bf16 one; the other throws
-  // std::invalid_argument.
-  void forward(const float* x, float* y);
-  void forward(const std::uint16_t* x, float* y);
+  // x (N x C x H x W, float32) into the primitive's source format and data type, which this
+  // object holds (for bf16 rounded to nearest even, as a framework's cast does).
+  void load_input(const float* x);
+  // The convolution of the loaded input, into the primitive's destination; returns when it is
+  // written. Throws std::logic_error before any input was loaded.
+  void forward();
+  // y (N x K x P x Q, float32) from the last forward(); std::logic_error before any.
+  void read_output(float* y);
 
   Arithmetic arithmetic() const;
 
   // Wall seconds the constructor spent: primitive and reorder creation (oneDNN JIT-compiles its
   // kernels here) and the filter's reorder.
   double setup_seconds() const;
-  // oneDNN's name for the implementation it picked ("jit:avx2", "brg:avx512_core", ...), and
-  // which tensors forward() reorders: "jit:avx2, reorders input and output".
+  // oneDNN's name for the implementation it picked ("jit:avx2", "brgconv:avx512_core", ...) and
+  // its activations' layout: "brgconv:avx512_core, NHWC".
   std::string description() const;
 
  private:
-  void run(void* x, float* y);
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
-
-// float32 to bfloat16 bits, rounded to nearest even (oneDNN's conversion).
-std::vector<std::uint16_t> to_bf16(const std::vector<float>& x);
 
 }  // namespace gapbench::conv

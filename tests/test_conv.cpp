@@ -253,19 +253,26 @@ TEST(Conv, Im2colBlasMatchesReference) {
   }
 }
 
+// The caller's NCHW in and out, the primitive's layout in between.
+std::vector<float> onednn_conv(OnednnConvolution& dnn, const ConvShape& s, const float* x) {
+  std::vector<float> y(s.output_size(), kNaN);
+  dnn.load_input(x);
+  dnn.forward();
+  dnn.read_output(y.data());
+  return y;
+}
+
 TEST(Conv, OnednnMatchesReference) {
   for (const ConvShape& s : kSmallShapes) {
     const Problem c(s, kSeed);
     OnednnConvolution dnn(s, c.w.data());
     EXPECT_GE(dnn.setup_seconds(), 0.0);
     EXPECT_FALSE(dnn.description().empty());
-    std::vector<float> got(s.output_size(), kNaN);
-    dnn.forward(c.x.data(), got.data());
-    const Validation v = c.check("onednn", got);
+    const Validation v = c.check("onednn", onednn_conv(dnn, s, c.x.data()));
     EXPECT_TRUE(v.ok) << s.str() << " (" << dnn.description() << "): " << v.message();
-    // A second call with other data: the primitive is reusable, the filter kept.
+    // A second input: the primitive is reusable, the filter kept, the new input loaded.
     const Problem other(s, 77);
-    dnn.forward(other.x.data(), got.data());
+    const std::vector<float> got = onednn_conv(dnn, s, other.x.data());
     std::vector<double> ref(s.output_size());
     reference(s, other.x.data(), c.w.data(), ref.data());
     const Validation again =
@@ -273,6 +280,45 @@ TEST(Conv, OnednnMatchesReference) {
                  tolerance(s, magnitude_bound(s, other.x.data(), c.w.data()), Arithmetic::float32));
     EXPECT_TRUE(again.ok) << s.str() << ": " << again.message();
   }
+}
+
+// forward() runs only the primitive: the output changes only when forward() runs again.
+TEST(Conv, OnednnForwardComputesTheLoadedInputOnly) {
+  const ConvShape s{2, 3, 6, 6, 4, 3, 3, 1, 1};
+  const Problem c(s, kSeed), other(s, 77);
+  OnednnConvolution dnn(s, c.w.data());
+  const std::vector<float> first = onednn_conv(dnn, s, c.x.data());
+  dnn.load_input(other.x.data());
+  std::vector<float> stale(s.output_size(), kNaN);
+  dnn.read_output(stale.data());
+  EXPECT_EQ(stale, first);  // loaded, not yet computed
+  dnn.forward();
+  std::vector<float> fresh(s.output_size(), kNaN);
+  dnn.read_output(fresh.data());
+  EXPECT_TRUE(c.check("onednn", first).ok);
+  EXPECT_NE(fresh, first);
+}
+
+// The layout it runs in is the one named in the label.
+TEST(Conv, OnednnNamesItsLayout) {
+  const ConvShape s{2, 16, 8, 8, 16, 3, 3, 1, 1};
+  const Problem c(s, kSeed);
+  const std::string d = OnednnConvolution(s, c.w.data()).description();
+  const bool named = d.find("NHWC") != std::string::npos || d.find("NCHW") != std::string::npos ||
+                     d.find("nChw") != std::string::npos || d.find("blocked") != std::string::npos;
+  EXPECT_TRUE(named) << d;
+}
+
+TEST(Conv, OnednnRunsOnlyInOrder) {
+  const ConvShape s{1, 2, 6, 6, 2, 3, 3, 1, 1};
+  const Problem c(s, kSeed);
+  OnednnConvolution dnn(s, c.w.data());
+  std::vector<float> y(s.output_size());
+  EXPECT_THROW(dnn.forward(), std::logic_error);
+  dnn.load_input(c.x.data());
+  EXPECT_THROW(dnn.read_output(y.data()), std::logic_error);
+  dnn.forward();
+  EXPECT_NO_THROW(dnn.read_output(y.data()));
 }
 
 // float16 inputs and a float16 output (cuDNN's fp16 NHWC variant) stay inside the fp16
@@ -300,40 +346,30 @@ TEST(Conv, OnednnBf16MatchesReferenceWithTheBf16Tolerance) {
     const Problem c(s, kSeed);
     OnednnConvolution dnn(s, c.w.data(), Arithmetic::bf16);
     EXPECT_NE(dnn.description().find("math:bf16"), std::string::npos) << dnn.description();
-    std::vector<float> got(s.output_size(), kNaN);
-    dnn.forward(to_bf16(c.x).data(), got.data());
-    const Validation v = c.check("onednn bf16", got, Arithmetic::bf16);
+    const Validation v = c.check("onednn bf16", onednn_conv(dnn, s, c.x.data()), Arithmetic::bf16);
     EXPECT_TRUE(v.ok) << s.str() << " (" << dnn.description() << "): " << v.message();
   }
 }
 
-TEST(Conv, OnednnTakesTheInputTypeOfItsArithmetic) {
+// A 1 x 1 convolution with a filter of one returns its input as the primitive holds it: a bf16
+// convolution rounds its float32 input to nearest even, as round_bf16 does.
+TEST(Conv, OnednnBf16RoundsItsInputToNearestEven) {
+  if (const auto reason = onednn_arithmetic_unavailable_reason(Arithmetic::bf16))
+    GTEST_SKIP() << *reason;
+  const std::vector<float> x{1.0f, 1.00390625f, 1.01171875f, -3.14159f, 0.0f, 1e-3f};
+  const ConvShape s{1, 1, 1, x.size(), 1, 1, 1, 1, 0};
+  const float one = 1.0f;
+  OnednnConvolution dnn(s, &one, Arithmetic::bf16);
+  const std::vector<float> got = onednn_conv(dnn, s, x.data());
+  for (std::size_t i = 0; i < x.size(); ++i) EXPECT_EQ(got[i], round_bf16(x[i])) << x[i];
+  EXPECT_NE(round_bf16(x[1]), x[1]);  // the case is one that rounds
+}
+
+TEST(Conv, OnednnHasOnlyFloat32AndBf16) {
   const ConvShape s{1, 2, 6, 6, 2, 3, 3, 1, 1};
   const Problem c(s, kSeed);
   EXPECT_THROW(OnednnConvolution(s, c.w.data(), Arithmetic::tf32), std::invalid_argument);
-  std::vector<float> y(s.output_size());
-  OnednnConvolution f32(s, c.w.data());
-  EXPECT_THROW(f32.forward(to_bf16(c.x).data(), y.data()), std::invalid_argument);
-  // to_bf16 rounds to nearest even, as round_bf16 does.
-  const std::vector<float> x{1.0f, 1.00390625f, 1.01171875f, -3.14159f, 0.0f};
-  const std::vector<std::uint16_t> bits = to_bf16(x);
-  for (std::size_t i = 0; i < x.size(); ++i) {
-    std::uint32_t wide = std::uint32_t{bits[i]} << 16;
-    float back = 0.0f;
-    std::memcpy(&back, &wide, sizeof back);
-    EXPECT_EQ(back, round_bf16(x[i])) << x[i];
-  }
-}
-
-// A bf16 convolution exists only where this CPU has bf16 instructions.
-TEST(Conv, OnednnBf16TakesOnlyBf16Input) {
-  if (const auto reason = onednn_arithmetic_unavailable_reason(Arithmetic::bf16))
-    GTEST_SKIP() << *reason;
-  const ConvShape s{1, 2, 6, 6, 2, 3, 3, 1, 1};
-  const Problem c(s, kSeed);
-  std::vector<float> y(s.output_size());
-  OnednnConvolution bf16(s, c.w.data(), Arithmetic::bf16);
-  EXPECT_THROW(bf16.forward(c.x.data(), y.data()), std::invalid_argument);
+  EXPECT_THROW(OnednnConvolution(s, c.w.data(), Arithmetic::fp16), std::invalid_argument);
 }
 
 TEST(Conv, OnednnRejectsImpossibleShapeBeforeAllocating) {
