@@ -56,7 +56,8 @@ class TorchAdapter(Adapter):
             "framework.tf32_matmul": lambda: self.tf32_fact("matmul"),
             "framework.tf32_conv": lambda: self.tf32_fact("conv"),
             "framework.mixed_precision": "off (torch has no global policy: torch.autocast turns "
-                                         "it on per region; the probe runs float32)",
+                                         "it on per region; the probe runs float32, and "
+                                         "float16 or bfloat16 where a case's math: says so)",
             "framework.threads_intra_op": t.get_num_threads,
             "framework.threads_inter_op": t.get_num_interop_threads,
             "framework.compiled_mode": self.compiler,
