@@ -57,6 +57,10 @@ class FakeAdapter(Adapter):
     faults: ClassVar[dict[str, str]] = {}  # op -> "wrong" | "raise" | "unavailable"
     gpu: ClassVar[str] = "ok"
     switchable: ClassVar[bool] = True  # False: set_tf32 does nothing (a framework ignoring it)
+    capability: ClassVar[tuple[int, int]] = (9, 0)  # the GPU's compute capability
+
+    def gpu_capability(self):
+        return self.capability
 
     def __init__(self, framework):
         super().__init__(framework)
@@ -155,10 +159,11 @@ class FakeAdapter(Adapter):
 
 
 def fake(name: str = "torch", gpu: str = "ok", switchable: bool = True,
-         **faults: str) -> type[FakeAdapter]:
+         capability: tuple[int, int] = (9, 0), **faults: str) -> type[FakeAdapter]:
     """A FakeAdapter class under a framework's name, with its GPU status and faults."""
     return type(f"Fake{name.capitalize()}", (FakeAdapter,),
-                {"name": name, "gpu": gpu, "faults": faults, "switchable": switchable})
+                {"name": name, "gpu": gpu, "faults": faults, "switchable": switchable,
+                 "capability": capability})
 
 
 def tiny_cases(profile=None) -> list[Case]:

@@ -196,6 +196,23 @@ def test_torch_computes_each_gpu_case_in_its_math_and_puts_its_defaults_back(mon
         assert torch_switches(torch) == (False, True) and arithmetic == ARITHMETIC["fp32"]
 
 
+def test_a_gpu_without_the_tensor_cores_of_a_math_skips_it(monkeypatch):
+    torch = torch_with(monkeypatch, "12.8", gpus=1)
+    torch.fw.cuda.get_device_capability = lambda index: (7, 5)
+    with pytest.raises(Unavailable, match=r"^bf16 tensor cores need compute capability 8\.0, "
+                                          r"this GPU is 7\.5$"):
+        with torch.arithmetic("gpu", "bf16"):
+            pass
+    assert torch_switches(torch) == (False, True)  # nothing switched
+    with torch.arithmetic("gpu", "fp16"):
+        pass
+    tensorflow = tensorflow_with(monkeypatch, "12.3", gpus=1)
+    tensorflow.fw.config.experimental.get_device_details = lambda d: {"compute_capability": (7, 0)}
+    assert tensorflow.lacks("tf32") == ("TF32 tensor cores need compute capability 8.0, this GPU "
+                                        "is 7.0")
+    assert tensorflow.lacks("fp16") is None and tensorflow.lacks("fp32") is None
+
+
 def test_tensorflow_switches_its_one_tf32_setting_per_case(monkeypatch):
     tensorflow = tensorflow_with(monkeypatch, "12.3", gpus=1)
     state = [True]

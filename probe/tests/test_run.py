@@ -158,6 +158,14 @@ def test_a_framework_left_in_tf32_fails_its_float32_gpu_cases(tiny, monkeypatch)
                             dict(c.axes)), run.failed
 
 
+def test_a_math_the_gpu_lacks_is_a_skip_in_gapbench_words(tiny, monkeypatch):
+    monkeypatch.setattr(run_module, "cases", lambda profile: MATHS)
+    run = probe(fake(capability=(7, 5)), tiny)  # a T4: float16 tensor cores, no TF32 nor bf16
+    assert run.skipped == {"TF32 tensor cores need compute capability 8.0, this GPU is 7.5": 3,
+                           "bf16 tensor cores need compute capability 8.0, this GPU is 7.5": 1}
+    assert not run.failed and run.timed == 3 * 2 + 3
+
+
 def test_the_maths_of_a_shape_share_its_data(tiny, monkeypatch):
     monkeypatch.setattr(run_module, "cases", lambda profile: MATHS)
     built = []

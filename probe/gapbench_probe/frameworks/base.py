@@ -22,6 +22,8 @@ from gapbench_probe.problems import ARITHMETIC, Arithmetic
 
 MESSAGE_LIMIT = 400  # characters of an error kept (one line)
 TF32_PER_CASE = "the probe's GPU cases: on for math:tf32, off for float32"
+# The compute capability whose tensor cores compute each math (as gapbench's device probe has it).
+TENSOR_CORES = {"fp16": (7, 0), "tf32": (8, 0), "bf16": (8, 0)}
 
 
 def one_line(e: BaseException) -> str:
@@ -177,14 +179,33 @@ class Adapter:
         puts the setting back."""
         return lambda: None
 
+    def gpu_capability(self) -> tuple[int, int] | None:
+        """The GPU's compute capability, (8, 0); None where the framework cannot say."""
+        return None
+
+    def lacks(self, math: str) -> str | None:
+        """Why this GPU's tensor cores cannot compute in `math`, in gapbench's words; None where
+        they can, or where the framework does not say which GPU it has."""
+        need = TENSOR_CORES.get(math)
+        have = self.gpu_capability() if need else None
+        if have is None or have >= need:
+            return None
+        what = "TF32" if math == "tf32" else math
+        return (f"{what} tensor cores need compute capability {need[0]}.{need[1]}, this GPU is "
+                f"{have[0]}.{have[1]}")
+
     @contextlib.contextmanager
     def arithmetic(self, device: str, math: str) -> Iterator[Arithmetic]:
         """While a case is set up, checked and timed: the framework's TF32 on for math:tf32 and
         off for every other GPU case (float32 is float32, whatever the framework's default);
-        yields the arithmetic its result is checked in. The CPU computes float32 as it is."""
+        yields the arithmetic its result is checked in. The CPU computes float32 as it is. A
+        math this GPU's tensor cores lack is Unavailable: the case is skipped, saying so."""
         if device != "gpu":
             yield ARITHMETIC[FP32]
             return
+        lacking = self.lacks(math)
+        if lacking:
+            raise Unavailable(lacking)
         restore = self.set_tf32(math == "tf32")
         try:
             yield ARITHMETIC[math]

@@ -110,6 +110,17 @@ class TensorflowAdapter(Adapter):
         config.enable_tensor_float_32_execution(on)
         return lambda: config.enable_tensor_float_32_execution(before)
 
+    def gpu_capability(self):
+        tf = self.fw
+        try:
+            physical = tf.config.list_physical_devices("GPU")
+            capability = tf.config.experimental.get_device_details(physical[0])[
+                "compute_capability"]
+            major, minor = capability
+        except Exception:  # noqa: BLE001 - no GPU it can query: not known
+            return None
+        return int(major), int(minor)
+
     def dtype(self, math: str):
         """The tensors' type for the case's math: float16, bfloat16, else float32."""
         tf = self.fw

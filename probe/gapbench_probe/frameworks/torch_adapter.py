@@ -90,6 +90,13 @@ class TorchAdapter(Adapter):
             backends.cuda.matmul.allow_tf32, backends.cudnn.allow_tf32 = before
         return restore
 
+    def gpu_capability(self):
+        try:
+            major, minor = self.fw.cuda.get_device_capability(0)
+        except Exception:  # noqa: BLE001 - no GPU it can query: not known
+            return None
+        return int(major), int(minor)
+
     def dtype(self, math: str):
         """The tensors' type for the case's math: float16, bfloat16, else float32."""
         t = self.fw
