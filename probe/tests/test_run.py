@@ -153,9 +153,10 @@ def test_a_framework_left_in_tf32_fails_its_float32_gpu_cases(tiny, monkeypatch)
     catches it, and the TF32 and half cases still pass."""
     monkeypatch.setattr(run_module, "cases", lambda profile: MATHS)
     run = probe(fake("tensorflow", switchable=False), tiny)
-    failed = sorted(f.split(":  ")[0].split(": validation failed")[0] for f in run.failed)
-    assert failed == sorted(c.name("tensorflow", "gpu") for c in MATHS if "math" not in
-                            dict(c.axes)), run.failed
+    failed = {f.split(": ", 1)[0]: f.split(": ", 1)[1] for f in run.failed}
+    assert sorted(failed) == sorted(c.name("tensorflow", "gpu") for c in MATHS
+                                    if c.math == "fp32"), run.failed
+    assert all(message.startswith("validation failed: ") for message in failed.values())
 
 
 def test_a_math_the_gpu_lacks_is_a_skip_in_gapbench_words(tiny, monkeypatch):
