@@ -12,6 +12,7 @@ swapped gate does not. A case's data do not depend on its math: fp32 and fp16 do
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -233,14 +234,21 @@ def sigmoid(z: np.ndarray) -> np.ndarray:
     return 1 / (1 + np.exp(-z))
 
 
-@dataclass(frozen=True)
 class LstmScale:
-    """What the LSTM's error bound reads from the reference: the largest Σ|terms| of a
-    pre-activation (magnitude), the largest √Σterms² (magnitude_l2), the largest forget gate."""
+    """What the LSTM's error bound reads from the reference, over every step's terms
+    [x_t, h_{t-1}]·[W; U] + b: the largest Σ|terms| of a pre-activation (magnitude), the largest
+    √Σterms² (magnitude_l2: computed at first use, as only a narrower arithmetic's bound reads
+    it) and the largest forget gate."""
 
-    magnitude: float
-    magnitude_l2: float
-    forget_max: float
+    def __init__(self, inputs: np.ndarray, weights: np.ndarray, b: np.ndarray, forget_max: float):
+        self.magnitude = float((np.abs(inputs) @ np.abs(weights) + np.abs(b)).max())
+        self.forget_max = forget_max
+        self.terms = inputs, weights, b
+
+    @functools.cached_property
+    def magnitude_l2(self) -> float:
+        inputs, weights, b = self.terms
+        return math.sqrt(float(((inputs * inputs) @ (weights * weights) + b * b).max()))
 
 
 def lstm_reference(x, w, u, b, h0, c0):
@@ -249,20 +257,21 @@ def lstm_reference(x, w, u, b, h0, c0):
     hidden = u.shape[0]
     w, u, b = (a.astype(np.float64) for a in (w, u, b))
     h, c = h0.astype(np.float64), c0.astype(np.float64)
-    hs, cs, magnitude, squares, forget = [], [], 0.0, 0.0, 0.0
+    hs, cs, forget = [], [], 0.0
     for t in range(x.shape[1]):
-        xt = x[:, t].astype(np.float64)
-        z = xt @ w + h @ u + b
-        magnitude = max(magnitude, float((np.abs(xt) @ np.abs(w) + np.abs(h) @ np.abs(u)
-                                          + np.abs(b)).max()))
-        squares = max(squares, float(((xt * xt) @ (w * w) + (h * h) @ (u * u) + b * b).max()))
+        z = x[:, t].astype(np.float64) @ w + h @ u + b
         i, f, g, o = (z[:, k * hidden:(k + 1) * hidden] for k in range(4))
-        forget = max(forget, float(sigmoid(f).max()))
-        c = sigmoid(f) * c + sigmoid(i) * np.tanh(g)
+        f = sigmoid(f)
+        forget = max(forget, float(f.max()))
+        c = f * c + sigmoid(i) * np.tanh(g)
         h = sigmoid(o) * np.tanh(c)
         hs.append(h)
         cs.append(c)
-    return np.stack(hs), np.stack(cs), LstmScale(magnitude, math.sqrt(squares), forget)
+    hs, cs = np.stack(hs), np.stack(cs)
+    # Every step's terms at once: [x_t, h_{t-1}] against [W; U], plus b.
+    inputs = np.concatenate([x.transpose(1, 0, 2), np.concatenate([h0[None], hs[:-1]])],
+                            axis=2).reshape(-1, w.shape[0] + hidden).astype(np.float64)
+    return hs, cs, LstmScale(inputs, np.concatenate([w, u]), b, forget)
 
 
 # gapbench's LSTM tolerance (docs/reading-results.md#the-lstm), for h and c:
@@ -278,7 +287,8 @@ def lstm_bound(k: int, steps: int, scale: LstmScale, c_max: float, e: float) -> 
     walk = math.sqrt(steps)
     float32 = math.sqrt(k) * U32 * scale.magnitude + GATE_ULPS * U32 * max(1.0, c_max)
     carried = min(walk, 1 / (1 - min(scale.forget_max, 0.999)))
-    return LSTM_SAFETY * (walk * float32 + carried * 2 * e * scale.magnitude_l2)
+    narrow = carried * 2 * e * scale.magnitude_l2 if e else 0.0
+    return LSTM_SAFETY * (walk * float32 + narrow)
 
 
 def lstm(case: Case, seed: int) -> Problem:
