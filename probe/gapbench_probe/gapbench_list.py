@@ -17,10 +17,11 @@ from functools import cache
 from pathlib import Path
 
 PROFILES = ("quick", "full")
-# Left out: peak/, the machine's ceilings, which the probe never runs and whose names follow the
-# machine (threads:all is one per usable core, mib: the last-level cache), so that no committed
-# list could match every CPU.
+# Left out: peak/'s CPU ceilings, whose names follow the machine (threads:all is one per usable
+# core, mib: the last-level cache), so that no committed list could match every CPU. Its GPU
+# names (the GEMM sizes) are fixed: the probe's large GPU matmuls take theirs.
 UNPROBED_FAMILY = "peak"
+UNPROBED_DEVICE = "cpu"
 # What Google Benchmark appends after gapbench's own parts (real_time, then threads:N and the like).
 TIMINGS = ("real_time", "manual_time", "process_time")
 COMMITTED = Path(__file__).with_name("gapbench_benchmarks.txt")  # package data
@@ -49,8 +50,10 @@ def parse(name: str) -> Listed:
 
 def probed(names: str) -> str:
     """The lines of a `--benchmark_list_tests` output that the probe can draw on."""
-    return "".join(line for line in names.splitlines(keepends=True)
-                   if line.split("/", 1)[0] != UNPROBED_FAMILY)
+    def unprobed(line: str) -> bool:
+        family, _, device = (line.split("/") + ["", ""])[:3]
+        return family == UNPROBED_FAMILY and device == UNPROBED_DEVICE
+    return "".join(line for line in names.splitlines(keepends=True) if not unprobed(line))
 
 
 def sections(text: str) -> dict[str, list[str]]:

@@ -12,6 +12,10 @@ FAMILY = "framework"
 FRAMEWORKS = ("torch", "tensorflow")  # frameworks.ADAPTERS' names, for --help without numpy
 DEVICES = ("cpu", "gpu")
 Axes = tuple[tuple[str, str], ...]  # (key, value) as in gapbench's names, in their order
+MATH = "math"  # the arithmetic, as gapbench names it: math:<tf32|fp16|bf16>; absent, float32
+FP32 = "fp32"
+HALF = ("fp16", "bf16")  # the maths whose data a framework holds in 16 bits (TF32 reads float32)
+COMPILED = ("mode", "compiled")  # the framework's compiled mode; absent, eager
 
 
 @dataclass(frozen=True)
@@ -41,7 +45,16 @@ class Case:
 
     @property
     def compiled(self) -> bool:
-        return ("mode", "compiled") in self.axes
+        return COMPILED in self.axes
+
+    @property
+    def math(self) -> str:
+        return dict(self.axes).get(MATH, FP32)
+
+    @property
+    def shape(self) -> Case:
+        """The same work whatever its arithmetic: one problem (data and reference) for all."""
+        return Case(self.op, tuple(a for a in self.axes if a[0] != MATH))
 
     def name(self, framework: str, device: str) -> str:
         axes = "/".join(f"{k}:{v}" for k, v in (("op", self.op), *self.axes))
@@ -49,7 +62,7 @@ class Case:
 
 
 def _modes(compiled: bool) -> tuple[Axes, ...]:
-    return ((), (("mode", "compiled"),)) if compiled else ((),)
+    return ((), (COMPILED,)) if compiled else ((),)
 
 
 # The probe's choice among gapbench's shapes; every size comes from gapbench's list
@@ -57,17 +70,23 @@ def _modes(compiled: bool) -> tuple[Axes, ...]:
 LOOP_MAX_ROWS = 100000  # sumsq's Python loop over a million rows takes minutes per call
 # conv: the classic tiny input, and ResNet's 3x3 layer at 56x56 (n as gapbench's profile has it).
 CONV_PICKED = ({"c": "1", "hw": "28"}, {"c": "64", "hw": "56", "r": "3"})
+# Beyond float32, the arithmetic each op also runs in on the GPU: what gapbench's cuDNN and cuBLAS
+# variants compute in (its math: axis), so that each of their rows has the framework's beside it.
+GPU_MATHS = {"conv": ("tf32", "fp16"), "lstm": ("tf32", "fp16"),
+             "matmul": ("tf32", "fp16", "bf16")}
 STYLES = ("elementwise", "vectorized")  # preprocess's variants, without their _e2e twins
 MEMORIES = ("pageable", "pinned")  # transfer's host memories
 
 
-def shapes(profile: str, family: str, **match: str) -> list[Axes]:
-    """The distinct axes of `family`'s benchmarks in gapbench's `profile` whose axes include
-    `match`, in gapbench's order; `math:` (the arithmetic) is gapbench's, not a shape."""
+def shapes(profile: str, family: str, device: str | None = None, **match: str) -> list[Axes]:
+    """The distinct axes of `family`'s benchmarks in gapbench's `profile` (on `device`, where
+    given) whose axes include `match`, in gapbench's order; `math:` (the arithmetic) is
+    gapbench's, not a shape."""
     found: dict[Axes, None] = {}
     for bench in listed(profile):
-        axes = tuple(a for a in bench.axes if a[0] != "math")
-        if bench.family == family and match.items() <= dict(axes).items():
+        axes = tuple(a for a in bench.axes if a[0] != MATH)
+        if (bench.family == family and device in (None, bench.device)
+                and match.items() <= dict(axes).items()):
             found[axes] = None
     return list(found)
 
@@ -80,10 +99,25 @@ def without_op(axes: Axes) -> Axes:
     return tuple(a for a in axes if a[0] != "op")
 
 
+def with_gpu_maths(op: str, both: list[Axes], gpu: list[Axes]) -> Iterator[Case]:
+    """`op` at each shape of `both` on both devices, then at each other shape of `gpu` on the GPU
+    only; each shape of `gpu` also in its GPU_MATHS on the GPU, right after its float32 case, so
+    that they share its data."""
+    for axes in both + [a for a in gpu if a not in both]:
+        yield Case(op, axes, DEVICES if axes in both else ("gpu",))
+        if axes in gpu:
+            for math in GPU_MATHS[op]:
+                yield Case(op, axes + ((MATH, math),), ("gpu",))
+
+
 def cases(profile: Profile) -> Iterator[Case]:
     """Every case of the profile, in the families' order. Compiled mode costs a compilation per
     shape (torch.compile takes tens of seconds on two cores), so quick compiles only the cases
-    where per-call overhead is the point: the smallest dense step and LSTM step."""
+    where per-call overhead is the point: the smallest dense step and LSTM step.
+
+    The GPU adds, in each profile, the shapes that judge gapbench's GPU libraries against the
+    framework, in every arithmetic: the batch-32 3x3 conv, the profile's LSTMs, and the GEMM
+    peak's sizes. They are GPU-only cases: a CPU run never builds their data."""
     mine, full = profile.name, profile.name == "full"
     # sumsq: the profile's rows and full's smallest, so that quick has one the loop finishes.
     smallest = shapes("full", "preprocess", op="sumsq")[0]
@@ -97,16 +131,18 @@ def cases(profile: Profile) -> Iterator[Case]:
     for axes in shapes(mine, "preprocess", op="image"):
         for style in STYLES:
             yield Case("image", (("style", style), *without_op(axes)))
-    for axes in shapes(mine, "conv"):
-        if any(pick.items() <= dict(axes).items() for pick in CONV_PICKED):
-            yield Case("conv", axes)
+    convs = [axes for axes in shapes(mine, "conv")
+             if any(pick.items() <= dict(axes).items() for pick in CONV_PICKED)]
+    # On the GPU, ResNet's layer at full's batch (32), where a GPU has work enough for its speed.
+    yield from with_gpu_maths("conv", convs, shapes("full", "conv", **CONV_PICKED[1]))
     # lstm: quick's shapes in both profiles (Keras' classic LSTM(64) on T=100, F=50, and
-    # DeepBench's hidden 512 at T=25); a step and the whole sequence of each.
+    # DeepBench's hidden 512 at T=25); a step and the whole sequence of each. On the GPU, every
+    # shape of the profile, in each math.
     lstm = shapes("quick", "lstm")
+    yield from with_gpu_maths("lstm", lstm, shapes(mine, "lstm"))
     for axes in lstm:
-        small_step = axes == lstm[0]
-        for mode in _modes(full or small_step):
-            yield Case("lstm", axes + mode)
+        if full or axes == lstm[0]:
+            yield Case("lstm", axes + (COMPILED,))
     # copy: quick's largest host-to-device copy, in both profiles, on the GPU only.
     copies = shapes("quick", "transfer", dir="h2d", mode="sync")
     size = max(number(axes, "bytes") for axes in copies)
@@ -118,8 +154,10 @@ def cases(profile: Profile) -> Iterator[Case]:
     for axes in shapes("quick", "pipeline"):
         if full or dict(axes)["produce_ms"] == dict(axes)["consume_ms"]:
             yield Case("pipeline", axes)
-    for axes in shapes(mine, "overhead", op="matmul"):
-        yield Case("matmul", without_op(axes))
+    # On the GPU, the GEMM peak's sizes of the full profile (peak/gemm/gpu: 2048 to 8192) in
+    # each math, in both profiles.
+    matmuls = [without_op(axes) for axes in shapes(mine, "overhead", op="matmul")]
+    yield from with_gpu_maths("matmul", matmuls, shapes("full", "peak", device="gpu"))
     dense = shapes(mine, "overhead", op="dense")
     for axes in dense:
         for mode in _modes(full or axes == dense[0]):

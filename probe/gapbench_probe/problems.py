@@ -4,13 +4,15 @@ and the work one call does (for the counters).
 A framework's result is checked once, before it is timed: a wrong result is an error entry, never
 a figure. Tolerances follow the arithmetic, as gapbench's kernels/ do: the worst-case rounding
 bound of a float32 sum of L terms, γ_L·Σ|terms| with γ_L = L·u/(1 - L·u), u = 2^-24, plus
-((1+e)^2 - 1)·Σ|terms| where the framework reads float32 inputs to relative error e (TF32 on a GPU
-where the framework turns it on: e = 2^-11). Any summation order a library picks stays inside
-it; a wrong index, a dropped block or a swapped gate does not.
+((1+e)^2 - 1)·Σ|terms| where the framework reads float32 inputs to relative error e (the case's
+math: TF32, float16, bfloat16), plus one rounding of the result where it is stored in a half
+format. Any summation order a library picks stays inside it; a wrong index, a dropped block or a
+swapped gate does not. A case's data do not depend on its math: fp32 and fp16 do the same work.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -21,7 +23,22 @@ import numpy as np
 from gapbench_probe.plan import Case
 
 U32 = 2.0**-24  # float32 unit roundoff
-TF32_ROUNDOFF = 2.0**-11  # TF32 keeps 10 mantissa bits: inputs read to 2^-11 relative
+
+
+@dataclass(frozen=True)
+class Arithmetic:
+    """How a result was computed: the relative error e with which each float32 input was read,
+    and that of the result's own storage (a half format rounds it once more)."""
+
+    inputs: float = 0.0
+    stored: float = 0.0
+
+
+# The `math:` axis, as gapbench's kernels/base/validate.h has it: TF32's tensor cores may truncate
+# the 13 dropped bits (2^-10); float16 keeps 11 significant bits (2^-11), bfloat16 8 (2^-8).
+ARITHMETIC = {"fp32": Arithmetic(), "tf32": Arithmetic(2.0**-10),
+              "fp16": Arithmetic(2.0**-11, 2.0**-11), "bf16": Arithmetic(2.0**-8, 2.0**-8)}
+FLOAT32 = ARITHMETIC["fp32"]
 
 
 @dataclass
@@ -30,16 +47,17 @@ class Problem:
     the work of one call (counter -> amount, made a rate per second of real time)."""
 
     inputs: dict[str, Any]
-    # The result as numpy (the adapter's fetch), and the input roundoff e of the arithmetic the
-    # framework computed in; returns what is wrong, or None.
-    check: Callable[[Any, float], str | None]
+    # The result as numpy (the adapter's fetch), and the arithmetic the framework computed in;
+    # returns what is wrong, or None.
+    check: Callable[[Any, Arithmetic], str | None]
     work: dict[str, float] = field(default_factory=dict)
     constants: dict[str, float] = field(default_factory=dict)  # counters written as they are
 
 
 def rng(seed: int, case: Case) -> np.random.Generator:
-    """Data of its own per case (a function of the seed and the shape, not of the order)."""
-    key = [ord(ch) for ch in case.op + "/" + "/".join(f"{k}:{v}" for k, v in case.axes)]
+    """Data of its own per case (a function of the seed and the shape, not of the order nor of
+    the math)."""
+    key = [ord(ch) for ch in case.op + "/" + "/".join(f"{k}:{v}" for k, v in case.shape.axes)]
     return np.random.default_rng([seed, *key])
 
 
@@ -58,6 +76,12 @@ def gamma(terms: int, u: float = U32) -> float:
 def sum_bound(terms: int, e: float) -> float:
     """The relative error bound of a float32 dot product of `terms` terms, inputs read to e."""
     return (1 + e) ** 2 - 1 + gamma(terms) * (1 + e) ** 2
+
+
+def product_bound(terms: int, arithmetic: Arithmetic) -> float:
+    """sum_bound, and the result's own rounding where it is stored in a half format: relative
+    to Σ|terms|, which bounds the result."""
+    return sum_bound(terms, arithmetic.inputs) + arithmetic.stored
 
 
 def compare(what: str, got: Any, ref: np.ndarray, atol: float | np.ndarray = 0.0,
@@ -95,7 +119,7 @@ def sumsq(case: Case, seed: int) -> Problem:
         ref[start:start + 100_000] = np.einsum("ij,ij->i", part, part)
     rtol = max(gamma(cols), 1e-5)  # non-negative terms: the bound is relative to the sum
 
-    def check(out, e):
+    def check(out, arithmetic):
         return compare("sum of squares", np.asarray(out).reshape(-1), ref, rtol=rtol)
     return Problem({"x": x, "style": case.axis("style")}, check,
                    {"items_per_second": rows, "bytes_per_second": x.nbytes})
@@ -133,7 +157,7 @@ def image(case: Case, seed: int) -> Problem:
                                       case.number("c"))
     ref = image_reference(images, delta, flip)
 
-    def check(out, e):
+    def check(out, arithmetic):
         # Two float32 roundings of values in [0, 1]: absolute, as cancellation near 0 makes a
         # relative tolerance useless.
         return compare("image", out, ref, atol=1e-6, rtol=1e-6)
@@ -171,8 +195,9 @@ def conv(case: Case, seed: int) -> Problem:
     magnitude = float(np.abs(x).max() * np.abs(w).reshape(k, -1).sum(1).max())
     out = ref.shape[-1]
 
-    def check(y, e):
-        return compare("conv output", y, ref, atol=sum_bound(c * r * r, e) * magnitude)
+    def check(y, arithmetic):
+        return compare("conv output", y, ref, atol=product_bound(c * r * r, arithmetic)
+                       * magnitude)
     flops = 2.0 * n * k * c * r * r * out * out
     return Problem({"x": x, "w": w, "stride": stride, "pad": pad}, check,
                    {"flops": flops, "items_per_second": n})
@@ -194,11 +219,12 @@ def matmul(case: Case, seed: int) -> Problem:
     ref = np.einsum("sk,sk->s", a64, b64)
     magnitude = float(np.einsum("sk,sk->s", np.abs(a64), np.abs(b64)).max())
 
-    def check(c, e):
+    def check(c, arithmetic):
         c = np.asarray(c)
         if c.shape != (n, n):
             return f"product: shape {c.shape}, expected {(n, n)}"
-        return compare("product (sampled)", c[i, j], ref, atol=sum_bound(n, e) * magnitude)
+        return compare("product (sampled)", c[i, j], ref,
+                       atol=product_bound(n, arithmetic) * magnitude)
     return Problem({"a": a, "b": b}, check, {"flops": 2.0 * n**3})
 
 
@@ -208,30 +234,61 @@ def sigmoid(z: np.ndarray) -> np.ndarray:
     return 1 / (1 + np.exp(-z))
 
 
+class LstmScale:
+    """What the LSTM's error bound reads from the reference, over every step's terms
+    [x_t, h_{t-1}]·[W; U] + b: the largest Σ|terms| of a pre-activation (magnitude), the largest
+    √Σterms² (magnitude_l2: computed at first use, as only a narrower arithmetic's bound reads
+    it) and the largest forget gate."""
+
+    def __init__(self, inputs: np.ndarray, weights: np.ndarray, b: np.ndarray, forget_max: float):
+        self.magnitude = float((np.abs(inputs) @ np.abs(weights) + np.abs(b)).max())
+        self.forget_max = forget_max
+        self.terms = inputs, weights, b
+
+    @functools.cached_property
+    def magnitude_l2(self) -> float:
+        inputs, weights, b = self.terms
+        return math.sqrt(float(((inputs * inputs) @ (weights * weights) + b * b).max()))
+
+
 def lstm_reference(x, w, u, b, h0, c0):
     """Every h_t [steps][batch][hidden] and c_t, in float64; gates i, f, g, o (the order both
-    Keras and torch keep theirs in). Also the largest Σ|terms| of a pre-activation."""
+    Keras and torch keep theirs in). Also the LstmScale of the bound."""
     hidden = u.shape[0]
     w, u, b = (a.astype(np.float64) for a in (w, u, b))
     h, c = h0.astype(np.float64), c0.astype(np.float64)
-    hs, cs, magnitude = [], [], 0.0
+    hs, cs, forget = [], [], 0.0
     for t in range(x.shape[1]):
-        xt = x[:, t].astype(np.float64)
-        z = xt @ w + h @ u + b
-        magnitude = max(magnitude, float((np.abs(xt) @ np.abs(w) + np.abs(h) @ np.abs(u)
-                                          + np.abs(b)).max()))
+        z = x[:, t].astype(np.float64) @ w + h @ u + b
         i, f, g, o = (z[:, k * hidden:(k + 1) * hidden] for k in range(4))
-        c = sigmoid(f) * c + sigmoid(i) * np.tanh(g)
+        f = sigmoid(f)
+        forget = max(forget, float(f.max()))
+        c = f * c + sigmoid(i) * np.tanh(g)
         h = sigmoid(o) * np.tanh(c)
         hs.append(h)
         cs.append(c)
-    return np.stack(hs), np.stack(cs), magnitude
+    hs, cs = np.stack(hs), np.stack(cs)
+    # Every step's terms at once: [x_t, h_{t-1}] against [W; U], plus b.
+    inputs = np.concatenate([x.transpose(1, 0, 2), np.concatenate([h0[None], hs[:-1]])],
+                            axis=2).reshape(-1, w.shape[0] + hidden).astype(np.float64)
+    return hs, cs, LstmScale(inputs, np.concatenate([w, u]), b, forget)
 
 
-# gapbench's LSTM tolerance (docs/reading-results.md#the-lstm):
-#   atol = SAFETY·√steps·((√k·u + 2e)·magnitude + GATE_ULPS·u·max(1, |c|max)).
+# gapbench's LSTM tolerance (docs/reading-results.md#the-lstm), for h and c:
+#   atol = SAFETY·(√steps·(√k·u·M + GATE_ULPS·u·max(1, |c|max)) + carried·2e·M_l2),
+# float32 sums and gates over a √steps random walk, plus inputs (x, W, each h_{t-1}) read to e,
+# carried over min(√steps, 1/(1 - f_max)) steps as the forget gate damps them; h and c stored in
+# a half format are rounded once more (rtol).
 LSTM_SAFETY = 4.0
 GATE_ULPS = 16.0
+
+
+def lstm_bound(k: int, steps: int, scale: LstmScale, c_max: float, e: float) -> float:
+    walk = math.sqrt(steps)
+    float32 = math.sqrt(k) * U32 * scale.magnitude + GATE_ULPS * U32 * max(1.0, c_max)
+    carried = min(walk, 1 / (1 - min(scale.forget_max, 0.999)))
+    narrow = carried * 2 * e * scale.magnitude_l2 if e else 0.0
+    return LSTM_SAFETY * (walk * float32 + narrow)
 
 
 def lstm(case: Case, seed: int) -> Problem:
@@ -245,19 +302,19 @@ def lstm(case: Case, seed: int) -> Problem:
     b = uniform32(g, -scale, scale, 4 * hidden)
     h0 = uniform32(g, -0.5, 0.5, (batch, hidden))
     c0 = uniform32(g, -0.5, 0.5, (batch, hidden))
-    hs, cs, magnitude = lstm_reference(x, w, u, b, h0, c0)
+    hs, cs, bound_scale = lstm_reference(x, w, u, b, h0, c0)
     run_steps = x.shape[1]
     k = size + hidden + 2
+    c_max = float(np.abs(cs).max())
 
-    def check(result, e):
+    def check(result, arithmetic):
         h_got, c_got = result
-        atol = LSTM_SAFETY * math.sqrt(run_steps) * (
-            (math.sqrt(k) * U32 + 2 * e) * magnitude
-            + GATE_ULPS * U32 * max(1.0, float(np.abs(cs).max())))
+        atol = lstm_bound(k, run_steps, bound_scale, c_max, arithmetic.inputs)
+        c_rtol = LSTM_SAFETY * math.sqrt(run_steps) * GATE_ULPS * U32
         h_ref = hs.transpose(1, 0, 2) if seq else hs[0]  # batch-major, as the layers return it
-        return first_problem(compare("h", h_got, h_ref, atol=atol),
-                             compare("c (last step)", c_got, cs[-1], atol=atol,
-                                     rtol=LSTM_SAFETY * math.sqrt(run_steps) * GATE_ULPS * U32))
+        return first_problem(
+            compare("h", h_got, h_ref, atol=atol, rtol=arithmetic.stored),
+            compare("c (last step)", c_got, cs[-1], atol=atol, rtol=c_rtol + arithmetic.stored))
     cell_flops = 2.0 * batch * (size + hidden) * 4 * hidden
     work = ({"flops": cell_flops * steps, "items_per_second": batch} if seq
             else {"flops": cell_flops, "items_per_second": 1})
@@ -315,9 +372,9 @@ def dense(case: Case, seed: int) -> Problem:
     kink_b1 = np.where(near, np.abs(dh), 0).max(0) / batch
     kink_w1 = np.where(near, np.abs(dh) * row_x, 0).max(0) / batch
 
-    def check(result, e):
+    def check(result, arithmetic):
         got_loss, *got = result
-        grad_rtol = GRAD_RTOL if e == 0 else GRAD_RTOL_TF32
+        grad_rtol = GRAD_RTOL if arithmetic.inputs == 0 else GRAD_RTOL_TF32
         found = [compare("loss", np.float64(got_loss), np.float64(loss), rtol=1e-3)]
         for what, g_got, ref, grad, kink in zip(
                 ("W1", "b1", "W2", "b2"), got, after, grads,
@@ -337,7 +394,7 @@ def copy(case: Case, seed: int) -> Problem:
     size = case.number("bytes")
     host = rng(seed, case).integers(0, 256, size=size, dtype=np.uint8)
 
-    def check(back, e):
+    def check(back, arithmetic):
         back = np.asarray(back).reshape(-1)
         if back.shape != host.shape:
             return f"copy: {back.size} bytes came back, expected {host.size}"
@@ -382,16 +439,17 @@ def consumer_weights(seed: int) -> np.ndarray:
             ).astype(np.float32)
 
 
-def pipeline_check(producer: Producer, w: np.ndarray) -> Callable[[Any, float], str | None]:
+def pipeline_check(producer: Producer, w: np.ndarray
+                   ) -> Callable[[Any, Arithmetic], str | None]:
     """The consumer's output for the batch it says it got, against float64 on that batch."""
     w64 = w.astype(np.float64)
 
-    def check(result, e):
+    def check(result, arithmetic):
         index, y = result
         flat = producer(index).reshape(producer.images, -1).astype(np.float64)
         magnitude = float((np.abs(flat) @ np.abs(w64)).max())
         return compare(f"consumer output (batch {index})", y, flat @ w64,
-                       atol=sum_bound(flat.shape[1], e) * magnitude)
+                       atol=product_bound(flat.shape[1], arithmetic) * magnitude)
     return check
 
 

@@ -28,7 +28,7 @@ from gapbench_probe.gbjson import (
     iteration_entries,
 )
 from gapbench_probe.machine import cpu_model, driver_cuda_version, source_state
-from gapbench_probe.plan import Case, Profile, cases
+from gapbench_probe.plan import GPU_MATHS, Case, Profile, cases
 from gapbench_probe.problems import Problem
 from gapbench_probe.timing import measure
 
@@ -129,17 +129,20 @@ def problem_of(adapter: Adapter, case: Case, device: str, seed: int) -> Problem:
 
 def time_case(adapter: Adapter, case: Case, device: str, problem: Problem, profile: Profile,
               name: str, index: int) -> list[dict]:
-    """Validated, then timed: the entries of one benchmark (error entries where it failed)."""
-    runner = getattr(adapter, case.op)(device, **problem.inputs)
-    try:
-        result = runner.call()
-        wrong = adapter.misplaced(device, result) or problem.check(
-            runner.fetch(result), adapter.input_roundoff(device, case.op))
-        if wrong:
-            return error_entries(name, index, profile.repetitions, wrong)
-        reps = measure(runner.call, profile, runner.counters, runner.reset)
-    finally:
-        runner.close()
+    """Validated, then timed, in the case's arithmetic: the entries of one benchmark (error
+    entries where it failed)."""
+    inputs = {**problem.inputs, "math": case.math} if case.op in GPU_MATHS else problem.inputs
+    with adapter.arithmetic(device, case.math) as arithmetic:
+        runner = getattr(adapter, case.op)(device, **inputs)
+        try:
+            result = runner.call()
+            wrong = adapter.misplaced(device, result) or problem.check(runner.fetch(result),
+                                                                       arithmetic)
+            if wrong:
+                return error_entries(name, index, profile.repetitions, wrong)
+            reps = measure(runner.call, profile, runner.counters, runner.reset)
+        finally:
+            runner.close()
     for rep in reps:
         rep.counters.update(problem.constants)
     entries = iteration_entries(name, index, reps, problem.work)
@@ -167,8 +170,10 @@ def run_framework(adapter: type[Adapter], devices: Iterable[str], profile: Profi
         skip = status if opened is None else gpu if device == "gpu" and gpu != "ok" else None
         if skip is None:
             try:
-                key = (case, device) if case.op == "pipeline" else case
-                if key != problem_key:  # one problem for both devices; the last one let go
+                # One problem for both devices and every math (pipelines calibrate per device);
+                # the last one let go first.
+                key = (case, device) if case.op == "pipeline" else case.shape
+                if key != problem_key:
                     problem, problem_key = None, None
                     problem, problem_key = problem_of(opened, case, device, seed), key
                 entries = time_case(opened, case, device, problem, profile, name, index)

@@ -1,7 +1,12 @@
 """A small fake framework for the tests: an Adapter whose ops are numpy (float32 results of the
 probe's own references), whose framework module is a stand-in put into sys.modules, and whose
 faults are chosen per op: a wrong result, an error in the middle of the timing, a feature that
-is unavailable here."""
+is unavailable here.
+
+Its arithmetic is a real framework's on a GPU: conv, lstm and matmul read their inputs rounded to
+float16 or bfloat16 for math:fp16 and bf16 and store the result in that format, and read them
+truncated to TF32 wherever its TF32 switch is on (on by default, as TensorFlow's is), so that a
+float32 case the probe forgot to switch off computes in TF32."""
 
 from __future__ import annotations
 
@@ -13,7 +18,7 @@ import numpy as np
 
 from gapbench_probe import problems
 from gapbench_probe.frameworks.base import Adapter, PipelineRunner, Runner, Unavailable
-from gapbench_probe.plan import DEVICES, Case
+from gapbench_probe.plan import DEVICES, FP32, HALF, Case
 
 MODULE = "gapbench_probe_fake_framework"
 
@@ -21,6 +26,21 @@ MODULE = "gapbench_probe_fake_framework"
 def case(op: str, *axes: tuple[str, object], devices: tuple[str, ...] = DEVICES) -> Case:
     """A case of the tests' own sizes (the probe's come from gapbench's list)."""
     return Case(op, tuple((k, str(v)) for k, v in axes), devices)
+
+
+def rounded(x: np.ndarray, fmt: str) -> np.ndarray:
+    """float32 `x` as the format holds it: TF32 truncated to 10 mantissa bits, bfloat16 and
+    float16 rounded to nearest; float32 as it is."""
+    x = np.asarray(x, dtype=np.float32)
+    if fmt == "fp16":
+        return x.astype(np.float16).astype(np.float32)
+    bits = x.view(np.uint32)
+    if fmt == "tf32":
+        return (bits & np.uint32(0xFFFFE000)).view(np.float32)
+    if fmt == "bf16":
+        half = np.uint32(0x7FFF) + ((bits >> np.uint32(16)) & np.uint32(1))
+        return ((bits + half) & np.uint32(0xFFFF0000)).view(np.float32)
+    return x
 
 
 def install_module(version: str = "1.2.3") -> types.ModuleType:
@@ -36,6 +56,39 @@ class FakeAdapter(Adapter):
     compiler = "fake.compile"
     faults: ClassVar[dict[str, str]] = {}  # op -> "wrong" | "raise" | "unavailable"
     gpu: ClassVar[str] = "ok"
+    switchable: ClassVar[bool] = True  # False: set_tf32 does nothing (a framework ignoring it)
+    capability: ClassVar[tuple[int, int]] = (9, 0)  # the GPU's compute capability
+
+    def gpu_capability(self):
+        return self.capability
+
+    def __init__(self, framework):
+        super().__init__(framework)
+        self.tf32_on = True
+        self.tf32_calls: list[bool] = []  # what the probe's calls to set_tf32 asked for
+
+    def set_tf32(self, on):
+        self.tf32_calls.append(on)
+        before = self.tf32_on
+        if self.switchable:
+            self.tf32_on = on
+
+        def restore():
+            self.tf32_on = before
+        return restore
+
+    def read(self, device: str, math: str, *arrays: np.ndarray) -> list[np.ndarray]:
+        """The inputs as the arithmetic reads them."""
+        fmt = math if math != FP32 else "tf32" if device == "gpu" and self.tf32_on else FP32
+        return [rounded(a, fmt) for a in arrays]
+
+    @staticmethod
+    def store(math: str, out):
+        """The result as the format stores it."""
+        if math in HALF:
+            return tuple(rounded(o, math) for o in out) if isinstance(out, tuple) \
+                else rounded(out, math)
+        return out
 
     def fact_readers(self):
         return {"framework.version": self.version(), "framework.cuda_built": "12.4",
@@ -67,19 +120,24 @@ class FakeAdapter(Adapter):
     def image(self, device, images, delta, flip, style):
         return self.runner("image", lambda: problems.image_op_float32(images, delta, flip))
 
-    def conv(self, device, x, w, stride, pad):
-        return self.runner("conv", lambda: problems.conv_reference(x, w, stride, pad)
-                           .astype(np.float32))
-
-    def lstm(self, device, x, w, u, b, h0, c0, scope, compiled):
+    def conv(self, device, x, w, stride, pad, math=FP32):
         def run():
-            hs, cs, _ = problems.lstm_reference(x, w, u, b, h0, c0)
+            return self.store(math, problems.conv_reference(*self.read(device, math, x, w), stride,
+                                                            pad).astype(np.float32))
+        return self.runner("conv", run)
+
+    def lstm(self, device, x, w, u, b, h0, c0, scope, compiled, math=FP32):
+        def run():
+            hs, cs, _ = problems.lstm_reference(*self.read(device, math, x, w, u, b, h0, c0))
             h = hs.transpose(1, 0, 2) if scope == "seq" else hs[0]
-            return h.astype(np.float32), cs[-1].astype(np.float32)
+            return self.store(math, (h.astype(np.float32), cs[-1].astype(np.float32)))
         return self.runner("lstm", run)
 
-    def matmul(self, device, a, b):
-        return self.runner("matmul", lambda: a @ b)
+    def matmul(self, device, a, b, math=FP32):
+        def run():
+            a_read, b_read = self.read(device, math, a, b)
+            return self.store(math, (a_read.astype(np.float64) @ b_read).astype(np.float32))
+        return self.runner("matmul", run)
 
     def dense(self, device, params, x, labels, lr, compiled):
         def run():
@@ -100,10 +158,12 @@ class FakeAdapter(Adapter):
             lambda y: y)
 
 
-def fake(name: str = "torch", gpu: str = "ok", **faults: str) -> type[FakeAdapter]:
+def fake(name: str = "torch", gpu: str = "ok", switchable: bool = True,
+         capability: tuple[int, int] = (9, 0), **faults: str) -> type[FakeAdapter]:
     """A FakeAdapter class under a framework's name, with its GPU status and faults."""
     return type(f"Fake{name.capitalize()}", (FakeAdapter,),
-                {"name": name, "gpu": gpu, "faults": faults})
+                {"name": name, "gpu": gpu, "faults": faults, "switchable": switchable,
+                 "capability": capability})
 
 
 def tiny_cases(profile=None) -> list[Case]:
@@ -120,5 +180,6 @@ def tiny_cases(profile=None) -> list[Case]:
         case("copy", ("dir", "h2d"), ("memory", "pinned"), ("bytes", 64), devices=("gpu",)),
         case("pipeline", ("produce_ms", 0), ("consume_ms", 0), ("depth", 0), ("workers", 1)),
         case("matmul", ("n", 4)),
+        case("matmul", ("n", 48), ("math", "bf16"), devices=("gpu",)),
         case("dense", ("batch", 4)),
     ]

@@ -13,6 +13,7 @@ import pytest
 from gapbench_probe.frameworks import ADAPTERS, Unavailable, tensorflow_adapter, torch_adapter
 from gapbench_probe.frameworks.base import gpu_unusable
 from gapbench_probe.machine import format_cuda, parse_cuda
+from gapbench_probe.problems import ARITHMETIC
 
 
 def fake_torch(cuda: str | None, gpus: int = 0) -> NS:
@@ -157,26 +158,94 @@ def test_tensorflow_result_left_on_the_cpu_under_a_gpu_name_is_caught(monkeypatc
     assert tensorflow.misplaced("cpu", on_cpu) is None
 
 
-TF32 = 2.0**-11
+PER_CASE = "the probe's GPU cases: on for math:tf32, off for float32"
 
 
-@pytest.mark.parametrize("make,facts,roundoff", [
+@pytest.mark.parametrize("make,facts", [
     (lambda mp: torch_with(mp, "12.1", gpus=2),
      {"framework.gpu": "NVIDIA T4 (2 devices)", "framework.cudnn_built": "9.10.0",
-      "framework.tf32_matmul": "off", "framework.tf32_conv": "on",
-      "framework.threads_intra_op": "8", "framework.threads_inter_op": "4"},
-     # cuDNN's TF32 is on, cuBLAS's off; never on the CPU
-     {("gpu", "conv"): TF32, ("gpu", "matmul"): 0.0, ("cpu", "conv"): 0.0}),
+      # torch's defaults: cuDNN's TF32 on, cuBLAS's off
+      "framework.tf32_matmul": f"off by default; {PER_CASE}",
+      "framework.tf32_conv": f"on by default; {PER_CASE}",
+      "framework.threads_intra_op": "8", "framework.threads_inter_op": "4"}),
     (lambda mp: tensorflow_with(mp, "12.3", gpus=1),
      {"framework.gpu": "NVIDIA A100 (1 device)", "framework.mixed_precision": "mixed_float16",
-      "framework.tf32_matmul": "on", "framework.threads_intra_op": "0 (TensorFlow's choice)"},
-     {("gpu", "matmul"): TF32, ("cpu", "matmul"): 0.0}),
+      "framework.tf32_matmul": f"on by default; {PER_CASE}",
+      "framework.threads_intra_op": "0 (TensorFlow's choice)"}),
 ], ids=["torch", "tensorflow"])
-def test_a_framework_that_sees_a_gpu_records_its_facts(monkeypatch, make, facts, roundoff):
+def test_a_framework_that_sees_a_gpu_records_its_facts(monkeypatch, make, facts):
     adapter = make(monkeypatch)
     assert adapter.gpu_status() == "ok"
     assert facts.items() <= adapter.facts().items()
-    assert {key: adapter.input_roundoff(*key) for key in roundoff} == roundoff
+
+
+def torch_switches(adapter) -> tuple[bool, bool]:
+    backends = adapter.fw.backends
+    return backends.cuda.matmul.allow_tf32, backends.cudnn.allow_tf32
+
+
+def test_torch_computes_each_gpu_case_in_its_math_and_puts_its_defaults_back(monkeypatch):
+    torch = torch_with(monkeypatch, "12.8", gpus=1)  # cuBLAS's TF32 off, cuDNN's on
+    with torch.arithmetic("gpu", "tf32") as arithmetic:
+        assert torch_switches(torch) == (True, True) and arithmetic == ARITHMETIC["tf32"]
+    for math in ("fp32", "fp16", "bf16"):
+        with torch.arithmetic("gpu", math) as arithmetic:
+            assert torch_switches(torch) == (False, False) and arithmetic == ARITHMETIC[math]
+        assert torch_switches(torch) == (False, True)
+    with torch.arithmetic("cpu", "fp32") as arithmetic:  # the CPU computes float32
+        assert torch_switches(torch) == (False, True) and arithmetic == ARITHMETIC["fp32"]
+
+
+def test_a_gpu_without_the_tensor_cores_of_a_math_skips_it(monkeypatch):
+    torch = torch_with(monkeypatch, "12.8", gpus=1)
+    torch.fw.cuda.get_device_capability = lambda index: (7, 5)
+    with pytest.raises(Unavailable, match=r"^bf16 tensor cores need compute capability 8\.0, "
+                                          r"this GPU is 7\.5$"):
+        with torch.arithmetic("gpu", "bf16"):
+            pass
+    assert torch_switches(torch) == (False, True)  # nothing switched
+    with torch.arithmetic("gpu", "fp16"):
+        pass
+    tensorflow = tensorflow_with(monkeypatch, "12.3", gpus=1)
+    tensorflow.fw.config.experimental.get_device_details = lambda d: {"compute_capability": (7, 0)}
+    assert tensorflow.lacks("tf32") == ("TF32 tensor cores need compute capability 8.0, this GPU "
+                                        "is 7.0")
+    assert tensorflow.lacks("fp16") is None and tensorflow.lacks("fp32") is None
+
+
+def test_tensorflow_switches_its_one_tf32_setting_per_case(monkeypatch):
+    tensorflow = tensorflow_with(monkeypatch, "12.3", gpus=1)
+    state = [True]
+    config = tensorflow.fw.config.experimental
+    config.tensor_float_32_execution_enabled = lambda: state[0]
+    config.enable_tensor_float_32_execution = lambda on: state.__setitem__(0, on)
+    with tensorflow.arithmetic("gpu", "fp32"):
+        assert state == [False]
+    assert state == [True]
+    with tensorflow.arithmetic("gpu", "tf32"):
+        assert state == [True]
+
+
+def test_torch_holds_a_half_case_in_its_type_and_runs_fp16_conv_channels_last():
+    """With a stand-in torch that records calls: the tensors of math:fp16 and bf16 go to the
+    framework's float16 and bfloat16, conv in float16 in channels_last, and the result comes
+    back as float32 (what only a run with torch can check: that torch computes it)."""
+    torch = MagicMock()
+    adapter = torch_adapter.TorchAdapter(torch)
+    a = np.zeros((2, 2), np.float32)
+    adapter.matmul("gpu", a, a, "bf16")
+    moved = torch.from_numpy.return_value.to.return_value
+    assert moved.to.call_args_list[-1].args == (torch.bfloat16,)
+    x, w = np.zeros((1, 2, 3, 3), np.float32), np.zeros((2, 2, 3, 3), np.float32)
+    runner = adapter.conv("gpu", x, w, 1, 1, "fp16")
+    assert moved.to.call_args_list[-1].args == (torch.float16,)
+    half = moved.to.return_value
+    assert half.contiguous.call_args.kwargs == {"memory_format": torch.channels_last}
+    runner.fetch(torch.nn.functional.conv2d.return_value)
+    assert torch.nn.functional.conv2d.return_value.float.called
+    calls = len(moved.to.call_args_list)
+    adapter.conv("gpu", x, w, 1, 1, "tf32")  # TF32 reads float32: no conversion, NCHW
+    assert len(moved.to.call_args_list) == calls and half.contiguous.call_count == 2
 
 
 def test_a_missing_framework_is_unavailable_with_the_reason(monkeypatch):

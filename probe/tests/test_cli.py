@@ -81,7 +81,7 @@ def test_one_file_per_framework(tmp_path, fakes, capsys):
                                                          "framework-torch.json"]
     out = capsys.readouterr().out
     assert f"wrote {tmp_path / 'framework-tensorflow.json'}" in out
-    assert "skipped 10: tensorflow is a CPU build" in out
+    assert "skipped 11: tensorflow is a CPU build" in out
 
 
 def test_a_failure_still_writes_the_file_and_exits_1(tmp_path, fakes):

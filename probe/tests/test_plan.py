@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 
+import pytest
+
 from gapbench_probe import gapbench_list
 from gapbench_probe.frameworks import ADAPTERS
 from gapbench_probe.plan import PROFILES, cases
@@ -48,7 +50,7 @@ def test_shapes_use_gapbench_axes():
 def test_full_profile_has_every_size_and_batch_32():
     full = names("full")
     assert "framework/torch/cpu/op:conv/n:32/c:64/hw:56/k:64/r:3/stride:1/pad:1/real_time" in full
-    sizes = {int(m[1]) for n in full if (m := re.search(r"/op:matmul/n:(\d+)/", n))}
+    sizes = {int(m[1]) for n in full if (m := re.search(r"/cpu/op:matmul/n:(\d+)/", n))}
     assert sizes == {16, 32, 64, 128, 256, 512, 1024, 2048, 4096}
     assert PROFILES["full"].repetitions == 10 and PROFILES["full"].min_time == 0.5
     assert PROFILES["quick"].repetitions == 5 and PROFILES["quick"].min_time == 0.05
@@ -92,3 +94,46 @@ def test_the_shapes_follow_gapbench_list(tmp_path, monkeypatch):
             "mode:compiled/real_time") in quick
     assert "framework/torch/cpu/op:conv/n:3/c:64/hw:56/k:64/r:3/stride:1/pad:1/real_time" in quick
     assert not [n for n in quick if "hidden:64/" in n or "/n:2/c:64/" in n]
+
+
+GPU_TARGETS = [  # what judges gapbench's GPU libraries, in both profiles, on the GPU only
+    *(f"framework/torch/gpu/op:matmul/n:{n}{math}/real_time" for n in (2048, 4096, 8192)
+      for math in ("", "/math:tf32", "/math:fp16", "/math:bf16")),
+    *(f"framework/torch/gpu/op:conv/n:32/c:64/hw:56/k:64/r:3/stride:1/pad:1{math}/real_time"
+      for math in ("", "/math:tf32", "/math:fp16")),
+    *(f"framework/torch/gpu/op:lstm/scope:{scope}/batch:64/{shape}{math}/real_time"
+      for scope in ("step", "seq")
+      for shape in ("input:50/hidden:64/steps:100", "input:512/hidden:512/steps:25")
+      for math in ("", "/math:tf32", "/math:fp16"))]
+
+
+@pytest.mark.parametrize("profile", list(PROFILES))
+def test_the_gpu_runs_the_targets_in_each_math_and_the_cpu_none_of_them(profile):
+    gpu = [c.name("torch", "gpu") for c in cases(PROFILES[profile]) if "gpu" in c.devices]
+    cpu = [c.name("torch", "cpu") for c in cases(PROFILES[profile]) if "cpu" in c.devices]
+    assert set(GPU_TARGETS) <= set(gpu) and len(gpu) == len(set(gpu))
+    assert not [n for n in cpu if "/math:" in n or "/n:8192/" in n]
+    # The CPU's cases are as they were before the GPU's targets (24 in quick, 47 in full).
+    assert len(cpu) == {"quick": 24, "full": 47}[profile]
+    if profile == "quick":
+        assert not [n for n in cpu if "/op:conv/n:32/" in n or "/op:matmul/n:2048/" in n]
+
+
+def test_a_shapes_maths_follow_its_float32_case():
+    """So that they share its data: one problem per shape, built once."""
+    order = [c.shape for c in cases(PROFILES["full"])]
+    for shape in set(order):
+        first = order.index(shape)
+        assert order[first:first + order.count(shape)] == [shape] * order.count(shape), shape
+
+
+def test_gapbench_names_the_same_work_in_its_math():
+    """Each probe name's twin is in gapbench's list under the same axes and math, or, for the
+    GEMM peak, as its peak/gemm/gpu (the LSTM's TF32 twin is cuDNN's, once gapbench has it)."""
+    full = {(b.family, b.variant, b.device, b.axes) for b in gapbench_list.listed("full")}
+    assert ("peak", "gemm", "gpu", (("n", "8192"), ("math", "fp16"))) in full
+    assert ("conv", "cudnn", "gpu", (("n", "32"), ("c", "64"), ("hw", "56"), ("k", "64"),
+                                     ("r", "3"), ("stride", "1"), ("pad", "1"),
+                                     ("math", "fp16"))) in full
+    assert ("lstm", "cudnn", "gpu", (("scope", "seq"), ("batch", "64"), ("input", "512"),
+                                     ("hidden", "512"), ("steps", "25"), ("math", "fp16"))) in full

@@ -7,9 +7,11 @@ import re
 
 import pytest
 
+from gapbench_probe import problems
+from gapbench_probe import run as run_module
 from gapbench_probe.machine import source_state
 from gapbench_probe.run import run_framework
-from tests.fake_framework import fake
+from tests.fake_framework import case, fake
 
 MACHINE = ("abc123", "gapbench doctor")
 
@@ -118,7 +120,64 @@ def test_filter_picks_benchmarks_by_name(tiny):
     run = probe(fake(), tiny, pattern=re.compile(r"/gpu/op:(matmul|copy)/"))
     assert sorted(runs_of(run)) == [
         "framework/torch/gpu/op:copy/dir:h2d/memory:pinned/bytes:64/real_time",
-        "framework/torch/gpu/op:matmul/n:4/real_time"]
+        "framework/torch/gpu/op:matmul/n:4/real_time",
+        "framework/torch/gpu/op:matmul/n:48/math:bf16/real_time"]
+
+
+MATHS = [case("matmul", ("n", 48)),
+         *(case("matmul", ("n", 48), ("math", m), devices=("gpu",))
+           for m in ("tf32", "fp16", "bf16")),
+         case("lstm", ("scope", "seq"), ("batch", 4), ("input", 8), ("hidden", 16), ("steps", 20)),
+         *(case("lstm", ("scope", "seq"), ("batch", 4), ("input", 8), ("hidden", 16),
+                ("steps", 20), ("math", m), devices=("gpu",)) for m in ("tf32", "fp16")),
+         case("conv", ("n", 2), ("c", 16), ("hw", 9), ("k", 4), ("r", 3), ("stride", 1),
+              ("pad", 1)),
+         *(case("conv", ("n", 2), ("c", 16), ("hw", 9), ("k", 4), ("r", 3), ("stride", 1),
+                ("pad", 1), ("math", m), devices=("gpu",)) for m in ("tf32", "fp16"))]
+
+
+def test_each_math_runs_in_its_arithmetic_and_is_checked_in_it(tiny, monkeypatch):
+    """A framework whose TF32 is on by default (TensorFlow's is): the probe switches it off for
+    the float32 GPU cases and on for math:tf32 only, and every case passes its own check."""
+    monkeypatch.setattr(run_module, "cases", lambda profile: MATHS)
+    made = []
+    adapter = type("Recording", (fake("tensorflow"),), {
+        "open": classmethod(lambda cls: made.append(cls(None)) or made[-1])})
+    run = probe(adapter, tiny)
+    assert run.timed == 3 * 2 + 7 and not run.failed, run.failed
+    # per GPU case (the CPU's computes float32 as it is): matmul's four, lstm's three, conv's
+    assert made[0].tf32_calls == [False, True, False, False, False, True, False,
+                                  False, True, False]
+    assert made[0].tf32_on  # the framework's own setting, back
+
+
+def test_a_framework_left_in_tf32_fails_its_float32_gpu_cases(tiny, monkeypatch):
+    """Were the probe's switch ignored, TF32 figures would be labelled float32: the check
+    catches it, and the TF32 and half cases still pass."""
+    monkeypatch.setattr(run_module, "cases", lambda profile: MATHS)
+    run = probe(fake("tensorflow", switchable=False), tiny)
+    failed = {f.split(": ", 1)[0]: f.split(": ", 1)[1] for f in run.failed}
+    assert sorted(failed) == sorted(c.name("tensorflow", "gpu") for c in MATHS
+                                    if c.math == "fp32"), run.failed
+    assert all(message.startswith("validation failed: ") for message in failed.values())
+
+
+def test_a_math_the_gpu_lacks_is_a_skip_in_gapbench_words(tiny, monkeypatch):
+    monkeypatch.setattr(run_module, "cases", lambda profile: MATHS)
+    run = probe(fake(capability=(7, 5)), tiny)  # a T4: float16 tensor cores, no TF32 nor bf16
+    assert run.skipped == {"TF32 tensor cores need compute capability 8.0, this GPU is 7.5": 3,
+                           "bf16 tensor cores need compute capability 8.0, this GPU is 7.5": 1}
+    assert not run.failed and run.timed == 3 * 2 + 3
+
+
+def test_the_maths_of_a_shape_share_its_data(tiny, monkeypatch):
+    monkeypatch.setattr(run_module, "cases", lambda profile: MATHS)
+    built = []
+    for op in ("matmul", "lstm", "conv"):
+        monkeypatch.setitem(problems.BUILDERS, op, lambda c, seed, build=problems.BUILDERS[op]:
+                            built.append(c.name("x", "gpu")) or build(c, seed))
+    probe(fake(), tiny)
+    assert len(built) == 3 and not [n for n in built if "math:" in n]
 
 
 def test_a_framework_whose_facts_or_gpu_check_raise_still_runs_on_the_cpu(tiny):

@@ -7,9 +7,12 @@ work: framework/<fw>/<device>/op:<op>/<axes> -> <family>/<variant>/<device>/<axe
 library variants qualify, the fastest one timed stands for the libraries. Nothing is paired by
 guesswork: an op or a shape without a twin in this table (or not run by gapbench) has no row.
 
-On the GPU a framework that computes an op's float32 in TF32 (its context says so) pairs with
-the library's TF32 twin (math:tf32) where gapbench has one; where it has none (the dense step,
-the cuDNN LSTM) the pair stays, marked as TF32 against float32.
+Both sides name their arithmetic alike (math:tf32|fp16|bf16; absent, or math:fp32, float32), and
+a pair computes in one: the framework's math:fp16 matmul pairs with cuBLAS's math:fp16 rows only.
+A framework computing TF32 where gapbench has no TF32 twin (the dense step; the cuDNN LSTM before
+gapbench has one) pairs with its float32 twin, marked as TF32 against float32. Files from probes
+before the math axis computed each op as the framework's default: their context says where that
+was TF32 on the GPU ("on"), and their unmarked GPU rows count as TF32 there.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from gapbench_report.results import MATH_AXIS, Benchmark, Name, Results
 
 FAMILY = "framework"
 COMPILED = ("mode", "compiled")  # the framework's compiled mode; absent, eager
+FP32, TF32 = "fp32", "tf32"
 
 
 @dataclass(frozen=True)
@@ -48,23 +52,26 @@ class Twin:
 # time on the GPU: what a framework's call costs beyond it is its overhead). An LSTM step pairs
 # with oneDNN's and cuDNN's, which pay x_t's projection as a framework's cell does (gapbench's
 # blas and cublas steps have it hoisted out). A copy pairs with the synchronous copy of the same
-# memory. No twin: a per-row Python loop (gapbench's element-wise variant is a C loop), and the
-# input pipeline, whose producer is the probe's own (compare its prefetch with its none).
-TWINS: dict[str, Twin] = {
-    "conv": Twin("conv", {"cpu": ("onednn", "im2col_blas"), "gpu": ("cudnn",)},
-                 ("n", "c", "hw", "k", "r", "stride", "pad")),
-    "lstm": Twin("lstm", {"cpu": ("onednn",), "gpu": ("cudnn",)},
-                 ("scope", "batch", "input", "hidden", "steps")),
-    "matmul": Twin("overhead", {"cpu": ("openblas",), "gpu": ("cublas",)}, ("n",),
-                   (("op", "matmul"),)),
-    "dense": Twin("overhead", {"cpu": ("openblas",), "gpu": ("cublas",)}, ("batch",),
-                  (("op", "dense"),)),
-    "copy": Twin("transfer", lambda name: name.axis("memory") or "", ("dir", "bytes"),
-                 (("mode", "sync"),)),
-    "sumsq": Twin("preprocess", {"cpu": ("vectorized",), "gpu": ("vectorized",)},
-                  ("rows", "cols"), (("op", "sumsq"),), (("style", "vectorized"),)),
-    "image": Twin("preprocess", {"cpu": ("vectorized",), "gpu": ("vectorized",)},
-                  ("n", "hw", "c"), (("op", "image"),), (("style", "vectorized"),)),
+# memory. A GPU matmul also pairs with the GEMM peak's cuBLAS of the same n (peak/gemm in each
+# math, peak/sgemm in float32): the sizes above the overhead family's. No twin: a per-row Python
+# loop (gapbench's element-wise variant is a C loop), and the input pipeline, whose producer is
+# the probe's own (compare its prefetch with its none).
+TWINS: dict[str, tuple[Twin, ...]] = {
+    "conv": (Twin("conv", {"cpu": ("onednn", "im2col_blas"), "gpu": ("cudnn",)},
+                  ("n", "c", "hw", "k", "r", "stride", "pad")),),
+    "lstm": (Twin("lstm", {"cpu": ("onednn",), "gpu": ("cudnn",)},
+                  ("scope", "batch", "input", "hidden", "steps")),),
+    "matmul": (Twin("overhead", {"cpu": ("openblas",), "gpu": ("cublas",)}, ("n",),
+                    (("op", "matmul"),)),
+               Twin("peak", {"gpu": ("gemm", "sgemm")}, ("n",))),
+    "dense": (Twin("overhead", {"cpu": ("openblas",), "gpu": ("cublas",)}, ("batch",),
+                   (("op", "dense"),)),),
+    "copy": (Twin("transfer", lambda name: name.axis("memory") or "", ("dir", "bytes"),
+                  (("mode", "sync"),)),),
+    "sumsq": (Twin("preprocess", {"cpu": ("vectorized",), "gpu": ("vectorized",)},
+                   ("rows", "cols"), (("op", "sumsq"),), (("style", "vectorized"),)),),
+    "image": (Twin("preprocess", {"cpu": ("vectorized",), "gpu": ("vectorized",)},
+                   ("n", "hw", "c"), (("op", "image"),), (("style", "vectorized"),)),),
 }
 
 
@@ -74,8 +81,9 @@ def is_framework_file(results: Results) -> bool:
     return "framework.name" in results.context
 
 
-# The context key that says whether a framework computes an op's float32 in TF32 on the GPU:
-# cuBLAS's setting for matmul and the dense step, cuDNN's for conv and the LSTM.
+# The context key that said, before the probe named each row's math, whether the framework
+# computed an op's float32 in TF32 on the GPU ("on"): cuBLAS's setting for matmul and the dense
+# step, cuDNN's for conv and the LSTM. The probe now sets TF32 per row, and says so there.
 TF32_KEYS = {"matmul": "framework.tf32_matmul", "dense": "framework.tf32_matmul",
              "conv": "framework.tf32_conv", "lstm": "framework.tf32_conv"}
 MIXED_MATH = "framework TF32, library float32"
@@ -136,12 +144,26 @@ class Pair:
         sides = SIDES.get((self.op, self.framework.parsed.device), "")
         return "; ".join(n for n in (self.note, sides) if n)
 
+    @property
+    def math(self) -> str:
+        """The arithmetic both sides computed in (the framework's, where they differ)."""
+        return TF32 if self.mixed_math else self.library.parsed.math
+
+
+def framework_math(name: Name, context: Mapping) -> str:
+    """The arithmetic a framework benchmark computed in: its math axis; without one, float32,
+    or TF32 on the GPU where a file from before the axis says the framework's default was."""
+    if MATH_AXIS in name.axes:
+        return name.math
+    op = name.axis("op") or ""
+    return TF32 if name.device == "gpu" and context.get(TF32_KEYS.get(op, "")) == "on" else FP32
+
 
 def pairs(benchmarks: Iterable[Benchmark], contexts: Mapping[str, Mapping] | None = None
           ) -> list[Pair]:
-    """Every timed framework benchmark that has a timed library twin, in the framework's order;
-    `contexts` maps a framework's name to its file's context (framework_contexts): its version,
-    and its TF32 settings."""
+    """Every timed framework benchmark that has a timed library twin in the same arithmetic, in
+    the framework's order; `contexts` maps a framework's name to its file's context
+    (framework_contexts): its version, and (files before the math axis) its TF32 settings."""
     benchmarks = list(benchmarks)
     fastest: dict[tuple, Benchmark] = {}
     for b in benchmarks:
@@ -150,23 +172,26 @@ def pairs(benchmarks: Iterable[Benchmark], contexts: Mapping[str, Mapping] | Non
             if key not in fastest or b.median < fastest[key].median:
                 fastest[key] = b
 
-    def fastest_twin(twin: Twin, name: Name, axes: dict[str, str]) -> Benchmark | None:
-        rivals = [fastest.get(twin_key(twin.family, v, name.device, axes))
-                  for v in twin.candidates(name)]
+    def fastest_twin(twins: tuple[Twin, ...], name: Name, math: str) -> Benchmark | None:
+        """float32 is a library's unmarked rows and its math:fp32 ones alike."""
+        maths = [{MATH_AXIS: math}] + ([{}] if math == FP32 else [])
+        rivals = [fastest.get(twin_key(twin.family, v, name.device, {**twin.axes(name), **m}))
+                  for twin in twins for v in twin.candidates(name) for m in maths]
         return min((r for r in rivals if r is not None), key=lambda r: r.median, default=None)
 
     found = []
     for b in benchmarks:
         op = b.parsed.axis("op") or ""
-        twin = TWINS.get(op) if b.parsed.family == FAMILY else None
-        if twin is None or not b.median or any(b.parsed.axis(k) != v for k, v in twin.only):
+        twins = TWINS.get(op, ()) if b.parsed.family == FAMILY else ()
+        twins = tuple(t for t in twins if all(b.parsed.axis(k) == v for k, v in t.only))
+        if not twins or not b.median:
             continue
         context = (contexts or {}).get(b.parsed.variant, {})
-        tf32 = b.parsed.device == "gpu" and context.get(TF32_KEYS.get(op, "")) == "on"
-        axes = twin.axes(b.parsed)
-        best = fastest_twin(twin, b.parsed, {**axes, MATH_AXIS: "tf32"}) if tf32 else None
-        mixed = tf32 and best is None
-        best = best or fastest_twin(twin, b.parsed, axes)
+        math = framework_math(b.parsed, context)
+        best = fastest_twin(twins, b.parsed, math)
+        mixed = math == TF32 and best is None
+        if mixed:
+            best = fastest_twin(twins, b.parsed, FP32)
         if best is not None:
             found.append(Pair(b, best, str(context.get("framework.version", "")), mixed))
     return found
@@ -178,7 +203,8 @@ def framework_contexts(runs: Iterable[Results]) -> dict[str, dict]:
 
 
 LIBRARY_WORDS = {"onednn": "oneDNN", "im2col_blas": "im2col + OpenBLAS", "cudnn": "cuDNN",
-                 "openblas": "OpenBLAS", "cublas": "cuBLAS", "pinned": "a pinned cudaMemcpy",
+                 "openblas": "OpenBLAS", "cublas": "cuBLAS", "gemm": "cuBLAS",
+                 "sgemm": "cuBLAS SGEMM", "pinned": "a pinned cudaMemcpy",
                  "pageable": "a pageable cudaMemcpy", "vectorized": "vectorized C++"}
 
 
@@ -205,12 +231,13 @@ def size_of(pair: Pair) -> float:
 
 
 def headlines(pairs: Iterable[Pair]) -> list[str]:
-    """Per framework and device, each op at its largest shape (eager, as the framework runs by
-    default): "tensorflow 2.21.0 on the CPU takes, at each op's largest size, this many times
-    the library's time: conv 1.98x (oneDNN), ..."."""
+    """Per framework and device, each op at its largest shape (eager and unmarked, as the
+    framework runs by default; the other maths are the table's): "tensorflow 2.21.0 on the CPU
+    takes, at each op's largest size, this many times the library's time: conv 1.98x (oneDNN),
+    ..."."""
     largest: dict[tuple[str, str], dict[str, Pair]] = {}
     for p in pairs:
-        if p.compiled:
+        if p.compiled or MATH_AXIS in p.framework.parsed.axes:
             continue
         ops = largest.setdefault((p.name, p.framework.parsed.device), {})
         if p.op not in ops or (size_of(p), p.framework.median) > (size_of(ops[p.op]),

@@ -207,3 +207,93 @@ def test_check_accepts_a_compiled_case_skipped_for_a_compiler_that_does_not_work
     assert check.problems(probe_file(skipped(eager, no_compiler)), "framework")
     assert check.problems(probe_file(skipped(compiled, "out of memory")), "framework")
     assert check.problems(in_memory(skipped(compiled, no_compiler)), "framework")
+
+
+NEW_PROBE = {"torch": {**TORCH, "framework.version": "2.11.0",  # TF32 set per row
+                       "framework.tf32_matmul": "off by default; the probe's GPU cases: on for "
+                                                "math:tf32, off for float32",
+                       "framework.tf32_conv": "on by default; the probe's GPU cases: on for "
+                                              "math:tf32, off for float32"}}
+BIG_CONV = "n:32/c:64/hw:56/k:64/r:3/stride:1/pad:1"
+LSTM_512 = "scope:seq/batch:64/input:512/hidden:512/steps:25"
+
+
+def math_pairs(*entries, contexts=NEW_PROBE) -> dict[str, framework.Pair]:
+    benchmarks = in_memory([e for group in entries for e in group]).benchmarks().values()
+    return {p.framework.name.removeprefix("framework/torch/gpu/op:").removesuffix("/real_time"):
+            p for p in framework.pairs(benchmarks, contexts)}
+
+
+def test_each_math_pairs_with_the_library_in_the_same_math():
+    """As the GEMM, conv and LSTM targets compare them: framework and library in one arithmetic,
+    the fastest library row of it; the GEMM peak's cuBLAS stands beside the overhead family's."""
+    found = math_pairs(
+        fw("matmul/n:4096/math:fp16", 2.0e-4, "gpu"), fw("matmul/n:4096/math:bf16", 2.0e-4, "gpu"),
+        fw("matmul/n:8192/math:fp16", 1.6e-3, "gpu"), fw("matmul/n:8192", 2.2e-2, "gpu"),
+        fw("matmul/n:4096/math:tf32", 4e-4, "gpu"),
+        lib("overhead/cublas/gpu/op:matmul/n:4096/math:fp16", 2.1e-4),
+        lib("peak/gemm/gpu/n:4096/math:fp16", 1.9e-4),
+        lib("peak/gemm/gpu/n:4096/math:bf16", 1.8e-4),
+        lib("peak/gemm/gpu/n:8192/math:fp16", 1.7e-3),
+        lib("peak/gemm/gpu/n:8192/math:bf16", 1e-4),  # another math: never
+        lib("peak/gemm/gpu/n:8192/math:fp32", 2.3e-2), lib("peak/sgemm/gpu/n:8192", 2.2e-2),
+        lib("peak/gemm/gpu/n:8192/math:tf32", 5e-3),
+        fw(f"conv/{BIG_CONV}", 2.6e-4, "gpu"), fw(f"conv/{BIG_CONV}/math:tf32", 9e-5, "gpu"),
+        fw(f"conv/{BIG_CONV}/math:fp16", 6.6e-5, "gpu"),
+        lib(f"conv/cudnn/gpu/{BIG_CONV}", 3.47e-4), lib(f"conv/cudnn/gpu/{BIG_CONV}/math:fp32",
+                                                        1.35e-4),
+        lib(f"conv/cudnn/gpu/{BIG_CONV}/math:tf32", 8.5e-5),
+        lib(f"conv/cudnn/gpu/{BIG_CONV}/math:fp16", 2.7e-5),
+        fw(f"lstm/{LSTM_512}/math:fp16", 6e-4, "gpu"),
+        lib(f"lstm/cudnn/gpu/{LSTM_512}/math:fp16", 5e-4))
+    assert {name: (p.library.name.removesuffix("/manual_time"), p.math, p.note)
+            for name, p in found.items()} == {
+        "matmul/n:4096/math:fp16": ("peak/gemm/gpu/n:4096/math:fp16", "fp16", ""),
+        "matmul/n:4096/math:bf16": ("peak/gemm/gpu/n:4096/math:bf16", "bf16", ""),
+        "matmul/n:8192/math:fp16": ("peak/gemm/gpu/n:8192/math:fp16", "fp16", ""),
+        "matmul/n:8192": ("peak/sgemm/gpu/n:8192", "fp32", ""),
+        # float32 is float32 here, whatever the framework's default: the unmarked and the
+        # math:fp32 cuDNN rows, the faster; never the TF32 one
+        f"conv/{BIG_CONV}": (f"conv/cudnn/gpu/{BIG_CONV}/math:fp32", "fp32", ""),
+        f"conv/{BIG_CONV}/math:tf32": (f"conv/cudnn/gpu/{BIG_CONV}/math:tf32", "tf32", ""),
+        f"conv/{BIG_CONV}/math:fp16": (f"conv/cudnn/gpu/{BIG_CONV}/math:fp16", "fp16", ""),
+        f"lstm/{LSTM_512}/math:fp16": (f"lstm/cudnn/gpu/{LSTM_512}/math:fp16", "fp16", ""),
+    }  # matmul n:4096 math:tf32: gapbench ran no TF32 GEMM of that size here, so no row
+    assert round(found["matmul/n:8192/math:fp16"].ratio, 3) == round(1.6e-3 / 1.7e-3, 3)
+    assert found["matmul/n:4096/math:fp16"].library_name == "cuBLAS FP16"
+
+
+def test_the_framework_tf32_lstm_pairs_with_cudnn_tf32_once_gapbench_has_it():
+    tf32 = fw(f"lstm/{LSTM_512}/math:tf32", 6e-4, "gpu")
+    float32 = lib(f"lstm/cudnn/gpu/{LSTM_512}", 5.5e-4)
+    before = math_pairs(tf32, float32)[f"lstm/{LSTM_512}/math:tf32"]
+    assert before.library.parsed.math == "fp32" and before.note == framework.MIXED_MATH
+    assert before.math == "tf32"
+    after = math_pairs(tf32, float32, lib(f"lstm/cudnn/gpu/{LSTM_512}/math:tf32", 4e-4))
+    pair = after[f"lstm/{LSTM_512}/math:tf32"]
+    assert pair.library.parsed.math == "tf32" and not pair.note and round(pair.ratio, 6) == 1.5
+
+
+def test_a_file_from_before_the_math_axis_keeps_its_tf32_pairs():
+    """framework-torch.json of the first H200 run: torch's cuDNN TF32 on by default, its conv
+    rows unmarked; they were TF32 and pair as such. A file of today's probe says that it set
+    TF32 per row, and its unmarked rows are float32."""
+    entries = (fw(f"conv/{BIG_CONV}", 2.6e-4, "gpu"),
+               lib(f"conv/cudnn/gpu/{BIG_CONV}/math:fp32", 1.35e-4),
+               lib(f"conv/cudnn/gpu/{BIG_CONV}/math:tf32", 8.5e-5))
+    old = {"torch": {**TORCH, "framework.tf32_matmul": "off", "framework.tf32_conv": "on"}}
+    assert math_pairs(*entries, contexts=old)[f"conv/{BIG_CONV}"].math == "tf32"
+    assert math_pairs(*entries)[f"conv/{BIG_CONV}"].math == "fp32"
+
+
+def test_headlines_leave_the_other_maths_to_the_table():
+    pairs = list(math_pairs(fw("matmul/n:8192/math:fp16", 1.6e-3, "gpu"),
+                            fw("matmul/n:8192", 2.2e-2, "gpu"),
+                            lib("peak/gemm/gpu/n:8192/math:fp16", 1.7e-3),
+                            lib("peak/sgemm/gpu/n:8192", 2e-2)).values())
+    assert len(pairs) == 2
+    assert framework.headlines(pairs) == [
+        "torch 2.11.0 on the GPU takes, at each op's largest size, this many times the library's "
+        "time: matmul 1.1x (cuBLAS SGEMM)"]
+    rows = model.framework_rows(pairs)
+    assert [row[3] for row in rows] == ["n 8192 · math fp16", "n 8192"]

@@ -7,6 +7,7 @@ benchmarks (and skips them with the reason) in a Python that lacks it."""
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import os
 import sys
@@ -16,10 +17,13 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from gapbench_probe.machine import driver_cuda_version, parse_cuda
-from gapbench_probe.plan import Case
-from gapbench_probe.problems import TF32_ROUNDOFF
+from gapbench_probe.plan import FP32, Case
+from gapbench_probe.problems import ARITHMETIC, Arithmetic
 
 MESSAGE_LIMIT = 400  # characters of an error kept (one line)
+TF32_PER_CASE = "the probe's GPU cases: on for math:tf32, off for float32"
+# The compute capability whose tensor cores compute each math (as gapbench's device probe has it).
+TENSOR_CORES = {"fp16": (7, 0), "tf32": (8, 0), "bf16": (8, 0)}
 
 
 def one_line(e: BaseException) -> str:
@@ -161,30 +165,75 @@ class Adapter:
         raise NotImplementedError
 
     def tf32(self, op: str) -> bool:
-        """Whether the framework computes this op's float32 in TF32 on the GPU."""
+        """Whether the framework, left to itself, computes this op's float32 in TF32 on the GPU
+        (its default, recorded in the context; the probe sets it per case)."""
         return False
+
+    def tf32_fact(self, op: str) -> str:
+        """The framework.tf32_* context keys: the framework's default, and that the probe does
+        not keep it ("on" alone would mean that its float32 GPU figures are TF32)."""
+        return f"{'on' if self.tf32(op) else 'off'} by default; {TF32_PER_CASE}"
+
+    def set_tf32(self, on: bool) -> Callable[[], None]:
+        """Turns the framework's TF32 for float32 on the GPU on or off, every op; returns what
+        puts the setting back."""
+        return lambda: None
+
+    def gpu_capability(self) -> tuple[int, int] | None:
+        """The GPU's compute capability, (8, 0); None where the framework cannot say."""
+        return None
+
+    def lacks(self, math: str) -> str | None:
+        """Why this GPU's tensor cores cannot compute in `math`, in gapbench's words; None where
+        they can, or where the framework does not say which GPU it has."""
+        need = TENSOR_CORES.get(math)
+        have = self.gpu_capability() if need else None
+        if have is None or have >= need:
+            return None
+        what = "TF32" if math == "tf32" else math
+        return (f"{what} tensor cores need compute capability {need[0]}.{need[1]}, this GPU is "
+                f"{have[0]}.{have[1]}")
+
+    @contextlib.contextmanager
+    def arithmetic(self, device: str, math: str) -> Iterator[Arithmetic]:
+        """While a case is set up, checked and timed: the framework's TF32 on for math:tf32 and
+        off for every other GPU case (float32 is float32, whatever the framework's default);
+        yields the arithmetic its result is checked in. The CPU computes float32 as it is. A
+        math this GPU's tensor cores lack is Unavailable: the case is skipped, saying so."""
+        if device != "gpu":
+            yield ARITHMETIC[FP32]
+            return
+        lacking = self.lacks(math)
+        if lacking:
+            raise Unavailable(lacking)
+        restore = self.set_tf32(math == "tf32")
+        try:
+            yield ARITHMETIC[math]
+        finally:
+            restore()
 
     def misplaced(self, device: str, result: Any) -> str | None:
         """Why the result of a call on `device` did not come from there, or None where it did."""
         return None
 
-    def input_roundoff(self, device: str, op: str) -> float:
-        return TF32_ROUNDOFF if device == "gpu" and self.tf32(op) else 0.0
-
     # ---- ops (numpy in, Runner out) ------------------------------------------------------------
+    # conv, lstm and matmul also take the case's math: the framework holds the data in float16
+    # or bfloat16 for fp16 and bf16 (float32 otherwise; TF32 is arithmetic()'s), and fetch()
+    # returns float32.
     def sumsq(self, device: str, x, style: str) -> Runner:
         raise NotImplementedError
 
     def image(self, device: str, images, delta, flip, style: str) -> Runner:
         raise NotImplementedError
 
-    def conv(self, device: str, x, w, stride: int, pad: int) -> Runner:
+    def conv(self, device: str, x, w, stride: int, pad: int, math: str = FP32) -> Runner:
         raise NotImplementedError
 
-    def lstm(self, device: str, x, w, u, b, h0, c0, scope: str, compiled: bool) -> Runner:
+    def lstm(self, device: str, x, w, u, b, h0, c0, scope: str, compiled: bool,
+             math: str = FP32) -> Runner:
         raise NotImplementedError
 
-    def matmul(self, device: str, a, b) -> Runner:
+    def matmul(self, device: str, a, b, math: str = FP32) -> Runner:
         raise NotImplementedError
 
     def dense(self, device: str, params, x, labels, lr: float, compiled: bool) -> Runner:

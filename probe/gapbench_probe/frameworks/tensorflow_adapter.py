@@ -15,7 +15,7 @@ from gapbench_probe.frameworks.base import (
     gpu_unusable,
 )
 from gapbench_probe.machine import driver_cuda_version
-from gapbench_probe.plan import Case
+from gapbench_probe.plan import FP32, HALF, Case
 
 # PyPI's tensorflow is built with CUDA but brings none of its libraries: without them it sees
 # no GPU, and says why only in its start-up log.
@@ -79,15 +79,13 @@ class TensorflowAdapter(Adapter):
         def threads(count: int) -> str:
             return f"{count} (TensorFlow's choice)" if count == 0 else str(count)
 
-        def tf32() -> str:
-            return "on" if self.tf32("matmul") else "off"
         return {
             "framework.version": self.version,
             "framework.cuda_built": lambda: self.cuda_built() or "none (CPU-only build)",
             "framework.cudnn_built": lambda: self.build_info().get("cudnn_version") or "none",
             "framework.gpu": gpu,
-            "framework.tf32_matmul": tf32,
-            "framework.tf32_conv": tf32,
+            "framework.tf32_matmul": lambda: self.tf32_fact("matmul"),
+            "framework.tf32_conv": lambda: self.tf32_fact("conv"),
             "framework.mixed_precision": lambda: self.keras().mixed_precision.global_policy().name,
             "framework.threads_intra_op": lambda: threads(
                 threading.get_intra_op_parallelism_threads()),
@@ -106,6 +104,28 @@ class TensorflowAdapter(Adapter):
     def tf32(self, op: str) -> bool:
         return bool(self.fw.config.experimental.tensor_float_32_execution_enabled())
 
+    def set_tf32(self, on: bool):
+        config = self.fw.config.experimental  # one switch for every op
+        before = bool(config.tensor_float_32_execution_enabled())
+        config.enable_tensor_float_32_execution(on)
+        return lambda: config.enable_tensor_float_32_execution(before)
+
+    def gpu_capability(self):
+        tf = self.fw
+        try:
+            physical = tf.config.list_physical_devices("GPU")
+            capability = tf.config.experimental.get_device_details(physical[0])[
+                "compute_capability"]
+            major, minor = capability
+        except Exception:  # noqa: BLE001 - no GPU it can query: not known
+            return None
+        return int(major), int(minor)
+
+    def dtype(self, math: str):
+        """The tensors' type for the case's math: float16, bfloat16, else float32."""
+        tf = self.fw
+        return {"fp16": tf.float16, "bf16": tf.bfloat16}.get(math, tf.float32)
+
     def misplaced(self, device: str, result) -> str | None:
         # Soft device placement runs an op that cannot go on the GPU on the CPU, silently.
         if device != "gpu":
@@ -121,9 +141,10 @@ class TensorflowAdapter(Adapter):
     def where(self, device: str):
         return self.fw.device("/GPU:0" if device == "gpu" else "/CPU:0")
 
-    def to(self, array: np.ndarray, device: str):
+    def to(self, array: np.ndarray, device: str, math: str = FP32):
         with self.where(device):
-            return self.fw.identity(self.fw.constant(array))
+            tensor = self.fw.identity(self.fw.constant(array))
+            return self.fw.cast(tensor, self.dtype(math)) if math in HALF else tensor
 
     def sync(self, device: str) -> None:
         """Waits for the GPU: TensorFlow's eager GPU ops return before they finish."""
@@ -168,28 +189,31 @@ class TensorflowAdapter(Adapter):
             return self.run(device, vectorized)
         return self.run(device, lambda: tf.stack([one(i) for i in range(len(images))]))
 
-    def conv(self, device, x, w, stride, pad):
-        # TensorFlow's CPU convolution takes NHWC only: the layout changes before the timing,
-        # and back for the check.
+    def conv(self, device, x, w, stride, pad, math=FP32):
+        # TensorFlow's CPU convolution takes NHWC only (its layout on the GPU too, in every
+        # math): the layout changes before the timing, and back for the check.
         tf = self.fw
-        xt = self.to(x.transpose(0, 2, 3, 1), device)
-        wt = self.to(w.transpose(2, 3, 1, 0), device)
+        xt = self.to(x.transpose(0, 2, 3, 1), device, math)
+        wt = self.to(w.transpose(2, 3, 1, 0), device, math)
         padding = [[0, 0], [pad, pad], [pad, pad], [0, 0]]
         return self.run(device, lambda: tf.nn.conv2d(xt, wt, strides=stride, padding=padding),
-                        lambda y: y.numpy().transpose(0, 3, 1, 2))
+                        lambda y: self.float_of(y).transpose(0, 3, 1, 2))
 
-    def lstm(self, device, x, w, u, b, h0, c0, scope, compiled):
+    def lstm(self, device, x, w, u, b, h0, c0, scope, compiled, math=FP32):
         keras = self.keras()
         hidden = u.shape[0]
+        dtype = self.dtype(math).name  # the layer in half, as mixed precision would hold it
         with self.where(device):
             if scope == "seq":
-                layer = keras.layers.LSTM(hidden, return_sequences=True, return_state=True)
+                layer = keras.layers.LSTM(hidden, return_sequences=True, return_state=True,
+                                          dtype=dtype)
                 layer.build(x.shape)
             else:
-                layer = keras.layers.LSTMCell(hidden)
+                layer = keras.layers.LSTMCell(hidden, dtype=dtype)
                 layer.build((x.shape[0], x.shape[2]))
-            layer.set_weights([w, u, b])  # kernel [in][4H], recurrent [H][4H]; gates i, f, c, o
-        xt, ht, ct = self.to(x, device), self.to(h0, device), self.to(c0, device)
+            # kernel [in][4H], recurrent [H][4H]; gates i, f, c, o
+            layer.set_weights([a.astype(dtype) for a in (w, u, b)])
+        xt, ht, ct = (self.to(a, device, math) for a in (x, h0, c0))
         if scope == "seq":
             def fn(xs, h, c):
                 seq, _, c_last = layer(xs, initial_state=[h, c])
@@ -202,11 +226,15 @@ class TensorflowAdapter(Adapter):
                 return h1, c1
         fn = self.fw.function(fn) if compiled else fn
         return self.run(device, lambda: fn(xt, ht, ct),
-                        lambda r: (numpy_of(r[0]), numpy_of(r[1])))
+                        lambda r: (self.float_of(r[0]), self.float_of(r[1])))
 
-    def matmul(self, device, a, b):
-        at, bt = self.to(a, device), self.to(b, device)
-        return self.run(device, lambda: self.fw.matmul(at, bt))
+    def matmul(self, device, a, b, math=FP32):
+        at, bt = self.to(a, device, math), self.to(b, device, math)
+        return self.run(device, lambda: self.fw.matmul(at, bt), self.float_of)
+
+    def float_of(self, tensor) -> np.ndarray:
+        """As float32 numpy, whatever the tensor's type."""
+        return self.fw.cast(tensor, self.fw.float32).numpy()
 
     def dense(self, device, params, x, labels, lr, compiled):
         tf, keras = self.fw, self.keras()

@@ -15,6 +15,7 @@ from gapbench_probe.frameworks.base import (
     one_line,
 )
 from gapbench_probe.machine import driver_cuda_version
+from gapbench_probe.plan import FP32, HALF
 
 
 def cudnn_text(version: int | None) -> str:
@@ -24,10 +25,6 @@ def cudnn_text(version: int | None) -> str:
     if version >= 90000:
         return f"{version // 10000}.{version // 100 % 100}.{version % 100}"
     return f"{version // 1000}.{version // 100 % 10}.{version % 100}"
-
-
-def on_off(flag: bool) -> str:
-    return "on" if flag else "off"
 
 
 class TorchAdapter(Adapter):
@@ -56,10 +53,11 @@ class TorchAdapter(Adapter):
             "framework.cuda_built": lambda: t.version.cuda or "none (CPU-only build)",
             "framework.cudnn_built": cudnn,
             "framework.gpu": gpu,
-            "framework.tf32_matmul": lambda: on_off(t.backends.cuda.matmul.allow_tf32),
-            "framework.tf32_conv": lambda: on_off(t.backends.cudnn.allow_tf32),
+            "framework.tf32_matmul": lambda: self.tf32_fact("matmul"),
+            "framework.tf32_conv": lambda: self.tf32_fact("conv"),
             "framework.mixed_precision": "off (torch has no global policy: torch.autocast turns "
-                                         "it on per region; the probe runs float32)",
+                                         "it on per region; the probe runs float32, and "
+                                         "float16 or bfloat16 where a case's math: says so)",
             "framework.threads_intra_op": t.get_num_threads,
             "framework.threads_inter_op": t.get_num_interop_threads,
             "framework.compiled_mode": self.compiler,
@@ -81,12 +79,36 @@ class TorchAdapter(Adapter):
             return bool(self.fw.backends.cudnn.allow_tf32)
         return bool(self.fw.backends.cuda.matmul.allow_tf32)
 
+    def set_tf32(self, on: bool):
+        # cuDNN's switch (conv, nn.LSTM) and cuBLAS's (matmul, nn.LSTMCell's gates, the dense
+        # step): both, so that math:tf32 is TF32 and float32 is float32 in every op.
+        backends = self.fw.backends
+        before = (backends.cuda.matmul.allow_tf32, backends.cudnn.allow_tf32)
+        backends.cuda.matmul.allow_tf32 = backends.cudnn.allow_tf32 = on
+
+        def restore():
+            backends.cuda.matmul.allow_tf32, backends.cudnn.allow_tf32 = before
+        return restore
+
+    def gpu_capability(self):
+        try:
+            major, minor = self.fw.cuda.get_device_capability(0)
+        except Exception:  # noqa: BLE001 - no GPU it can query: not known
+            return None
+        return int(major), int(minor)
+
+    def dtype(self, math: str):
+        """The tensors' type for the case's math: float16, bfloat16, else float32."""
+        t = self.fw
+        return {"fp16": t.float16, "bf16": t.bfloat16}.get(math, t.float32)
+
     # ---- helpers -----------------------------------------------------------------------------
     def dev(self, device: str) -> str:
         return "cuda" if device == "gpu" else "cpu"
 
-    def to(self, array: np.ndarray, device: str):
-        return self.fw.from_numpy(np.ascontiguousarray(array)).to(self.dev(device))
+    def to(self, array: np.ndarray, device: str, math: str = FP32):
+        tensor = self.fw.from_numpy(np.ascontiguousarray(array)).to(self.dev(device))
+        return tensor.to(self.dtype(math)) if math in HALF else tensor
 
     def sync(self, device: str) -> None:
         if device == "gpu":
@@ -143,12 +165,17 @@ class TorchAdapter(Adapter):
             return self.run(device, vectorized)
         return self.run(device, lambda: t.stack([one(i) for i in range(len(images))]))
 
-    def conv(self, device, x, w, stride, pad):
-        xt, wt = self.to(x, device), self.to(w, device)
+    def conv(self, device, x, w, stride, pad, math=FP32):
+        xt, wt = self.to(x, device, math), self.to(w, device, math)
+        if math == "fp16":
+            # Tensor cores read NHWC: float16 runs channels_last, as gapbench's cuDNN float16
+            # variant does (float32 and TF32 stay NCHW on both sides).
+            memory = self.fw.channels_last
+            xt, wt = xt.contiguous(memory_format=memory), wt.contiguous(memory_format=memory)
         f = self.fw.nn.functional
-        return self.run(device, lambda: f.conv2d(xt, wt, stride=stride, padding=pad))
+        return self.run(device, lambda: f.conv2d(xt, wt, stride=stride, padding=pad), float_of)
 
-    def lstm(self, device, x, w, u, b, h0, c0, scope, compiled):
+    def lstm(self, device, x, w, u, b, h0, c0, scope, compiled, math=FP32):
         nn = self.fw.nn
         size, hidden = w.shape[0], u.shape[0]
         layer = (nn.LSTM(size, hidden, batch_first=True) if scope == "seq"
@@ -159,7 +186,8 @@ class TorchAdapter(Adapter):
             getattr(layer, f"weight_hh{suffix}").copy_(self.fw.from_numpy(u.T.copy()))
             getattr(layer, f"bias_ih{suffix}").copy_(self.fw.from_numpy(b))
             getattr(layer, f"bias_hh{suffix}").zero_()
-        xt, ht, ct = self.to(x, device), self.to(h0, device), self.to(c0, device)
+        layer = layer.to(self.dtype(math))  # the module in half, as mixed precision would hold it
+        xt, ht, ct = (self.to(a, device, math) for a in (x, h0, c0))
         fn = self.fw.compile(layer) if compiled else layer
         if scope == "seq":
             def call():
@@ -171,11 +199,11 @@ class TorchAdapter(Adapter):
             def call():
                 return fn(x0, (ht, ct))
         return self.run(device, self.compiling(call) if compiled else call,
-                        lambda r: (numpy_of(r[0]), numpy_of(r[1])))
+                        lambda r: (float_of(r[0]), float_of(r[1])))
 
-    def matmul(self, device, a, b):
-        at, bt = self.to(a, device), self.to(b, device)
-        return self.run(device, lambda: at @ bt)
+    def matmul(self, device, a, b, math=FP32):
+        at, bt = self.to(a, device, math), self.to(b, device, math)
+        return self.run(device, lambda: at @ bt, float_of)
 
     def dense(self, device, params, x, labels, lr, compiled):
         t, nn = self.fw, self.fw.nn
@@ -247,6 +275,11 @@ class TorchAdapter(Adapter):
 
 def numpy_of(tensor: Any) -> np.ndarray:
     return tensor.detach().cpu().numpy()
+
+
+def float_of(tensor: Any) -> np.ndarray:
+    """As float32 numpy, whatever the tensor's type (numpy has no bfloat16)."""
+    return numpy_of(tensor.float())
 
 
 def _indexed(batches):
