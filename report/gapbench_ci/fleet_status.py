@@ -2,11 +2,11 @@
 
     gapbench-ci fleet status DIR
 
-Reads the job of DIR/fleet.json from Slurm (squeue while it is queued or runs, then
-scontrol; sacct is not needed, as it needs accounting storage), and each task's folder:
-done and passed, failed (its exit status and the end of its log), running, or never started
-(with Slurm's reason: a drained or down node, a cancelled job). A node that failed is listed,
-never dropped. A partial fleet can be rendered at any time: gapbench-report fleet DIR --out R.
+Asks Slurm about the job of DIR/fleet.json (squeue while it is queued or runs, then
+scontrol: sacct would need accounting storage) and reads every task folder. Each task is one
+of: passed; failed, with its exit status and its log's last line; running; never started, with
+Slurm's reason (a drained or down node, a cancelled job). A failed node is listed, never
+dropped. A partial fleet can be rendered at any time: gapbench-report fleet DIR --out R.
 
 Exit status: 0 every task done and passed, 1 one failed or never started, 3 while the job is
 queued or runs, 2 DIR is no fleet folder or Slurm cannot be asked.

@@ -73,9 +73,10 @@ for run in $GAPBENCH_FLEET_RUNS; do
     [ "$status" -eq 0 ] && status=$code
   fi
 done
-printf '{"host": "%s", "task": %s, "job": "%s", "exit_status": %s, "started": "%s", "ended": "%s"}\n' \
-  "$host" "$SLURM_PROCID" "$SLURM_JOB_ID" "$status" "$started" "$(date -u +%Y-%m-%dT%H:%M:%SZ)" \
-  >"$out/.task.json.tmp" && mv "$out/.task.json.tmp" "$out/task.json"
+printf '{"host": "%s", "task": %s, "job": "%s", "exit_status": %s, ' "$host" "$SLURM_PROCID" \
+  "$SLURM_JOB_ID" "$status" >"$out/.task.json.tmp"
+printf '"started": "%s", "ended": "%s"}\n' "$started" "$(date -u +%Y-%m-%dT%H:%M:%SZ)" \
+  >>"$out/.task.json.tmp" && mv "$out/.task.json.tmp" "$out/task.json"
 exit "$status"
 """
 

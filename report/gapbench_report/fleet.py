@@ -6,8 +6,8 @@ instruction set), so that an H100 is never an outlier for not being an H200. Wit
 at least MIN_JUDGED runs, every benchmark is set against the group's median, robustly: a run is
 slow on a benchmark when it is SLOW_Z robust deviations (1.4826 x the median absolute deviation,
 at least SPREAD_FLOOR of the median) and SLOW_RATIO above the median. The runs with slow
-benchmarks are ranked by their cost on this work (the geometric mean of their time over the
-group's median, on every benchmark they share with the group), and each is explained by the
+benchmarks are ranked by their cost on this work (over the benchmarks a run shares with its
+group: exp(mean(log(time / group median)))), and each is explained by the
 facts in which it differs from the rest of its group: doctor's facts and the run context's load
 average. How to read the page: docs/fleet.md.
 """
@@ -370,7 +370,8 @@ def finding_rows(fleet: Fleet) -> tuple[list[str], list[list[str]]]:
     """(findings every node has, rows of the others: node, severity, id, text)."""
     with_facts = [n for n in fleet.nodes if n.facts]
     counts = Counter(f[1] for n in with_facts for f in set(n.findings))
-    everywhere = sorted(i for i, c in counts.items() if c == len(with_facts) and len(with_facts) > 1)
+    shared = len(with_facts) if len(with_facts) > 1 else -1  # one node shares with none
+    everywhere = sorted(i for i, c in counts.items() if c == shared)
     rows = [[n.label, sev, ident, text] for n in with_facts for sev, ident, text in n.findings
             if ident not in everywhere]
     return everywhere, rows
