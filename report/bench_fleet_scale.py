@@ -3,16 +3,18 @@
     .venv/bin/python report/bench_fleet_scale.py [--machines 1000] [--benchmarks 900]
                                                  [--runs 1] [--limit 30] [--keep DIR]
 
-The fleet is made from real files: the H200's results and doctor.json and the CPU baseline
-(report/tests/data/fleet/h200/, results/baselines/ci-cpu-2core.json), every entry as gapbench
-wrote it. Their benchmarks are repeated under one more axis (copy:N) until each machine has
---benchmarks of them; each of VARIANTS variants scales every time by its own noise (3%), and
-one machine in a hundred has its link trained at Gen3 x8 with its transfers 4x slower. The
-machines' files are hard links to the variants' (1,000 folders, 20 distinct files: the reading
-is the same work as for 1,000 distinct ones). Four machines in five are H200s, the rest CPU
-nodes. Timed: the command in a fresh process (wall clock, imports included), --runs times;
-exit status 1 when the median is over --limit seconds. Run it on a quiet machine; pytest does
-not collect it.
+The fleet is made from real files: the H200's pipeline results and doctor.json, and the CPU
+baseline (report/tests/data/fleet/h200/, results/baselines/ci-cpu-2core.json), every entry as
+gapbench wrote it. Their benchmarks are repeated under one more axis (copy:N) until each
+machine has --benchmarks of them; each of VARIANTS variants scales every time by its own noise
+(3%), and one machine in a hundred has its link trained at Gen3 x8 and its pipeline benchmarks
+4x slower. The machines' files are hard links to the variants' (1,000 folders, 40 distinct
+files: the reading is the same work as for 1,000 distinct ones). Four machines in five are
+H200s, the rest CPU nodes. The command runs in a fresh process (wall clock, imports included),
+twice per --runs: first with every results file parsed, then with the digests the first run (or
+`gapbench-ci fleet status`, as each task ends) left in each node folder. Exit status 1 when
+the second's median is over --limit seconds. Run it on a quiet machine; pytest does not
+collect it.
 """
 
 from __future__ import annotations
@@ -31,6 +33,9 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+from gapbench_report.fleet_files import DIGEST  # noqa: E402
+
 H200 = HERE / "tests" / "data" / "fleet" / "h200"
 CPU = HERE.parent / "results" / "baselines" / "ci-cpu-2core.json"
 VARIANTS = 20
@@ -95,6 +100,7 @@ def make_fleet(root: Path, machines: int, benchmarks: int) -> None:
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(json.dumps(scaled(document, 1.0, rng)))
         slow = scaled(document, 1.0, rng, slow="pipeline/", by=4.0)
+        slow["context"] = {**slow["context"], "pcie.gen_current": "3", "pcie.width_current": "8"}
         (variants / kind / "slow.json").write_text(json.dumps(slow))
     for m in range(machines):
         kind = "h200" if m % 5 else "cpu"
@@ -116,7 +122,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--machines", type=int, default=1000)
     p.add_argument("--benchmarks", type=int, default=900)
     p.add_argument("--runs", type=int, default=1)
-    p.add_argument("--limit", type=float, default=30.0)
+    p.add_argument("--limit", type=float, default=30.0,
+                   help="seconds the report may take once the nodes are digested (median)")
     p.add_argument("--keep", type=Path, help="write the fleet and its report here")
     args = p.parse_args(argv)
     with tempfile.TemporaryDirectory() as scratch:
@@ -128,22 +135,30 @@ def main(argv: list[str] | None = None) -> int:
             print(f"made {args.machines} machines x {args.benchmarks} benchmarks in "
                   f"{time.perf_counter() - start:.0f} s", flush=True)
         env = {**os.environ, "PYTHONPATH": str(HERE)}
-        times = []
-        for _ in range(args.runs):
+
+        def timed() -> float:
             start = time.perf_counter()
             done = subprocess.run([sys.executable, "-m", "gapbench_report", "fleet", str(fleet),
                                    "--out", str(root / "report")], env=env, capture_output=True,
                                   text=True)
-            times.append(time.perf_counter() - start)
             if done.returncode != 0:
                 raise SystemExit(f"gapbench-report fleet failed: {done.stderr.strip()}")
-        median = statistics.median(times)
+            return time.perf_counter() - start
+
+        cold, warm = [], []
+        for _ in range(args.runs):
+            for digest in fleet.glob(f"*/{DIGEST}"):
+                digest.unlink()
+            cold.append(timed())  # every file read and parsed
+            warm.append(timed())  # the nodes' digests read (as after gapbench-ci fleet status)
         summary = (root / "report" / "summary.md").read_text()
         verdict = next(line for line in summary.splitlines() if line.startswith("**"))
-        print(f"fleet report of {args.machines} machines x {args.benchmarks} benchmarks: "
-              f"{median:.1f} s (runs: {', '.join(f'{t:.1f}' for t in times)}), "
-              f"{os.cpu_count()} CPUs\n{verdict[:300]}")
-        return 1 if median > args.limit else 0
+        print(f"fleet report of {args.machines} machines x {args.benchmarks} benchmarks, "
+              f"{os.cpu_count()} CPUs, median of {args.runs}:\n"
+              f"  first (every results file parsed): {statistics.median(cold):.1f} s\n"
+              f"  again (the nodes' digests):        {statistics.median(warm):.1f} s\n"
+              f"{verdict[:400]}")
+        return 1 if statistics.median(warm) > args.limit else 0
 
 
 if __name__ == "__main__":

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from gapbench_report import commandline
 from gapbench_report.commandline import ToolError
-from gapbench_report.fleet_files import LOG, TASK, exit_text, last_log_line
+from gapbench_report.fleet_files import LOG, TASK, exit_text, last_log_line, read_node
 
 from gapbench_ci.fleet_submit import RECORD
 
@@ -81,6 +81,7 @@ def task_line(folder: Path, running: bool) -> tuple[str, int]:
                 "away)" + (f"; its log ends: {line}" if line else "")), FAILED
     except (OSError, ValueError, KeyError, TypeError):
         return f"failed: {TASK} unreadable", FAILED
+    read_node(folder)  # its digest, made now, saves the report of a large fleet the reading
     results = sorted(p.name for p in folder.glob("*.json")
                      if p.name not in ("doctor.json", TASK))
     if status == 0:

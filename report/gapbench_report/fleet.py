@@ -119,6 +119,9 @@ class Outlier:
             figure = f"{fmt_seconds(worst.seconds)} against the group's {fmt_seconds(worst.median)}"
         why = (self.differences[0].cited if self.differences
                else "no fact doctor records differs from the rest of its group")
+        if len(self.differences) > 1:
+            why += (f"; {len(self.differences) - 1} more differ: "
+                    + ", ".join(d.key for d in self.differences[1:]))
         return (f"{self.node.label}: {describe(parse_name(worst.name))} {figure} "
                 f"({worst.ratio:.1f}×); {len(self.slow)} of {self.compared} benchmarks slower, "
                 f"{self.cost:.2f}× on this work: {why}")
@@ -408,9 +411,9 @@ def html_report(fleet: Fleet) -> str:
                                                       for r in fact_rows(o)]))
             slow = [[describe(parse_name(s.name)), s.name, f"{s.ratio:.2f}×",
                      fmt_seconds(s.seconds), fmt_seconds(s.median)] for s in o.slow]
-            parts.append(folded(table(["benchmark", "name", "× median", "this run",
-                                       "group median"], slow, {2, 3, 4}),
-                                len(slow) if len(slow) > 8 else 0, "slower benchmarks"))
+            parts.append(f"<details><summary>its {len(slow)} slower benchmarks</summary>"
+                         + table(["benchmark", "name", "× median", "this run", "group median"],
+                                 slow, {2, 3, 4}) + "</details>")
     parts.append('<h2 id="groups">Hardware groups, side by side</h2><p class="blurb">A run is '
                  "compared only with runs of the same hardware; a group of one or two is shown "
                  "and not judged.</p>")

@@ -7,11 +7,15 @@ medians: the document and its context are checked by results.check_document, eac
 results.parse_name, each time by results.is_time, as load_results checks them, but no Entry or
 Benchmark is built (load_results would take minutes there). A node folder that cannot be read
 (empty, truncated, crashed) becomes a Node with its `problems`, never an exception: the rest of
-the fleet still renders. Nodes are read in parallel, one process per core.
+the fleet still renders. Nodes are read in parallel, one process per core, and each node's
+reading is kept beside its files (DIGEST), to be used again while none of them has changed:
+`gapbench-ci fleet status` reads each task as it finishes, so that the report of a large
+fleet finds its nodes read already.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import signal
@@ -21,6 +25,7 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from gapbench_report.files import write_atomic
 from gapbench_report.results import (
     SECONDS_PER_UNIT,
     ResultsError,
@@ -34,6 +39,8 @@ from gapbench_report.results import (
 DOCTOR = "doctor.json"
 TASK = "task.json"  # written last by a task of `gapbench-ci fleet submit`: its exit status
 LOG = "gapbench.log"
+DIGEST = ".gapbench-fleet-digest.json"  # hidden: never taken for a results file
+DIGEST_VERSION = 1
 NOT_RESULTS = {DOCTOR, TASK}
 # Fewer nodes than this are read in this process: starting workers costs more than it saves.
 PARALLEL_FROM = 16
@@ -170,7 +177,38 @@ def exit_text(status: int) -> str:
     return f"exit status {status}"
 
 
+def sources(folder: Path) -> dict[str, list[int]]:
+    """The files a node's reading comes from, each with its size and time of change."""
+    found = {}
+    for p in sorted(folder.iterdir()):
+        if not p.name.startswith(".") and p.is_file():
+            info = p.stat()
+            found[p.name] = [info.st_size, info.st_mtime_ns]
+    return found
+
+
 def read_node(folder: Path) -> Node:
+    """One node folder, from its digest where its files are as they were when it was made."""
+    files = sources(folder)
+    try:
+        digest = json.loads((folder / DIGEST).read_text(encoding="utf-8"))
+        if digest["version"] == DIGEST_VERSION and digest["sources"] == files:
+            node = Node(**digest["node"])
+            node.label = folder.name
+            node.findings = [tuple(f) for f in node.findings]
+            return node
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+    node = read_node_files(folder)
+    try:
+        write_atomic(folder / DIGEST, json.dumps({"version": DIGEST_VERSION, "sources": files,
+                                                  "node": dataclasses.asdict(node)}))
+    except OSError:
+        pass  # a folder that cannot be written: read again next time
+    return node
+
+
+def read_node_files(folder: Path) -> Node:
     """One node folder; whatever cannot be read is in the Node's `problems`."""
     node = Node(folder.name)
     results = [p for p in json_files(folder) if p.name not in NOT_RESULTS]

@@ -92,8 +92,29 @@ def test_other_hardware_are_groups_of_their_own_never_outliers(tmp_path):
         assert not g.outliers and "a group of one" in g.notes[0]
     assert {o.node.label for o in f.outliers} <= {*NORMAL, "sse41", "loaded"}
     # Five folders of one machine.id: one machine with five runs, never five machines.
-    assert f.machines == 3
+    assert f.machines == 4  # this machine, this machine capped (its machine.id says so), 2 more
     assert "1 machine(s) ran more than once" in " ".join(f.groups[0].notes)
+
+
+def test_a_link_trained_lower_is_named_with_doctors_facts(tmp_path):
+    """Four H200 nodes from the real H200 files; one's link trained at Gen3 x8 and its times are
+    3x: the slower node is named, and the link is the reason."""
+    for i in range(4):
+        folder = tmp_path / f"gpu{i}"
+        shutil.copytree(DATA / "h200", folder)
+        if i == 2:
+            path = folder / "pipeline.json"
+            data = json.loads(path.read_text())
+            data["context"].update({"pcie.gen_current": "3", "pcie.width_current": "8"})
+            for b in data["benchmarks"]:
+                if b.get("aggregate_name") != "cv":
+                    b["real_time"] *= 3
+            path.write_text(json.dumps(data))
+    f = judged(tmp_path)
+    assert [o.node.label for o in f.outliers] == ["gpu2"]
+    assert [d.key for d in f.outliers[0].differences] == ["pcie.gen_current",
+                                                          "pcie.width_current"]
+    assert "`pcie.gen_current` 3; the others: 5 (median)" in f.outliers[0].headline()
 
 
 def test_page_and_summary_give_the_verdict_first(tmp_path):
