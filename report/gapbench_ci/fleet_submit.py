@@ -28,6 +28,7 @@ import os
 import re
 import shlex
 import subprocess
+import sys
 from pathlib import Path
 
 from gapbench_report import commandline
@@ -77,6 +78,10 @@ printf '{"host": "%s", "task": %s, "job": "%s", "exit_status": %s, ' "$host" "$S
   "$SLURM_JOB_ID" "$status" >"$out/.task.json.tmp"
 printf '"started": "%s", "ended": "%s"}\n' "$started" "$(date -u +%Y-%m-%dT%H:%M:%SZ)" \
   >>"$out/.task.json.tmp" && mv "$out/.task.json.tmp" "$out/task.json"
+# The report's reading of this folder, made here while the other nodes do theirs (best effort:
+# the submitting checkout's Python may not run on this node; the report then reads the files).
+PYTHONPATH=$GAPBENCH_FLEET_REPORT "$GAPBENCH_FLEET_PYTHON" -m gapbench_report.fleet_files \
+  "$out" >/dev/null 2>&1
 exit "$status"
 """
 
@@ -113,6 +118,8 @@ def sbatch_script(args) -> str:
              f"export GAPBENCH_BIN={shlex.quote(str(args.gapbench))}",
              f"export GAPBENCH_FLEET_PROFILE={args.profile}",
              f"export GAPBENCH_FLEET_SHARED={int(shared)}",
+             f"export GAPBENCH_FLEET_PYTHON={shlex.quote(sys.executable)}",
+             f"export GAPBENCH_FLEET_REPORT={shlex.quote(str(REPO_ROOT / 'report'))}",
              "# Each run as FILE=FILTER, the filter in base64 (a regular expression has spaces",
              "# and quotes of its own).",
              f"export GAPBENCH_FLEET_RUNS={shlex.quote(encoded)}",

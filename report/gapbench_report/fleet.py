@@ -6,8 +6,9 @@ instruction set), so that an H100 is never an outlier for not being an H200. Wit
 at least MIN_JUDGED runs, every benchmark is set against the group's median, robustly: a run is
 slow on a benchmark when it is SLOW_Z robust deviations (1.4826 x the median absolute deviation,
 at least SPREAD_FLOOR of the median) and SLOW_RATIO above the median. The runs with slow
-benchmarks are ranked by their cost on this work (over the benchmarks a run shares with its
-group: exp(mean(log(time / group median)))), and each is explained by the
+benchmarks are ranked by their cost on this work (the geometric mean of time / group median
+over the benchmarks a run shares with its group, a benchmark within the spread counted as 1),
+and each is explained by the
 facts in which it differs from the rest of its group: doctor's facts and the run context's load
 average. How to read the page: docs/fleet.md.
 """
@@ -53,7 +54,7 @@ EXPLAINING = (
     ("gpu.throttle_reasons", "gpu", "value", "its GPU was throttled"),
     ("gpu.clock_sm_mhz", "gpu", "lower", "its GPU ran at a lower clock"),
     ("gpu.clock_mem_mhz", "gpu", "lower", "its GPU memory ran at a lower clock"),
-    ("load", "", "higher", "other work loaded its cores (the run context's load average)"),
+    ("load_avg", "", "higher", "other work loaded its cores"),
     ("cpu.governor", "cpu", "value", "another CPU frequency governor"),
     ("cpu.frequency_scaling", "cpu", "value", "other CPU frequency scaling"),
     ("openblas.threads", "cpu", "value", "OpenBLAS used another number of threads"),
@@ -86,7 +87,7 @@ class Difference:
 
     @property
     def cited(self) -> str:
-        source = "run context" if self.key == "load" else "doctor"
+        source = "the run context's 1-minute load average" if self.key == "load_avg" else "doctor"
         return (f"{self.words} ({source}: `{self.key}` {self.value or 'not set'}; the others: "
                 f"{self.others or 'not set'})")
 
@@ -182,7 +183,12 @@ def median_or_none(values: Sequence[float]) -> float | None:
     return statistics.median(values) if values else None
 
 
-def differences(node: Node, group: Group, counts: dict[str, Counter],
+def numeric_fact(node: Node, key: str) -> float | None:
+    """A fact as a number: the load average from the run context, the rest from doctor."""
+    return node.load if key == "load_avg" else number(node.fact(key))
+
+
+def differences(node: Node, counts: dict[str, Counter],
                 numbers: dict[str, float | None]) -> list[Difference]:
     """The EXPLAINING facts in which `node` differs from the rest of its group."""
     found = []
@@ -196,15 +202,15 @@ def differences(node: Node, group: Group, counts: dict[str, Counter],
             if common and value != common[0]:
                 found.append(Difference(key, words, value, common[0], device))
             continue
-        value = node.load if key == "load" else number(node.fact(key))
+        value = numeric_fact(node, key)
         typical = numbers[key]
         if value is None or typical is None:
             continue
-        margin = (max(1.0, LOAD_PER_CORE * cores) if key == "load"
+        margin = (max(1.0, LOAD_PER_CORE * cores) if key == "load_avg"
                   else NUMBER_DIFFERS * abs(typical))
         if (value < typical - margin) if how == "lower" else (value > typical + margin):
-            shown = f"{value:.2f}" if key == "load" else f"{value:g}"
-            typical_text = f"{typical:.2f}" if key == "load" else f"{typical:g}"
+            shown = f"{value:.2f}" if key == "load_avg" else f"{value:g}"
+            typical_text = f"{typical:.2f}" if key == "load_avg" else f"{typical:g}"
             found.append(Difference(key, words, shown, f"{typical_text} (median)", device))
     return found
 
@@ -237,23 +243,32 @@ def judge(group: Group, keep: re.Pattern | None) -> None:
         spread = np.maximum(MAD_TO_SIGMA * mad, SPREAD_FLOOR * medians)
         ratio = times / medians
         slow = ((times - medians) / spread >= SLOW_Z) & (ratio >= SLOW_RATIO)
-        costs = np.exp(np.nanmean(np.log(ratio), axis=1))
+        # Within the spread a difference is noise: only the slower benchmarks count, the
+        # others as 1x, so that a run's lucky benchmarks never hide its slow ones.
+        shared = np.sum(~np.isnan(ratio), axis=1)
+        costs = np.exp(np.sum(np.where(slow, np.log(ratio), 0.0), axis=1) / np.maximum(shared, 1))
     counts = {key: Counter(n.fact(key) for n in group.nodes)
               for key, _, how, _ in EXPLAINING if how == "value"}
-    numbers = {key: median_or_none([v for v in ((n.load if key == "load" else number(n.fact(key)))
-                                                for n in group.nodes) if v is not None])
+    numbers = {key: median_or_none([v for v in (numeric_fact(n, key) for n in group.nodes)
+                                    if v is not None])
                for key, _, how, _ in EXPLAINING if how != "value"}
+    rates: dict[str, float | None] = {}  # the group's median bytes per second, as asked
+
+    def rate(name: str) -> float | None:
+        if name not in rates:
+            rates[name] = median_or_none([n.bytes_per_second[name] for n in group.nodes
+                                          if name in n.bytes_per_second])
+        return rates[name]
+
     for row in np.flatnonzero(slow.any(axis=1)):
         node = group.nodes[row]
-        columns = np.flatnonzero(slow[row])
         found = sorted((Slow(names[c], float(ratio[row, c]), float(times[row, c]),
                              float(medians[c]), node.bytes_per_second.get(names[c]),
-                             median_or_none([n.bytes_per_second[names[c]] for n in group.nodes
-                                             if names[c] in n.bytes_per_second]))
-                        for c in columns), key=lambda s: -s.ratio)
+                             rate(names[c]) if names[c] in node.bytes_per_second else None)
+                        for c in np.flatnonzero(slow[row])), key=lambda s: -s.ratio)
         devices = Counter(parse_name(s.name).device for s in found)
         mostly = devices.most_common(1)[0][0]
-        diffs = differences(node, group, counts, numbers)
+        diffs = differences(node, counts, numbers)
         diffs.sort(key=lambda d: d.device not in ("", mostly))  # stable: EXPLAINING's order
         group.outliers.append(Outlier(node, group, float(costs[row]),
                                       int(np.sum(~np.isnan(ratio[row]))), found, diffs))
@@ -322,6 +337,7 @@ def intro(fleet: Fleet) -> str:
 
 OUTLIER_HEADERS = ["rank", "run", "cost on this work", "slower benchmarks", "worst", "why"]
 GROUP_HEADERS = ["hardware group", "runs", "machines", "judged", "note"]
+FINDING_HEADERS = ["severity", "finding", "nodes", "text"]
 RUN_HEADERS = ["run", "machine.id", "cost", "slower", "load average", "gapbench", "profile"]
 
 
@@ -355,7 +371,7 @@ def fact_rows(outlier: Outlier) -> list[list[str]]:
     cited = {d.key: d for d in outlier.differences}
     rows = []
     for key, _, _, _ in EXPLAINING:
-        value = (f"{outlier.node.load:.2f}" if key == "load" and outlier.node.load is not None
+        value = (f"{outlier.node.load:.2f}" if key == "load_avg" and outlier.node.load is not None
                  else outlier.node.fact(key))
         if key in cited:
             rows.append([key, cited[key].value or "not set", cited[key].others or "not set",
@@ -370,14 +386,30 @@ def problem_rows(fleet: Fleet) -> list[list[str]]:
 
 
 def finding_rows(fleet: Fleet) -> tuple[list[str], list[list[str]]]:
-    """(findings every node has, rows of the others: node, severity, id, text)."""
-    with_facts = [n for n in fleet.nodes if n.facts]
-    counts = Counter(f[1] for n in with_facts for f in set(n.findings))
-    shared = len(with_facts) if len(with_facts) > 1 else -1  # one node shares with none
-    everywhere = sorted(i for i, c in counts.items() if c == shared)
-    rows = [[n.label, sev, ident, text] for n in with_facts for sev, ident, text in n.findings
-            if ident not in everywhere]
+    """(the findings every node has, by id; a row per other finding: severity, id, the nodes
+    that have it, its text as the first of them says it)."""
+    with_findings = [n for n in fleet.nodes if n.findings]
+    nodes: dict[tuple[str, str], list[str]] = {}
+    texts: dict[tuple[str, str], str] = {}
+    for n in with_findings:
+        for severity, ident, text in n.findings:
+            nodes.setdefault((severity, ident), []).append(n.label)
+            texts.setdefault((severity, ident), text)
+    everywhere = sorted(i for (_, i), labels in nodes.items()
+                        if len(with_findings) > 1 and len(labels) == len(with_findings))
+    rows = [[severity, ident, shortened(labels), texts[(severity, ident)]]
+            for (severity, ident), labels in nodes.items() if ident not in everywhere]
     return everywhere, rows
+
+
+def shortened(labels: list[str], shown: int = 8) -> str:
+    more = len(labels) - shown
+    return ", ".join(labels[:shown]) + (f" and {more} more" if more > 0 else "")
+
+
+def with_code(text: str) -> str:
+    """Escaped text, its `spans` (a fact's key, as doctor names it) as <code>."""
+    return re.sub(r"`([^`]*)`", r"<code>\1</code>", esc(text))
 
 
 def folded(html_table: str, rows: int, what: str) -> str:
@@ -388,7 +420,7 @@ def folded(html_table: str, rows: int, what: str) -> str:
 
 def html_report(fleet: Fleet) -> str:
     parts = ["<h1>gapbench fleet report</h1>", f'<p class="meta">{esc(intro(fleet))}</p>',
-             '<h2 id="verdict">Verdict</h2>', f'<p class="verdict">{esc(verdict(fleet))}</p>']
+             '<h2 id="verdict">Verdict</h2>', f'<p class="verdict">{with_code(verdict(fleet))}</p>']
     parts += [f'<p class="note">{esc(n)}</p>' for n in fleet.notes]
     if fleet.problems:
         rows = problem_rows(fleet)
@@ -401,11 +433,12 @@ def html_report(fleet: Fleet) -> str:
         parts += ['<h2 id="outliers">Slower runs, by their cost on this work</h2>'
                   f'<p class="blurb">A benchmark is slower when it is {SLOW_Z:g} robust '
                   f"deviations (median absolute deviation) and {SLOW_RATIO:g}× above its "
-                  "group's median; the cost is the run's geometric mean of time over the "
-                  "group's median on every benchmark it shares with the group.</p>",
+                  "group's median; a run's cost is the geometric mean of its time over the "
+                  "group's median on the benchmarks it shares with the group, each one within "
+                  "the spread counted as 1×.</p>",
                   folded(table(OUTLIER_HEADERS, rows, {0, 2}), len(rows), "slower runs")]
         for i, o in enumerate(fleet.outliers[:ROWS_SHOWN], 1):
-            parts.append(f'<h3>{i}. {esc(o.node.label)}</h3><p>{esc(o.headline())}</p>')
+            parts.append(f'<h3>{i}. {esc(o.node.label)}</h3><p>{with_code(o.headline())}</p>')
             parts.append(table(["fact", o.node.label, "the rest of its group", ""],
                                fact_rows(o), classes=["failed" if r[3] else ""
                                                       for r in fact_rows(o)]))
@@ -427,8 +460,8 @@ def html_report(fleet: Fleet) -> str:
     parts.append('<h2 id="doctor">doctor\'s findings per node</h2>')
     if everywhere:
         parts.append(f"<p>On every node: {esc(', '.join(everywhere))}.</p>")
-    parts.append(folded(table(["node", "severity", "finding", "text"], rows), len(rows),
-                        "findings") if rows else "<p>No other findings.</p>")
+    parts.append(folded(table(FINDING_HEADERS, rows), len(rows), "findings") if rows
+                 else "<p>No other findings.</p>")
     return page("gapbench fleet report", parts)
 
 
@@ -448,8 +481,7 @@ def markdown_report(fleet: Fleet) -> str:
     lines += ["## doctor's findings per node", ""]
     if everywhere:
         lines += [f"On every node: {md_cell(', '.join(everywhere))}.", ""]
-    lines += (markdown_table(["node", "severity", "finding", "text"], rows) if rows
-              else ["No other findings."])
+    lines += markdown_table(FINDING_HEADERS, rows) if rows else ["No other findings."]
     return "\n".join(lines) + "\n"
 
 

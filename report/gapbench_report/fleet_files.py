@@ -9,8 +9,11 @@ Benchmark is built (load_results would take minutes there). A node folder that c
 (empty, truncated, crashed) becomes a Node with its `problems`, never an exception: the rest of
 the fleet still renders. Nodes are read in parallel, one process per core, and each node's
 reading is kept beside its files (DIGEST), to be used again while none of them has changed:
-`gapbench-ci fleet status` reads each task as it finishes, so that the report of a large
-fleet finds its nodes read already.
+each task of `gapbench-ci fleet submit` digests its own folder as it ends (where the
+submitting checkout's Python runs on the node), and `gapbench-ci fleet status` any task it
+finds done without one, so that the report of a large fleet finds its nodes read already.
+
+    python -m gapbench_report.fleet_files FOLDER...   (digests these node folders; exit 0)
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ import json
 import os
 import signal
 import statistics
+import sys
 from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
@@ -41,6 +45,7 @@ TASK = "task.json"  # written last by a task of `gapbench-ci fleet submit`: its 
 LOG = "gapbench.log"
 DIGEST = ".gapbench-fleet-digest.json"  # hidden: never taken for a results file
 DIGEST_VERSION = 1
+FINDING = "finding."  # a run context's key for one of doctor's findings: "severity: text"
 NOT_RESULTS = {DOCTOR, TASK}
 # Fewer nodes than this are read in this process: starting workers costs more than it saves.
 PARALLEL_FROM = 16
@@ -221,6 +226,11 @@ def read_node_files(folder: Path) -> Node:
             read_results_file(path, node)
         except ResultsError as e:
             node.problems.append(str(e).replace(f"{path}: ", f"{path.name}: ", 1))
+    if not node.findings:  # no doctor.json: the run context holds doctor's findings too
+        for key, value in node.context.items():
+            if key.startswith(FINDING) and isinstance(value, str) and ": " in value:
+                severity, text = value.split(": ", 1)
+                node.findings.append((severity, key[len(FINDING):], text))
     if node.exit_status:
         line = last_log_line(folder)
         node.problems.insert(0, f"gapbench {exit_text(node.exit_status)}"
@@ -244,3 +254,8 @@ def read_fleet(folders: Sequence[Path], workers: int | None = None) -> list[Node
         return [read_node(f) for f in folders]
     with ProcessPoolExecutor(max_workers=workers) as pool:
         return list(pool.map(read_node, folders, chunksize=max(1, len(folders) // (4 * workers))))
+
+
+if __name__ == "__main__":
+    for argument in sys.argv[1:]:
+        read_node(Path(argument))

@@ -26,6 +26,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "report"))
 
 from gapbench_report.commandline import ToolError  # noqa: E402
+from gapbench_report.fleet_files import DIGEST, sources  # noqa: E402
 
 from gapbench_ci import fleet_cluster  # noqa: E402
 
@@ -70,6 +71,9 @@ def check_fleet(gapbench: str, work: Path, env: dict[str, str]) -> None:
         names = {b["run_name"] for b in results["benchmarks"]}
         assert names and all(n.startswith("transfer/memcpy/cpu/") for n in names), names
         assert json.loads((folder / "task.json").read_text())["exit_status"] == 0
+        # The task digested its own folder for the report, and nothing changed after.
+        digest = json.loads((folder / DIGEST).read_text())
+        assert digest["sources"] == sources(folder) and digest["node"]["medians"], task
     report = work / "report"
     command = [sys.executable, "-m", "gapbench_report", "fleet", str(fleet), "--out", str(report)]
     print("+", " ".join(command), flush=True)
