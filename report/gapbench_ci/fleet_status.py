@@ -21,7 +21,15 @@ from pathlib import Path
 
 from gapbench_report import commandline
 from gapbench_report.commandline import ToolError
-from gapbench_report.fleet_files import LOG, TASK, exit_text, last_log_line, read_node
+from gapbench_report.fleet_files import (
+    LOG,
+    NOT_RESULTS,
+    TASK,
+    exit_text,
+    last_log_line,
+    read_node,
+)
+from gapbench_report.results import json_files
 
 from gapbench_ci.fleet_submit import RECORD
 
@@ -82,8 +90,7 @@ def task_line(folder: Path, running: bool) -> tuple[str, int]:
     except (OSError, ValueError, KeyError, TypeError):
         return f"failed: {TASK} unreadable", FAILED
     read_node(folder)  # its digest, made now, saves the report of a large fleet the reading
-    results = sorted(p.name for p in folder.glob("*.json")
-                     if p.name not in ("doctor.json", TASK))
+    results = [p for p in json_files(folder) if p.name not in NOT_RESULTS]
     if status == 0:
         return f"done, passed ({len(results)} results file(s))", DONE
     line = last_log_line(folder)

@@ -58,10 +58,11 @@ def check_fleet(gapbench: str, work: Path, env: dict[str, str]) -> None:
     again = ci(env, "submit", "--out", str(fleet), "--filter", FILTER, "--gapbench", gapbench)
     assert again.returncode == 2 and "already exists" in again.stderr, "a second submit mixed in"
     deadline = time.monotonic() + WAIT
-    while (code := ci(env, "status", str(fleet)).returncode) == 3:
+    while (done := ci(env, "status", str(fleet))).returncode == 3:
         assert time.monotonic() < deadline, f"the job did not finish within {WAIT} s"
         time.sleep(2)
-    assert code == 0, f"status exited {code}: a task failed"
+    assert done.returncode == 0, f"status exited {done.returncode}: a task failed"
+    assert done.stdout.count("done, passed (1 results file(s))") == 2, done.stdout
     host = socket.gethostname().split(".")[0]
     for task in (f"{host}.0", f"{host}.1"):
         folder = fleet / task
