@@ -242,7 +242,7 @@ def read_node_files(folder: Path) -> Node:
         line = last_log_line(folder)
         node.problems.append("no results file" + (f"; its log ends: {line}" if line and not
                                                   node.exit_status else ""))
-    if not node.medians and results and not any("no results" in p for p in node.problems):
+    if node.files and not node.medians:  # files read, and not one time in them
         node.problems.append("no benchmark ran (every one failed or was skipped)")
     return node
 
