@@ -96,6 +96,16 @@ foreach(tool IN ITEMS baseline nightly compare)
                        ENVIRONMENT "${report_env}")
 endforeach()
 
+# A real fleet run through a real Slurm: a one-node cluster on this machine, two tasks of a small
+# filter, `gapbench-ci fleet status` and `gapbench-report fleet`. Skips without Slurm (ci/setup
+# --fleet installs it); under CI=true that is a failure.
+add_test(NAME smoke.fleet_slurm
+         COMMAND ${Python3_EXECUTABLE} report/tests/smoke_fleet.py $<TARGET_FILE:gapbench>
+                 ${CMAKE_BINARY_DIR}/smoke/fleet_slurm
+         WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+set_tests_properties(smoke.fleet_slurm PROPERTIES LABELS smoke RUN_SERIAL TRUE TIMEOUT 180
+                     SKIP_RETURN_CODE 77 ENVIRONMENT "${report_env}")
+
 add_test(NAME smoke.doctor COMMAND gapbench doctor)
 # doctor --json parses, its numbers are numbers and each finding has an id and a severity.
 add_test(NAME smoke.doctor_json

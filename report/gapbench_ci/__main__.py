@@ -4,6 +4,7 @@
     gapbench-ci nightly [--good REF] [--filter REGEX] ...               (ci/nightly)
     gapbench-ci gate-proof [--reduced] [--trials N] ...                 (ci/gate-proof)
     gapbench-ci gpu-check [--steps LIST] [--budget SECONDS] ...         (ci/gpu-check)
+    gapbench-ci fleet submit|status ...                                 (docs/fleet.md)
 
 `gapbench-ci COMMAND --help` gives a command's flags. Exit status: the command's own; 2 for an
 unknown command, with one line on stderr.
@@ -15,10 +16,10 @@ import sys
 
 from gapbench_report import commandline
 
-from gapbench_ci import baseline, gate_proof, gpu_check, nightly
+from gapbench_ci import baseline, fleet, gate_proof, gpu_check, nightly
 
 COMMANDS = {"baseline": baseline.main, "nightly": nightly.main, "gate-proof": gate_proof.main,
-            "gpu-check": gpu_check.main}
+            "gpu-check": gpu_check.main, "fleet": fleet.main}
 PROG = "gapbench-ci"
 
 

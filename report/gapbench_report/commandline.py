@@ -23,6 +23,7 @@ USAGE = """gapbench-report: one command for the report's tools.
     gapbench-report check RESULTS --family NAME
     gapbench-report trend HISTORY... --out DIR [--filter REGEX] [--last N]
     gapbench-report explain TRACE... [--results DIR_OR_FILES] [--json] [--out DIR]
+    gapbench-report fleet DIR --out OUT [--filter REGEX]
     gapbench-report COMMAND --help   (each command's flags)
 
 Exit status: 0 fine, 1 a finding that fails the command (a regression, a failed check), 2 bad
@@ -31,7 +32,8 @@ input or a tool error, with one line on stderr."""
 # The report's own commands, imported on demand: compare and check must not pay for matplotlib.
 COMMANDS = {"render": "gapbench_report.render", "compare": "gapbench_report.compare",
             "diagnose": "gapbench_report.diagnose", "check": "gapbench_report.check",
-            "trend": "gapbench_report.trend", "explain": "gapbench_report.explain"}
+            "trend": "gapbench_report.trend", "explain": "gapbench_report.explain",
+            "fleet": "gapbench_report.fleet"}
 # Other installed packages add commands under this entry-point group (gapbench-ci adds baseline
 # and nightly): the analysis never imports the orchestration, which imports it.
 ENTRY_POINT_GROUP = "gapbench_report.commands"

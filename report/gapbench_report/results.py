@@ -351,20 +351,10 @@ def parse_json(path: Path, text: str) -> object:
         raise ResultsError(f"{path}: JSON nested too deeply") from None
 
 
-def load_results(path: str | Path) -> Results:
-    """Reads and checks one results file; raises ResultsError with one clear line."""
-    path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ResultsError(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise ResultsError(f"{path}: is a directory, not a results file") from None
-    except (OSError, UnicodeDecodeError) as e:
-        raise ResultsError(f"{path}: cannot read: {e}") from None
-    if not text.strip():
-        raise ResultsError(f"{path}: empty file")
-    data = parse_json(path, text)
+def check_document(path: Path, data: object) -> dict:
+    """The document's shape and run context (a gapbench results file of SCHEMA_VERSION); returns
+    the context. load_results checks every entry after this; the fleet report, which reads
+    thousands of files, reads the entries itself (gapbench_report.fleet_files)."""
     if not isinstance(data, dict) or not isinstance(data.get("context"), dict):
         raise ResultsError(f"{path}: not a Google Benchmark JSON file (no 'context' object)")
     if not isinstance(data.get("benchmarks"), list):
@@ -377,6 +367,30 @@ def load_results(path: str | Path) -> Results:
     if str(context["gapbench.schema"]) != SCHEMA_VERSION:
         raise ResultsError(f"{path}: unknown schema version {context['gapbench.schema']!r} "
                            f"(this report reads {SCHEMA_VERSION})")
+    return context
+
+
+def read_document(path: Path) -> object:
+    """The file's JSON; every failure to read or parse it (missing, a folder, empty, truncated)
+    as ResultsError naming the file."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ResultsError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise ResultsError(f"{path}: is a directory, not a results file") from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise ResultsError(f"{path}: cannot read: {e}") from None
+    if not text.strip():
+        raise ResultsError(f"{path}: empty file")
+    return parse_json(path, text)
+
+
+def load_results(path: str | Path) -> Results:
+    """Reads and checks one results file; raises ResultsError with one clear line."""
+    path = Path(path)
+    data = read_document(path)
+    context = check_document(path, data)
     entries = [_check_entry(path, i, raw) for i, raw in enumerate(data["benchmarks"])]
     seen = set()
     for e in entries:

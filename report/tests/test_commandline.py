@@ -47,7 +47,8 @@ def test_parser_with_an_epilog_of_its_own_fills_it():
 # Every command of both packages: --help works, a bad flag is one line and exit status 2.
 COMMANDS = ["gapbench_report.check", "gapbench_report.compare", "gapbench_report.diagnose",
             "gapbench_report.render", "gapbench_report.trend", "gapbench_report.explain",
-            "gapbench_ci.baseline",
+            "gapbench_report.fleet", "gapbench_ci.baseline", "gapbench_ci.fleet_submit",
+            "gapbench_ci.fleet_status",
             "gapbench_ci.nightly", "gapbench_ci.gate_proof", "gapbench_ci.gpu_check",
             "gapbench_ci.gpu_kit", "gapbench_ci.gpu_quick_estimate"]
 
@@ -188,7 +189,7 @@ def test_an_unknown_command_is_one_line_naming_the_commands(capsys, monkeypatch)
     monkeypatch.setattr(commandline, "installed_commands", dict)
     assert commandline.main(["rendr"]) == 2
     assert capsys.readouterr().err == ("gapbench-report: unknown command 'rendr' (use render, "
-                                       "compare, diagnose, check, trend, explain)\n")
+                                       "compare, diagnose, check, trend, explain, fleet)\n")
 
 
 def test_without_a_command_the_usage_and_2(capsys):

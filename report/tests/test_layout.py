@@ -24,7 +24,7 @@ REPO = REPORT.parent
 PACKAGE = REPORT / "gapbench_report"
 # Every Python package of the repository that could hold a copy of the catalogue.
 SOURCES = [PACKAGE, REPORT / "gapbench_ci", REPO / "probe"]
-COMMANDS = ["render", "compare", "diagnose", "check", "trend", "explain"]
+COMMANDS = ["render", "compare", "diagnose", "check", "trend", "explain", "fleet"]
 
 
 def catalogue_copies(tree: ast.AST) -> list[tuple[int, str]]:
