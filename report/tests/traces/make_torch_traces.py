@@ -1,8 +1,8 @@
 """Real PyTorch CPU profiler traces for `gapbench-report explain`'s tests: each host cause in the
 styles users write it, and clean traces that must fire nothing (docs/explain.md, "The corpus").
 
-    python3 -m venv /work/torchenv && /work/torchenv/bin/pip install torch numpy
-    /work/torchenv/bin/python report/tests/traces/make_torch_traces.py [CASE...] [--out DIR]
+    python3 -m venv .venv-torch && .venv-torch/bin/pip install torch numpy
+    .venv-torch/bin/python report/tests/traces/make_torch_traces.py [CASE...] [--out DIR]
 
 Needs torch and numpy only (the CPU suffices; CI installs neither: the traces are committed beside
 this script as tests/data/traces/torch_cpu_<case>.pt.trace.json.gz). The corpus was made on the
