@@ -52,6 +52,18 @@ void check_launcher(const char* name, Launcher fn, const ConvShape& shape) {
   EXPECT_TRUE(v.ok) << shape.str() << ": " << v.message();
 }
 
+// One float32 NCHW forward pass of `conv` on the problem's data, into a NaN-filled output, checked
+// at the TF32 tolerance (the widest a float32 cuDNN algorithm may use).
+Validation cudnn_float32_forward(const CudnnConvolution& conv, const Problem& c,
+                                 const Stream& stream) {
+  const auto x = to_device(c.x, stream);
+  const auto w = to_device(c.w, stream);
+  const auto y = nan_buffer<float>(c.shape.output_size(), stream);
+  DeviceBuffer<std::uint8_t> workspace(conv.workspace_bytes());
+  conv.forward(x.data(), w.data(), y.data(), workspace.data());
+  return c.check("cudnn", to_host(y, stream), Arithmetic::tf32);
+}
+
 TEST(ConvGpu, NaiveMatchesReference) {
   GAPBENCH_SKIP_WITHOUT_GPU();
   for (const ConvShape& s : kSmallShapes) check_launcher("naive_gpu", &naive_gpu, s);
@@ -90,13 +102,7 @@ TEST(ConvGpu, CudnnMatchesReference) {
     const CudnnConvolution conv(handle.get(), s);
     EXPECT_GT(conv.search_seconds(), 0.0) << s.str();
     EXPECT_FALSE(conv.algorithm_name().empty());
-    const Problem c(s, kSeed);
-    const auto x = to_device(c.x, stream);
-    const auto w = to_device(c.w, stream);
-    const auto y = nan_buffer<float>(s.output_size(), stream);
-    DeviceBuffer<std::uint8_t> workspace(conv.workspace_bytes());
-    conv.forward(x.data(), w.data(), y.data(), workspace.data());
-    const Validation v = c.check("cudnn", to_host(y, stream), Arithmetic::tf32);
+    const Validation v = cudnn_float32_forward(conv, Problem(s, kSeed), stream);
     EXPECT_TRUE(v.ok) << s.str() << " (" << conv.description() << "): " << v.message();
   }
 }
@@ -183,9 +189,9 @@ TEST(ConvGpu, CudnnSearchKeepsTheFastestWarmAlgorithmWithItsWorkspace) {
   for (cudnnMathType_t math : {CUDNN_DEFAULT_MATH, CUDNN_FMA_MATH}) {
     const CudnnConvolution conv(handle.get(), s, math);
     ASSERT_FALSE(conv.candidates().empty()) << conv.description();
-    const auto fastest = std::min_element(
-        conv.candidates().begin(), conv.candidates().end(),
-        [](const auto& a, const auto& b) { return a.seconds < b.seconds; });
+    const auto fastest =
+        std::min_element(conv.candidates().begin(), conv.candidates().end(),
+                         [](const auto& a, const auto& b) { return a.seconds < b.seconds; });
     EXPECT_EQ(fastest->algo, conv.algorithm()) << conv.description();
     EXPECT_EQ(fastest->workspace_bytes, conv.workspace_bytes()) << conv.description();
     for (const auto& candidate : conv.candidates()) {
@@ -194,12 +200,7 @@ TEST(ConvGpu, CudnnSearchKeepsTheFastestWarmAlgorithmWithItsWorkspace) {
         EXPECT_NE(candidate.math, CUDNN_TENSOR_OP_MATH) << algorithm_name(candidate.algo);
       }
     }
-    const auto x = to_device(c.x, stream);
-    const auto w = to_device(c.w, stream);
-    const auto y = nan_buffer<float>(s.output_size(), stream);
-    DeviceBuffer<std::uint8_t> workspace(conv.workspace_bytes());
-    conv.forward(x.data(), w.data(), y.data(), workspace.data());
-    const Validation v = c.check("cudnn", to_host(y, stream), Arithmetic::tf32);
+    const Validation v = cudnn_float32_forward(conv, c, stream);
     EXPECT_TRUE(v.ok) << conv.description() << ": " << v.message();
   }
 }

@@ -41,6 +41,44 @@ TEST(Gemm, SampledValidationCatchesAWrongBlock) {
   EXPECT_FALSE(gemm::validate_sampled("c", half.data(), a.data(), b.data(), n, n, n, 256).ok);
 }
 
+// a and b read as `arithmetic` reads them, and their product in float32: what a correct GEMM in
+// that arithmetic returns.
+struct NarrowedProduct {
+  std::vector<float> a, b, c;
+};
+
+NarrowedProduct narrowed_product(const std::vector<float>& a, const std::vector<float>& b,
+                                 std::size_t n, Arithmetic arithmetic) {
+  NarrowedProduct p{std::vector<float>(a.size()), std::vector<float>(b.size()),
+                    std::vector<float>(n * n)};
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    p.a[i] = narrowed(a[i], arithmetic);
+    p.b[i] = narrowed(b[i], arithmetic);
+  }
+  gemm::sgemm_cpu(p.a.data(), p.b.data(), p.c.data(), n, n, n);
+  return p;
+}
+
+// The tolerance of `arithmetic` (C stored as `stored`) still catches a dropped eighth of k and
+// a half-scaled C.
+void expect_real_errors_caught(const char* name, const NarrowedProduct& p,
+                               const std::vector<float>& a, const std::vector<float>& b,
+                               std::size_t n, Arithmetic arithmetic, Arithmetic stored) {
+  std::vector<float> wrong = p.c;
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t j = 0; j < n; ++j)
+      for (std::size_t q = 0; q < n / 8; ++q) wrong[i * n + j] -= p.a[i * n + q] * p.b[q * n + j];
+  EXPECT_FALSE(gemm::validate_sampled(name, wrong.data(), a.data(), b.data(), n, n, n, 256,
+                                      arithmetic, stored)
+                   .ok)
+      << name << ": dropped k-slice";
+  for (float& v : wrong = p.c) v *= 0.5f;
+  EXPECT_FALSE(gemm::validate_sampled(name, wrong.data(), a.data(), b.data(), n, n, n, 256,
+                                      arithmetic, stored)
+                   .ok)
+      << name << ": half-scaled";
+}
+
 // fp16 and bf16 products come back in their own format (as torch.mm returns a half-precision
 // product): a C rounded to it passes with `stored`, and a dropped eighth of k or a half-scaled C
 // still fails.
@@ -51,30 +89,12 @@ TEST(Gemm, StoredFormatsRoundingIsAdmittedAndRealErrorsStillCaught) {
   const auto b = uniform_floats(n * n, 5, 2, 0.0f, 1.0f);
   for (const Arithmetic arithmetic : {Arithmetic::fp16, Arithmetic::bf16}) {
     const char* name = math_name(arithmetic);
-    std::vector<float> ar(a.size()), br(b.size()), c(n * n);
-    for (std::size_t i = 0; i < a.size(); ++i) {
-      ar[i] = narrowed(a[i], arithmetic);
-      br[i] = narrowed(b[i], arithmetic);
-    }
-    gemm::sgemm_cpu(ar.data(), br.data(), c.data(), n, n, n);
-    for (float& v : c) v = narrowed(v, arithmetic);
-    const auto ok = gemm::validate_sampled(name, c.data(), a.data(), b.data(), n, n, n, 256,
+    NarrowedProduct p = narrowed_product(a, b, n, arithmetic);
+    for (float& v : p.c) v = narrowed(v, arithmetic);
+    const auto ok = gemm::validate_sampled(name, p.c.data(), a.data(), b.data(), n, n, n, 256,
                                            arithmetic, arithmetic);
     EXPECT_TRUE(ok.ok) << name << ": " << ok.message();
-
-    std::vector<float> wrong = c;
-    for (std::size_t i = 0; i < n; ++i)
-      for (std::size_t j = 0; j < n; ++j)
-        for (std::size_t p = 0; p < n / 8; ++p) wrong[i * n + j] -= ar[i * n + p] * br[p * n + j];
-    EXPECT_FALSE(gemm::validate_sampled(name, wrong.data(), a.data(), b.data(), n, n, n, 256,
-                                        arithmetic, arithmetic)
-                     .ok)
-        << name << ": dropped k-slice";
-    for (float& v : wrong = c) v *= 0.5f;
-    EXPECT_FALSE(gemm::validate_sampled(name, wrong.data(), a.data(), b.data(), n, n, n, 256,
-                                        arithmetic, arithmetic)
-                     .ok)
-        << name << ": half-scaled";
+    expect_real_errors_caught(name, p, a, b, n, arithmetic, arithmetic);
   }
 }
 
@@ -85,29 +105,13 @@ TEST(Gemm, EachArithmeticsToleranceAdmitsItsRoundingAndCatchesRealErrors) {
   const auto a = uniform_floats(n * n, 4, 1), b = uniform_floats(n * n, 4, 2);
   for (const Arithmetic arithmetic : {Arithmetic::tf32, Arithmetic::fp16, Arithmetic::bf16}) {
     const char* name = math_name(arithmetic);
-    std::vector<float> ar(a.size()), br(b.size()), c(n * n);
-    for (std::size_t i = 0; i < a.size(); ++i) {
-      ar[i] = narrowed(a[i], arithmetic);
-      br[i] = narrowed(b[i], arithmetic);
-    }
-    gemm::sgemm_cpu(ar.data(), br.data(), c.data(), n, n, n);
+    const NarrowedProduct p = narrowed_product(a, b, n, arithmetic);
     const auto ok =
-        gemm::validate_sampled(name, c.data(), a.data(), b.data(), n, n, n, 256, arithmetic);
+        gemm::validate_sampled(name, p.c.data(), a.data(), b.data(), n, n, n, 256, arithmetic);
     EXPECT_TRUE(ok.ok) << name << ": " << ok.message();
-    EXPECT_FALSE(gemm::validate_sampled(name, c.data(), a.data(), b.data(), n, n, n, 256).ok)
+    EXPECT_FALSE(gemm::validate_sampled(name, p.c.data(), a.data(), b.data(), n, n, n, 256).ok)
         << name << ": the float32 tolerance should not admit its rounding";
-
-    std::vector<float> wrong = c;
-    for (std::size_t i = 0; i < n; ++i)
-      for (std::size_t j = 0; j < n; ++j)
-        for (std::size_t p = 0; p < n / 8; ++p) wrong[i * n + j] -= ar[i * n + p] * br[p * n + j];
-    EXPECT_FALSE(
-        gemm::validate_sampled(name, wrong.data(), a.data(), b.data(), n, n, n, 256, arithmetic).ok)
-        << name << ": dropped k-slice";
-    for (float& v : wrong = c) v *= 0.5f;
-    EXPECT_FALSE(
-        gemm::validate_sampled(name, wrong.data(), a.data(), b.data(), n, n, n, 256, arithmetic).ok)
-        << name << ": half-scaled";
+    expect_real_errors_caught(name, p, a, b, n, arithmetic, Arithmetic::float32);
   }
 }
 
