@@ -1,7 +1,7 @@
 # cmake/gapbench_source_state.cmake on throwaway git repositories:
 #   cmake -DGIT_EXECUTABLE=<git> -DWORK=<empty folder> -P tests/cmake/test_gapbench_source_state.cmake
 # The commit and "clean" in a clean checkout, "dirty" with an untracked file, "unknown" outside a
-# checkout (or $GAPBENCH_SOURCE_COMMIT), and the file left untouched when nothing changed (so an
+# checkout and outside any repository (or $GAPBENCH_SOURCE_COMMIT), and the file left untouched when nothing changed (so an
 # unchanged tree recompiles nothing). Any failure is a FATAL_ERROR (exit status 1).
 if(NOT GIT_EXECUTABLE OR NOT WORK)
   message(FATAL_ERROR "usage: cmake -DGIT_EXECUTABLE=<git> -DWORK=<folder> -P ${CMAKE_CURRENT_LIST_FILE}")
@@ -78,4 +78,14 @@ set(ENV{GAPBENCH_SOURCE_COMMIT} "0123abcd")
 state(${WORK}/plain)
 expect("no checkout, GAPBENCH_SOURCE_COMMIT: commit" "${commit}" "0123abcd")
 expect("no checkout, GAPBENCH_SOURCE_COMMIT: tree" "${tree}" "unknown")
+# Outside any repository at all (an exported tree): WORK sits inside this build's checkout, so
+# git is told not to look above WORK, and finds nothing.
+set(ENV{GIT_CEILING_DIRECTORIES} ${WORK})
+state(${WORK}/plain)
+expect("outside any repository, GAPBENCH_SOURCE_COMMIT: commit" "${commit}" "0123abcd")
+unset(ENV{GAPBENCH_SOURCE_COMMIT})
+state(${WORK}/plain)
+expect("outside any repository: commit" "${commit}" "unknown")
+expect("outside any repository: tree" "${tree}" "unknown")
+unset(ENV{GIT_CEILING_DIRECTORIES})
 message(STATUS "gapbench_source_state: all cases passed")
