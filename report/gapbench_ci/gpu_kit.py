@@ -35,7 +35,7 @@ from gapbench_report.commandline import ToolError
 from gapbench_report.files import write_json_atomic
 
 from gapbench_ci.gpu_run import hash_files
-from gapbench_ci.runner import REPO_ROOT, tree_state
+from gapbench_ci.runner import REPO_ROOT, run_logged, tree_state
 
 PROG = "ci/gpu-kit"
 DEFAULT_DIR = REPO_ROOT / ".gpu-kit"
@@ -168,11 +168,11 @@ def make(kit_dir: Path, arch: str, build: bool, debs: bool) -> str:
     made = Kit(kit_dir).manifest() or {}
     if build:
         build_dir = REPO_ROOT / "build" / f"gpu-kit-sm{arch}"
-        step(["cmake", "-S", str(REPO_ROOT), "-B", str(build_dir), "-G", "Ninja",
-              "-DCMAKE_BUILD_TYPE=Release", f"-DCMAKE_CUDA_ARCHITECTURES={arch}",
-              "-DGAPBENCH_REQUIRE_GPU_LIBRARIES=ON"], "configuring")
-        step(["cmake", "--build", str(build_dir), "--target", "gapbench", "gapbench_gpu_tests"],
-             "building")
+        run_logged(["cmake", "-S", str(REPO_ROOT), "-B", str(build_dir), "-G", "Ninja",
+                    "-DCMAKE_BUILD_TYPE=Release", f"-DCMAKE_CUDA_ARCHITECTURES={arch}",
+                    "-DGAPBENCH_REQUIRE_GPU_LIBRARIES=ON"], "configuring")
+        run_logged(["cmake", "--build", str(build_dir), "--target", "gapbench",
+                    "gapbench_gpu_tests"], "building")
         (kit_dir / "bin").mkdir(exist_ok=True)
         for name in BINARIES:
             shutil.copy2(build_dir / name, kit_dir / "bin" / Path(name).name)
@@ -184,7 +184,7 @@ def make(kit_dir: Path, arch: str, build: bool, debs: bool) -> str:
         fresh = kit_dir / "debs.tmp"
         shutil.rmtree(fresh, ignore_errors=True)
         fresh.mkdir()
-        step(["apt-get", "download", *PACKAGES], "apt-get download", cwd=fresh)
+        run_logged(["apt-get", "download", *PACKAGES], "apt-get download", cwd=fresh)
         shutil.rmtree(kit_dir / "debs", ignore_errors=True)
         fresh.rename(kit_dir / "debs")
         made["packages"] = sorted(p.name for p in (kit_dir / "debs").glob("*.deb"))
@@ -194,14 +194,6 @@ def make(kit_dir: Path, arch: str, build: bool, debs: bool) -> str:
             f"sm_{made.get('arch', '?')}; {size / 2**20:.0f} MiB")
 
 
-def step(command: list[str], what: str, cwd: Path | None = None) -> None:
-    print(f"{PROG}: {' '.join(command)}", file=sys.stderr, flush=True)
-    try:
-        got = subprocess.run(command, cwd=cwd, check=False, stdout=sys.stderr)
-    except OSError as e:
-        raise ToolError(f"{what}: cannot run {command[0]}: {e}") from None
-    if got.returncode != 0:
-        raise ToolError(f"{what} failed (exit status {got.returncode})")
 
 
 def _run(argv: list[str]) -> int:
