@@ -166,7 +166,7 @@ void CudnnConvolution::search() {
   const auto t0 = std::chrono::steady_clock::now();
   cudaStream_t stream = nullptr;
   GAPBENCH_CHECK(cudnnGetStream(handle_, &stream));
-  const std::size_t element = type_ == CUDNN_DATA_HALF ? 2 : sizeof(float);
+  const std::size_t element = half_nhwc() ? 2 : sizeof(float);
   // Zeroed, so no algorithm reads uninitialised memory.
   auto zeroed = [stream](std::size_t bytes) {
     DeviceBuffer<unsigned char> b(bytes);

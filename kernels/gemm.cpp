@@ -50,8 +50,8 @@ Validation validate_sampled(const std::string& what, const float* c, const float
     bound = std::max(bound, (read + static_cast<double>(k) * kFloat32Roundoff) * magnitude);
   }
   // Storing rounds the computed value, within `bound` of the reference, to relative error
-  // `out` (0 for float32, whose rounding the bound already counts).
-  const double out = stored == Arithmetic::float32 ? 0.0 : input_roundoff(stored);
+  // `out` (input_roundoff is 0 for float32, whose rounding the bound already counts).
+  const double out = input_roundoff(stored);
   return validate(what, got.data(), ref.data(), samples, {bound * (1.0 + out), out});
 }
 

@@ -81,14 +81,9 @@ void CublasGemm::plan_lt() {
   lt_b_ = make_lt<Layout>(cublasLtMatrixLayoutCreate, type, n, n, ld);
   lt_c_ = make_lt<Layout>(cublasLtMatrixLayoutCreate, type, n, n, ld);
 
-  cublasLtMatmulPreference_t raw = nullptr;
-  GAPBENCH_CHECK(cublasLtMatmulPreferenceCreate(&raw));
-  struct DestroyPreference {
-    void operator()(cublasLtMatmulPreference_t p) const noexcept {
-      GAPBENCH_CHECK_NOTHROW(cublasLtMatmulPreferenceDestroy(p));
-    }
-  };
-  const CudaOwner<cublasLtMatmulPreference_t, DestroyPreference> preference(raw);
+  const auto preference =
+      make_lt<CudaOwner<cublasLtMatmulPreference_t, detail::DestroyLtPreference>>(
+          cublasLtMatmulPreferenceCreate);
   const std::uint64_t workspace = workspace_.bytes();
   GAPBENCH_CHECK(cublasLtMatmulPreferenceSetAttribute(preference.get(),
                                                       CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,

@@ -40,6 +40,11 @@ struct DestroyLtLayout {
     GAPBENCH_CHECK_NOTHROW(cublasLtMatrixLayoutDestroy(d));
   }
 };
+struct DestroyLtPreference {
+  void operator()(cublasLtMatmulPreference_t p) const noexcept {
+    GAPBENCH_CHECK_NOTHROW(cublasLtMatmulPreferenceDestroy(p));
+  }
+};
 }  // namespace detail
 
 class CublasGemm {
