@@ -102,10 +102,7 @@ def sbatch_script(args) -> str:
                   "--exclusive"]
     if args.nodelist:
         directives.insert(1, f"--nodelist={args.nodelist}")
-        count = len(expand_hosts(args.nodelist))
-        directives.insert(1, f"--nodes={count}")
-    else:
-        directives.insert(1, f"--nodes={args.nodes}")
+    directives.insert(1, f"--nodes={args.nodes}")
     if args.partition:
         directives.append(f"--partition={args.partition}")
     if args.gpus_per_node:
@@ -171,7 +168,8 @@ def _parser() -> commandline.Parser:
 def check(args) -> None:
     if args.nodes is not None and args.nodes < 1:
         raise UsageError("--nodes must be 1 or more")
-    args.nodes = args.nodes or 1
+    # A node list's count asked of Slurm once, for the script and the job's record alike.
+    args.nodes = len(expand_hosts(args.nodelist)) if args.nodelist else args.nodes or 1
     if args.tasks_per_node < 1:
         raise UsageError("--tasks-per-node must be 1 or more")
     if args.families is not None:
@@ -218,8 +216,7 @@ def submit(args) -> str:
     write_json_atomic(out / RECORD, {
         "job": job, "nodes": args.nodes, "nodelist": args.nodelist,
         "tasks_per_node": args.tasks_per_node,
-        "tasks": (len(expand_hosts(args.nodelist)) if args.nodelist else args.nodes)
-        * args.tasks_per_node,
+        "tasks": args.nodes * args.tasks_per_node,
         "profile": args.profile, "runs": [stem for stem, _ in runs(args.families, args.filter)],
         "gapbench": str(args.gapbench), "time": args.time,
         "submitted": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
