@@ -183,6 +183,12 @@ class Adapter:
         """The GPU's compute capability, (8, 0); None where the framework cannot say."""
         return None
 
+    def dtype(self, math: str):
+        """The tensors' type for the case's math: float16, bfloat16, else float32 (PyTorch and
+        TensorFlow name them alike)."""
+        fw = self.fw
+        return {"fp16": fw.float16, "bf16": fw.bfloat16}.get(math, fw.float32)
+
     def lacks(self, math: str) -> str | None:
         """Why this GPU's tensor cores cannot compute in `math`, in gapbench's words; None where
         they can, or where the framework does not say which GPU it has."""

@@ -121,11 +121,6 @@ class TensorflowAdapter(Adapter):
             return None
         return int(major), int(minor)
 
-    def dtype(self, math: str):
-        """The tensors' type for the case's math: float16, bfloat16, else float32."""
-        tf = self.fw
-        return {"fp16": tf.float16, "bf16": tf.bfloat16}.get(math, tf.float32)
-
     def misplaced(self, device: str, result) -> str | None:
         # Soft device placement runs an op that cannot go on the GPU on the CPU, silently.
         if device != "gpu":

@@ -97,11 +97,6 @@ class TorchAdapter(Adapter):
             return None
         return int(major), int(minor)
 
-    def dtype(self, math: str):
-        """The tensors' type for the case's math: float16, bfloat16, else float32."""
-        t = self.fw
-        return {"fp16": t.float16, "bf16": t.bfloat16}.get(math, t.float32)
-
     # ---- helpers -----------------------------------------------------------------------------
     def dev(self, device: str) -> str:
         return "cuda" if device == "gpu" else "cpu"
