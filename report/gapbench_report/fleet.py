@@ -439,9 +439,9 @@ def html_report(fleet: Fleet) -> str:
                   folded(table(OUTLIER_HEADERS, rows, {0, 2}), len(rows), "slower runs")]
         for i, o in enumerate(fleet.outliers[:ROWS_SHOWN], 1):
             parts.append(f'<h3>{i}. {esc(o.node.label)}</h3><p>{with_code(o.headline())}</p>')
-            parts.append(table(["fact", o.node.label, "the rest of its group", ""],
-                               fact_rows(o), classes=["failed" if r[3] else ""
-                                                      for r in fact_rows(o)]))
+            facts = fact_rows(o)
+            parts.append(table(["fact", o.node.label, "the rest of its group", ""], facts,
+                               classes=["failed" if r[3] else "" for r in facts]))
             slow = [[describe(parse_name(s.name)), s.name, f"{s.ratio:.2f}×",
                      fmt_seconds(s.seconds), fmt_seconds(s.median)] for s in o.slow]
             parts.append(f"<details><summary>its {len(slow)} slower benchmarks</summary>"

@@ -421,12 +421,12 @@ def read_kineto(path: Path) -> Profile:
         # (aten::std reads its count) is the op's business.
         profile.reads += sum(names[i] in READ_OPS for i in top) * per_step
         read_kinds.update(READ_CALLS[names[i]] for i in top if names[i] in READ_OPS)
-        element = None
+        element = top_dims = None
         if profile.shapes:
             types, dims = ops["input_type"].to_numpy(), ops["input_dims"].to_numpy()
             element = [on_one_element(types[i], dims[i]) for i in top]
-        loops, unjudged = find_loops(ts[top], dur[top], names[top], element,
-                                     ops["input_dims"].to_numpy()[top] if profile.shapes else None)
+            top_dims = dims[top]
+        loops, unjudged = find_loops(ts[top], dur[top], names[top], element, top_dims)
         profile.unjudged_ops += unjudged * per_step
         profile.loops += [loop.per_step(us, per_step) for loop in loops]
     if profile.unjudged_ops:
