@@ -49,7 +49,8 @@ TEST(GpuMemory, MovedBufferOwnsTheMemoryOnce) {
 // bfloat16), so a poisoned value read where it mattered turns the output NaN, and validation
 // refuses a NaN however wide its tolerance.
 TEST(GpuMemory, PoisonIsANanInEveryFormatAndFailsValidation) {
-  const std::vector<unsigned char> bytes(4 * sizeof(float), static_cast<unsigned char>(kPoisonByte));
+  const std::vector<unsigned char> bytes(4 * sizeof(float),
+                                         static_cast<unsigned char>(kPoisonByte));
   std::vector<float> f32(4);
   std::memcpy(f32.data(), bytes.data(), bytes.size());
   std::vector<std::uint16_t> bits16(8);

@@ -125,6 +125,7 @@ def test_the_forced_float32_is_in_the_code_the_table_names():
     assert re.search(r"kFindMath = Arithmetic::float32", sources["bench/overhead_gpu.cpp"])
     assert re.search(r"case Arithmetic::float32:\s+return CUDNN_FMA_MATH;",
                      sources["kernels/lstm_cudnn_gpu.cpp"])
-    assert "cublasSetMathMode(get(), CUBLAS_DEFAULT_MATH)" in sources["kernels/base/cuda_libraries.h"]
+    assert "cublasSetMathMode(get(), CUBLAS_DEFAULT_MATH)" in \
+        sources["kernels/base/cuda_libraries.h"]
     assert "CUDNN_DEFAULT_MATH" not in re.sub(r"case CUDNN_DEFAULT_MATH:\s+return \"default\";", "",
                                               sources["kernels/conv_cudnn_gpu.cpp"])
