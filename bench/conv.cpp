@@ -13,13 +13,16 @@
 // GPU variants (manual time, CUDA events):
 //   naive        one thread per output element
 //   tiled        shared-memory tiled direct convolution, 32 outputs per thread
-//   cudnn        cuDNN with the algorithm cudnnFindConvolutionForwardAlgorithm picked; the search
-//                time in `setup_ms`, the algorithm, workspace and math mode in the label
+//   cudnn        cuDNN with the fastest algorithm of a search as PyTorch's cudnn.benchmark
+//                (kernels/conv_cudnn.h); the search time in `setup_ms`, the algorithm, workspace
+//                and math mode in the label. Always with its math axis, math:<fp32|tf32|fp16>:
+//                fp32 is CUDNN_FMA_MATH (no TF32), never cuDNN's default math, which lets a
+//                float32 convolution use TF32 on compute capability 8.0 and later
 //   cudnn_e2e    the same plus the input's copy in (from pageable memory), the output's copy back
 //                and the final synchronize, on the host clock; also `overhead_share`
 // Counters: flops (2·N·K·C·R·S·P·Q per iteration, a rate), items_per_second (images).
-// Every variant is validated against the float64 reference first: float32 variants with the
-// float32 rounding bound, cuDNN with the TF32 one (kernels/conv.h says why).
+// Every variant is validated against the float64 reference first, with the rounding bound of its
+// arithmetic (kernels/conv.h says why).
 #include "bench/conv.h"
 
 #include <limits>
@@ -109,15 +112,12 @@ void register_shape(const ConvShape& shape, bool naive_on_cpu) {
   }
   add_cpu(name("onednn").axis("math", math_name(Arithmetic::bf16)),
           [shape](State& st) { bench_cpu(st, shape, CpuVariant::onednn_bf16); });
-  const std::pair<std::string, GpuVariant> gpu[] = {
-      {"naive", GpuVariant::naive},
-      {"tiled", GpuVariant::tiled},
-      {"cudnn", GpuVariant::cudnn},
-      {gpu_variant("cudnn", GpuTiming::end_to_end), GpuVariant::cudnn_e2e}};
+  const std::pair<std::string, GpuVariant> gpu[] = {{"naive", GpuVariant::naive},
+                                                     {"tiled", GpuVariant::tiled}};
   for (const auto& [variant, id] : gpu) {
     add_gpu(name(variant), GAPBENCH_GPU_BODY(conv_gpu(shape, id)));
   }
-  // cuDNN in each math mode said outright, beside the default math above.
+  // cuDNN in each math mode said outright.
   for (GpuTiming timing : {GpuTiming::kernel, GpuTiming::end_to_end}) {
     for (Arithmetic math : {Arithmetic::float32, Arithmetic::tf32, Arithmetic::fp16}) {
       add_gpu(name(gpu_variant("cudnn", timing)).axis("math", math_name(math)),

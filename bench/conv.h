@@ -18,11 +18,13 @@ const Problem& cached_problem(const ConvShape& shape);
 // flops (2·N·K·C·R·S·P·Q per iteration, as a rate) and items_per_second (images).
 void set_conv_counters(State& state, const ConvShape& shape);
 
-enum class GpuVariant { naive, tiled, cudnn, cudnn_e2e };
+// The hand-written kernels (float32, no library).
+enum class GpuVariant { naive, tiled };
 
 // GPU bodies, defined in bench/conv_gpu.cpp (CUDA builds only; see GAPBENCH_GPU_BODY).
 Body conv_gpu(ConvShape shape, GpuVariant variant);
-// cuDNN in one math mode said outright (fp32 with TF32 off, tf32, fp16 NHWC; conv_cudnn.h).
+// cuDNN in one math mode, always said in the name (fp32 with TF32 off, tf32, fp16 NHWC;
+// kernels/conv_cudnn.h): cuDNN's default math would let a float32 row use TF32.
 Body conv_cudnn_math_gpu(ConvShape shape, Arithmetic arithmetic, GpuTiming timing);
 
 }  // namespace gapbench::conv

@@ -1,6 +1,7 @@
 // Family `conv`, GPU variants (built only with CUDA). Kernel variants are timed with events on
 // the shape's stream; cudnn_e2e adds the input's copy from pageable host memory (a framework's
-// host tensor), the output's copy back and the synchronize, on the host clock.
+// host tensor), the output's copy back and the synchronize, on the host clock. cuDNN runs in the
+// math its name says, never its default math (kernels/conv_cudnn.h).
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
@@ -20,22 +21,6 @@
 namespace gapbench::conv {
 namespace {
 
-#if GAPBENCH_WITH_CUDNN
-// A shape's cuDNN set-up: handle on the shape's stream, descriptors and algorithm search, and
-// the chosen algorithm's workspace.
-struct CudnnState {
-  CudnnState(cudaStream_t stream, const ConvShape& shape)
-      : handle(stream), conv(handle.get(), shape), workspace(reserve(conv.workspace_bytes())) {}
-  static std::size_t reserve(std::size_t bytes) {
-    require_free_device_memory(bytes);
-    return bytes;
-  }
-  CudnnHandle handle;
-  CudnnConvolution conv;
-  DeviceBuffer<std::uint8_t> workspace;
-};
-#endif
-
 // Device copies of one shape's tensors, shared by its GPU variants.
 struct ConvDevice {
   explicit ConvDevice(const Problem& d)
@@ -54,7 +39,7 @@ struct ConvDevice {
     GAPBENCH_CHECK(
         cudaMemcpyAsync(x.data(), d.x.data(), x.bytes(), cudaMemcpyHostToDevice, stream.get()));
   }
-  void poison_output() { GAPBENCH_CHECK(cudaMemsetAsync(y.data(), 0xFF, y.bytes(), stream.get())); }
+  void poison_output() { poison(y, stream.get()); }
   void download_output(std::vector<float>& host) {
     GAPBENCH_CHECK(
         cudaMemcpyAsync(host.data(), y.data(), y.bytes(), cudaMemcpyDeviceToHost, stream.get()));
@@ -62,15 +47,6 @@ struct ConvDevice {
 
   TimedStream stream;
   DeviceBuffer<float> x, w, y;
-#if GAPBENCH_WITH_CUDNN
-  // Built by the shape's first cuDNN variant; declared last, so destroyed before the stream its
-  // handle is bound to.
-  std::unique_ptr<CudnnState> cudnn;
-  CudnnState& cudnn_state(const ConvShape& shape) {
-    if (!cudnn) cudnn = std::make_unique<CudnnState>(stream.get(), shape);
-    return *cudnn;
-  }
-#endif
 };
 
 // What a GPU variant does, for validate_then_time.
@@ -113,20 +89,11 @@ void validate_then_time(State& state, TimedStream& stream, bool end_to_end, cons
   }
 }
 
-[[maybe_unused]] bool uses_cudnn(GpuVariant v) {
-  return v == GpuVariant::cudnn || v == GpuVariant::cudnn_e2e;
-}
-
+// The hand-written kernels: float32, validated with float32's rounding bound.
 void bench_gpu(State& state, const ConvShape& shape, GpuVariant variant) {
-#if !GAPBENCH_WITH_CUDNN
-  if (uses_cudnn(variant)) throw Skip("built without cuDNN");
-#endif
   const Problem& data = cached_problem(shape);
   ConvDevice& dev = cached<ConvDevice>(shape.key(), data);
   std::function<void()> launch;
-  std::size_t launches = 1;  // naive and tiled: one kernel
-  std::string label;
-  Arithmetic arithmetic = Arithmetic::float32;
   switch (variant) {
     case GpuVariant::naive:
       launch = [&] {
@@ -141,29 +108,14 @@ void bench_gpu(State& state, const ConvShape& shape, GpuVariant variant) {
             tiled_gpu(shape, plan, dev.x.data(), dev.w.data(), dev.y.data(), dev.stream.get()));
       };
       break;
-    case GpuVariant::cudnn:
-    case GpuVariant::cudnn_e2e: {
-#if GAPBENCH_WITH_CUDNN
-      CudnnState& cudnn = dev.cudnn_state(shape);
-      launch = [&dev, &cudnn] {
-        cudnn.conv.forward(dev.x.data(), dev.w.data(), dev.y.data(), cudnn.workspace.data());
-      };
-      // DEFAULT_MATH lets cuDNN use TF32 tensor cores (kernels/conv_cudnn.h).
-      arithmetic = Arithmetic::tf32;
-      state.counters["setup_ms"] = cudnn.conv.search_seconds() * 1e3;
-      launches = kLibraryCallLaunches;
-      label = cudnn.conv.description();
-#endif
-      break;
-    }
   }
 
   std::vector<float> out(shape.output_size());
-  validate_then_time(
-      state, dev.stream, variant == GpuVariant::cudnn_e2e,
-      {[&] { dev.upload_input(data); }, launch, [&] { dev.download_output(out); },
-       [&] { dev.poison_output(); }, [&] { return data.check("conv", out, arithmetic); }},
-      launches, label);
+  validate_then_time(state, dev.stream, /*end_to_end=*/false,
+                     {[&] { dev.upload_input(data); }, launch, [&] { dev.download_output(out); },
+                      [&] { dev.poison_output(); },
+                      [&] { return data.check("conv", out, Arithmetic::float32); }},
+                     /*launches=*/1);
   set_conv_counters(state, shape);
 }
 
@@ -181,12 +133,13 @@ class CudnnMath {
         conv_(handle_.get(), d.shape, arithmetic),
         host_x_(host_bytes(d.x, d.shape.n, d.shape.c, d.shape.h, d.shape.w)),
         host_y_(d.shape.output_size() * element_bytes()),
-        x_(host_x_.size()),
-        w_(d.shape.filter_size() * element_bytes()),
-        y_(host_y_.size()),
-        workspace_(reserve(conv_.workspace_bytes())) {
+        // Every buffer cuDNN gets, poisoned before it is filled (kernels/base/gpu_memory.h).
+        x_(poisoned_buffer<std::uint8_t>(host_x_.size(), stream)),
+        w_(poisoned_buffer<std::uint8_t>(d.shape.filter_size() * element_bytes(), stream)),
+        y_(poisoned_buffer<std::uint8_t>(host_y_.size(), stream)),
+        workspace_(poisoned_buffer<std::uint8_t>(reserve(conv_.workspace_bytes()), stream)) {
     const std::vector<std::uint8_t> w = host_bytes(d.w, d.shape.k, d.shape.c, d.shape.r, d.shape.s);
-    GAPBENCH_CHECK(cudaMemcpy(w_.data(), w.data(), w_.bytes(), cudaMemcpyHostToDevice));
+    copy_to_device(w_, w.data(), stream_);
     upload_input();
     GAPBENCH_CHECK(cudaStreamSynchronize(stream_));
   }
@@ -204,7 +157,7 @@ class CudnnMath {
     GAPBENCH_CHECK(
         cudaMemcpyAsync(host_y_.data(), y_.data(), y_.bytes(), cudaMemcpyDeviceToHost, stream_));
   }
-  void poison_output() { GAPBENCH_CHECK(cudaMemsetAsync(y_.data(), 0xFF, y_.bytes(), stream_)); }
+  void poison_output() { poison(y_, stream_); }
   // The last downloaded output as float32 NCHW, and its check: an fp16 output is stored in
   // float16, which adds its rounding to the tolerance.
   Validation check(const Problem& d) const {

@@ -32,10 +32,10 @@ void download(std::vector<float>& dst, const float* src, cudaStream_t stream) {
       cudaMemcpyAsync(dst.data(), src, dst.size() * sizeof(float), cudaMemcpyDeviceToHost, stream));
 }
 
-// All-ones bits are a NaN: an output a variant never writes cannot pass validation, even where
+// Poisoned (a NaN): an output a variant never writes cannot pass validation, even where
 // cudaMalloc hands back the memory of an earlier benchmark that held the right answer.
-void poison(float* dst, std::size_t n, cudaStream_t stream) {
-  GAPBENCH_CHECK(cudaMemsetAsync(dst, 0xFF, n * sizeof(float), stream));
+void poison_floats(float* dst, std::size_t n, cudaStream_t stream) {
+  poison(dst, n * sizeof(float), stream);
 }
 
 // Uploads the problem's inputs for a run of `run_shape` (a one-step run takes x_0 only).
@@ -115,9 +115,9 @@ void bench_cublas(State& state, const Shape& shape, Scope scope, bool use_graph,
   const char* what = use_graph ? "cublas_graph" : "cublas";
   validate_once([&] {
     const std::size_t outputs = scope == Scope::seq ? shape.h_seq_size() : shape.state_size();
-    poison(run.lstm.h_seq(), outputs, s);
-    poison(run.lstm.c_after(0), shape.state_size(), s);
-    poison(run.lstm.c_after(1), shape.state_size(), s);
+    poison_floats(run.lstm.h_seq(), outputs, s);
+    poison_floats(run.lstm.c_after(0), shape.state_size(), s);
+    poison_floats(run.lstm.c_after(1), shape.state_size(), s);
     run.enqueue();
     std::vector<float> h(outputs), c(shape.state_size());
     download(h, run.lstm.h_seq(), s);

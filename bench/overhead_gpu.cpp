@@ -171,7 +171,7 @@ Validation check_new_cudnn_handle() {
   constexpr int kN = 1, kC = 2, kH = 8, kW = 8;
   const conv::TensorDesc desc = conv::make_tensor_desc(kN, kC, kH, kW);
   const DeviceBuffer<float> y(kN * kC * kH * kW);
-  GAPBENCH_CHECK(cudaMemsetAsync(y.data(), 0xFF, y.bytes(), stream.get()));
+  poison(y, stream.get());
   const float value = uniform_floats(1, run_seed(), 600, 0.5f, 1.0f)[0];
   GAPBENCH_CHECK(cudnnSetTensor(handle.get(), desc.get(), y.data(), &value));
   std::vector<float> got(y.size(), kNaN);
@@ -256,6 +256,8 @@ Body cudnn_handle_gpu() {
 // The typical layer whose algorithm search is timed: ResNet's 3x3 64->64 56x56 convolution (the
 // conv family's comparison layer) at batch 8.
 constexpr conv::ConvShape kFindShape{8, 64, 56, 56, 64, 3, 3, 1, 1};
+// Searched in float32 (FMA math: no TF32), as its name, without a math axis, says.
+constexpr Arithmetic kFindMath = Arithmetic::float32;
 
 // The search's choice computes the layer: the first image of its forward pass against the
 // float64 reference (a whole batch's reference would take seconds on the CPU).
@@ -264,7 +266,8 @@ Validation check_found_convolution(const conv::CudnnConvolution& found, cudaStre
   const std::vector<float> x = uniform_floats(shape.input_size(), run_seed(), 610);
   const std::vector<float> w = uniform_floats(shape.filter_size(), run_seed(), 611);
   const DeviceBuffer<float> dx(x.size()), dw(w.size()), dy(shape.output_size());
-  const DeviceBuffer<std::uint8_t> workspace(std::max<std::size_t>(1, found.workspace_bytes()));
+  const DeviceBuffer<std::uint8_t> workspace =
+      poisoned_buffer<std::uint8_t>(found.workspace_bytes(), stream);
   copy_to_device(dx, x.data(), stream);
   copy_to_device(dw, w.data(), stream);
   found.forward(dx.data(), dw.data(), dy.data(), workspace.data());
@@ -276,7 +279,7 @@ Validation check_found_convolution(const conv::CudnnConvolution& found, cudaStre
   std::vector<double> ref(one.output_size());
   conv::reference(one, x.data(), w.data(), ref.data());
   const auto tol = conv::tolerance(one, conv::magnitude_bound(one, x.data(), w.data()),
-                                   Arithmetic::tf32);  // DEFAULT_MATH allows TF32
+                                   found.arithmetic());
   return validate("cudnn convolution (first image)", y.data(), ref.data(), ref.size(), tol);
 }
 #endif
@@ -290,13 +293,13 @@ Body cudnn_find_conv_gpu() {
         (kFindShape.input_size() + kFindShape.filter_size() + kFindShape.output_size()) *
         sizeof(float));
     validate_once([&] {
-      return check_found_convolution(conv::CudnnConvolution(handle.get(), kFindShape),
+      return check_found_convolution(conv::CudnnConvolution(handle.get(), kFindShape, kFindMath),
                                      stream.get());
     });
     // Each iteration is a fresh search, as a framework's first step of a new layer shape does
     // (cudnn.benchmark=True in PyTorch); only the search itself is timed.
     for (auto _ : state) {
-      const conv::CudnnConvolution found(handle.get(), kFindShape);
+      const conv::CudnnConvolution found(handle.get(), kFindShape, kFindMath);
       state.SetIterationTime(found.search_seconds());
       state.SetLabel(found.description());
     }

@@ -64,10 +64,10 @@ class CopySetup {
   Validation check(Mode mode) {
     std::vector<float> got(n_);
     if (dst_on_device_) {
-      GAPBENCH_CHECK(cudaMemsetAsync(dst_, 0xFF, bytes_, stream_.get()));
+      poison(dst_, bytes_, stream_.get());
       stream_.synchronize();  // done before a sync-mode copy on the legacy stream starts
     } else {
-      std::memset(dst_, 0xFF, bytes_);
+      std::memset(dst_, kPoisonByte, bytes_);
     }
     copy(mode);
     stream_.synchronize();

@@ -11,14 +11,16 @@
 // "what does cuDNN's algorithm search cost for this layer" is the construction time
 // (search_seconds()), on its own.
 //
-// Math: CUDNN_DEFAULT_MATH, as frameworks leave it for float32 convolutions (PyTorch's
-// allow_tf32 and TensorFlow's TF32 default): cuDNN may use TF32 tensor cores on Ampere and newer
-// GPUs, and may pick Winograd or FFT algorithms. Validate with Arithmetic::tf32 (conv.h).
-// Or one arithmetic of the math axis, said outright:
-//   float32  CUDNN_FMA_MATH: float32 NCHW, no tensor cores, no TF32.
+// Math: one arithmetic of the math axis, always said outright (cudnn_math_type):
+//   float32  CUDNN_FMA_MATH: float32 NCHW, no tensor cores, no TF32. The search keeps only
+//            algorithms that ran in that math (math_allowed).
 //   tf32     CUDNN_TENSOR_OP_MATH on float32 NCHW data: TF32 tensor cores (Ampere and newer).
 //   fp16     CUDNN_TENSOR_OP_MATH, x, w and y float16 in NHWC (w as KRSC), the layout tensor
 //            cores prefer, float32 accumulation (the convolution's compute type).
+// Never CUDNN_DEFAULT_MATH, which frameworks leave for float32 convolutions: it lets cuDNN use
+// TF32 on compute capability 8.0 and later, so a row under a float32 name would time TF32 (on
+// an H100 such a row took 90 us where true float32 took 152). Any algorithm may be Winograd or
+// FFT, which round differently from the direct sum; conv.h's tolerances allow for them.
 //
 // Built only with CUDA and cuDNN (GAPBENCH_WITH_CUDNN); every cuDNN call goes through
 // GAPBENCH_CHECK, so a failure throws CudaError naming the status, the call, file and line.
@@ -75,15 +77,22 @@ std::string algorithm_name(cudnnConvolutionFwdAlgo_t algo);
 // "default", "tensor_op", "tensor_op_allow_conversion", "fma".
 std::string math_name(cudnnMathType_t math);
 
+// The convolution math type of an arithmetic of the math axis (see above): FMA for float32,
+// TENSOR_OP for tf32 and fp16. std::invalid_argument for bf16 (no variant). Host only.
+cudnnMathType_t cudnn_math_type(Arithmetic arithmetic);
+// Whether an algorithm the search ran in `candidate` math may time `arithmetic`: float32 only in
+// FMA math (cuDNN's search may answer in another math than asked: such a candidate could use
+// TF32); tf32 and fp16 in any math but TENSOR_OP_MATH_ALLOW_CONVERSION, which may also round
+// float32 data to float16. Host only.
+bool math_allowed(Arithmetic arithmetic, cudnnMathType_t candidate);
+
 class CudnnConvolution {
  public:
-  // Descriptors for `shape`, then the algorithm search (synchronous; allocates and frees its own
-  // device buffers). `handle` must outlive this object; forward() runs on the handle's stream.
-  // Throws std::invalid_argument for an impossible shape (before any cuDNN call), CudaError when
-  // a cuDNN call fails, std::runtime_error when no algorithm works for the shape.
-  CudnnConvolution(cudnnHandle_t handle, const ConvShape& shape,
-                   cudnnMathType_t math = CUDNN_DEFAULT_MATH);
-  // One arithmetic of the math axis (see above); std::invalid_argument for bf16.
+  // Descriptors for `shape` in one arithmetic of the math axis (see above), then the algorithm
+  // search (synchronous; allocates and frees its own device buffers). `handle` must outlive this
+  // object; forward() runs on the handle's stream. Throws std::invalid_argument for an impossible
+  // shape (before any cuDNN call) or bf16, CudaError when a cuDNN call fails,
+  // std::runtime_error when no algorithm works for the shape in that math.
   CudnnConvolution(cudnnHandle_t handle, const ConvShape& shape, Arithmetic arithmetic);
 
   const ConvShape& shape() const { return shape_; }
@@ -112,9 +121,10 @@ class CudnnConvolution {
   // where half_nhwc().
   void forward(const void* x, const void* w, void* y, void* workspace) const;
 
+  // The arithmetic it runs (fp16: float16 NHWC data).
+  Arithmetic arithmetic() const { return arithmetic_; }
+
  private:
-  CudnnConvolution(cudnnHandle_t handle, const ConvShape& shape, cudnnMathType_t math,
-                   cudnnDataType_t type, cudnnTensorFormat_t format);
   // The search (see above); sets algo_, algo_math_, workspace_bytes_, search_seconds_.
   void search();
 
@@ -122,13 +132,14 @@ class CudnnConvolution {
   static constexpr int kSearchRuns = 3;
 
   cudnnHandle_t handle_;
+  Arithmetic arithmetic_;
   cudnnDataType_t type_ = CUDNN_DATA_FLOAT;
   ConvShape shape_;
   TensorDesc x_desc_, y_desc_;
   FilterDesc w_desc_;
   ConvDesc conv_desc_;
   cudnnConvolutionFwdAlgo_t algo_ = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM;
-  cudnnMathType_t algo_math_ = CUDNN_DEFAULT_MATH;
+  cudnnMathType_t algo_math_ = CUDNN_FMA_MATH;
   std::size_t workspace_bytes_ = 0;
   double search_seconds_ = 0.0;
   std::vector<Candidate> candidates_;

@@ -93,9 +93,7 @@ std::string math_name(cudnnMathType_t math) {
   }
 }
 
-namespace {
-
-cudnnMathType_t math_of(Arithmetic arithmetic) {
+cudnnMathType_t cudnn_math_type(Arithmetic arithmetic) {
   switch (arithmetic) {
     case Arithmetic::float32:
       return CUDNN_FMA_MATH;
@@ -109,27 +107,24 @@ cudnnMathType_t math_of(Arithmetic arithmetic) {
                               " variant (fp32, tf32 or fp16)");
 }
 
-}  // namespace
-
-CudnnConvolution::CudnnConvolution(cudnnHandle_t handle, const ConvShape& shape,
-                                   cudnnMathType_t math)
-    : CudnnConvolution(handle, shape, math, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW) {}
+bool math_allowed(Arithmetic arithmetic, cudnnMathType_t candidate) {
+  if (arithmetic == Arithmetic::float32) return candidate == CUDNN_FMA_MATH;
+  return candidate != CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION;
+}
 
 CudnnConvolution::CudnnConvolution(cudnnHandle_t handle, const ConvShape& shape,
                                    Arithmetic arithmetic)
-    : CudnnConvolution(handle, shape, math_of(arithmetic),
-                       arithmetic == Arithmetic::fp16 ? CUDNN_DATA_HALF : CUDNN_DATA_FLOAT,
-                       arithmetic == Arithmetic::fp16 ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW) {}
-
-CudnnConvolution::CudnnConvolution(cudnnHandle_t handle, const ConvShape& shape,
-                                   cudnnMathType_t math, cudnnDataType_t type,
-                                   cudnnTensorFormat_t format)
-    : handle_(handle), type_(type), shape_((check_shape(shape), shape)) {
-  x_desc_ = make_tensor_desc(shape.n, shape.c, shape.h, shape.w, type, format);
-  y_desc_ = make_tensor_desc(shape.n, shape.k, shape.p(), shape.q(), type, format);
+    : handle_(handle),
+      arithmetic_(arithmetic),
+      type_(arithmetic == Arithmetic::fp16 ? CUDNN_DATA_HALF : CUDNN_DATA_FLOAT),
+      shape_((check_shape(shape), shape)) {
+  const cudnnMathType_t math = cudnn_math_type(arithmetic);  // refuses bf16 before any cuDNN call
+  const cudnnTensorFormat_t format = half_nhwc() ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW;
+  x_desc_ = make_tensor_desc(shape.n, shape.c, shape.h, shape.w, type_, format);
+  y_desc_ = make_tensor_desc(shape.n, shape.k, shape.p(), shape.q(), type_, format);
   w_desc_ = create<FilterDesc>(cudnnCreateFilterDescriptor);
   // NHWC for a filter is K x R x S x C.
-  GAPBENCH_CHECK(cudnnSetFilter4dDescriptor(w_desc_.get(), type, format, as_int(shape.k),
+  GAPBENCH_CHECK(cudnnSetFilter4dDescriptor(w_desc_.get(), type_, format, as_int(shape.k),
                                             as_int(shape.c), as_int(shape.r), as_int(shape.s)));
   conv_desc_ = create<ConvDesc>(cudnnCreateConvolutionDescriptor);
   // Cross-correlation: what every framework's conv2d computes (and conv.h's reference). Sums in
@@ -160,14 +155,14 @@ CudnnConvolution::CudnnConvolution(cudnnHandle_t handle, const ConvShape& shape,
 // (cuDNN's frontend: the best of several runs each), every algorithm that worked is run again,
 // warm, and timed: the single cold run Find measures can include loading the kernel's module
 // (lazy loading). On the H200, cudnnFindConvolutionForwardAlgorithm (cuDNN's own buffers, one
-// cold run) left the plain row on IMPLICIT_GEMM without workspace, at 2.6 times its math:fp32
+// cold run) left a default-math row on IMPLICIT_GEMM without workspace, at 2.6 times the math:fp32
 // row's time; one or both of these is the likely cause.
 void CudnnConvolution::search() {
   const auto t0 = std::chrono::steady_clock::now();
   cudaStream_t stream = nullptr;
   GAPBENCH_CHECK(cudnnGetStream(handle_, &stream));
   const std::size_t element = half_nhwc() ? 2 : sizeof(float);
-  // Zeroed, so no algorithm reads uninitialised memory.
+  // The tensors zeroed: no algorithm reads uninitialised memory of ours.
   auto zeroed = [stream](std::size_t bytes) {
     DeviceBuffer<unsigned char> b(bytes);
     GAPBENCH_CHECK(cudaMemsetAsync(b.data(), 0, b.bytes(), stream));
@@ -190,7 +185,9 @@ void CudnnConvolution::search() {
       workspace_limit = std::max(workspace_limit, bytes);
     }
   }
-  const DeviceBuffer<unsigned char> workspace(workspace_limit);
+  // cuDNN's scratch: poisoned, as every buffer handed to it (kernels/base/gpu_memory.h).
+  const DeviceBuffer<unsigned char> workspace =
+      poisoned_buffer<unsigned char>(workspace_limit, stream);
 
   int max_algos = 0;
   GAPBENCH_CHECK(cudnnGetConvolutionForwardAlgorithmMaxCount(handle_, &max_algos));
@@ -206,6 +203,8 @@ void CudnnConvolution::search() {
     // Algorithms that failed (unsupported, too much workspace) carry their status.
     const cudnnConvolutionFwdAlgoPerf_t& candidate = perf[static_cast<std::size_t>(i)];
     if (candidate.status != CUDNN_STATUS_SUCCESS) continue;
+    // The search may answer in another math than asked: float32 keeps FMA's algorithms only.
+    if (!math_allowed(arithmetic_, candidate.mathType)) continue;
     // Run with the math mode the search measured this algorithm in.
     GAPBENCH_CHECK(cudnnSetConvolutionMathType(conv_desc_.get(), candidate.mathType));
     // The search reports the workspace it ran with; forward() gets at least what cuDNN asks.
@@ -242,7 +241,8 @@ void CudnnConvolution::search() {
   search_seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (best_seconds < 0.0) {
     throw std::runtime_error("cuDNN found no working forward algorithm for " + shape_.str() +
-                             " (" + std::to_string(returned) + " tried)");
+                             " in " + gapbench::math_name(arithmetic_) + " (" +
+                             std::to_string(returned) + " tried)");
   }
   GAPBENCH_CHECK(cudnnSetConvolutionMathType(conv_desc_.get(), algo_math_));
 }

@@ -97,7 +97,7 @@ void CublasDenseStep::end_to_end(const Problem& problem, float* loss_out) {
 
 Validation CublasDenseStep::check(const Problem& problem, bool end_to_end_run) {
   copy_to_device(params_, problem.params.data(), stream_);
-  GAPBENCH_CHECK(cudaMemsetAsync(loss_.data(), 0xFF, loss_.bytes(), stream_));
+  poison(loss_, stream_);
   float got_loss = kNaN;
   if (end_to_end_run) {
     end_to_end(problem, &got_loss);

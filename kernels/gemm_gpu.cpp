@@ -76,7 +76,7 @@ void CublasGemm::plan_lt() {
   const auto ld = static_cast<std::int64_t>(n_);
   workspace_ = DeviceBuffer<unsigned char>(kLtWorkspaceBytes);
   lt_.emplace();
-  lt_desc_ = make_lt<Desc>(cublasLtMatmulDescCreate, CUBLAS_COMPUTE_32F, CUDA_R_32F);
+  lt_desc_ = make_lt<Desc>(cublasLtMatmulDescCreate, cublas_compute_type(arithmetic_), CUDA_R_32F);
   lt_a_ = make_lt<Layout>(cublasLtMatrixLayoutCreate, type, n, n, ld);
   lt_b_ = make_lt<Layout>(cublasLtMatrixLayoutCreate, type, n, n, ld);
   lt_c_ = make_lt<Layout>(cublasLtMatrixLayoutCreate, type, n, n, ld);
@@ -129,11 +129,9 @@ void CublasGemm::multiply() {
   }
   const cudaDataType_t in = input_type(arithmetic_);
   const cudaDataType_t out = half_data(arithmetic_) ? in : CUDA_R_32F;
-  const cublasComputeType_t compute =
-      arithmetic_ == Arithmetic::tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
   GAPBENCH_CHECK(cublasGemmEx(blas_.get(), CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, b_.data(), in,
-                              n, a_.data(), in, n, &zero, c_.data(), out, n, compute,
-                              CUBLAS_GEMM_DEFAULT));
+                              n, a_.data(), in, n, &zero, c_.data(), out, n,
+                              cublas_compute_type(arithmetic_), CUBLAS_GEMM_DEFAULT));
 }
 
 std::string CublasGemm::description() const {
@@ -151,8 +149,8 @@ void CublasGemm::end_to_end(const SquareProblem& problem) {
 }
 
 Validation CublasGemm::check(const SquareProblem& problem, bool end_to_end_run) {
-  GAPBENCH_CHECK(cudaMemsetAsync(c_.data(), 0xFF, c_.bytes(), stream_));
-  std::fill(host_c_.begin(), host_c_.end(), static_cast<unsigned char>(0xFF));
+  poison(c_, stream_);
+  std::fill(host_c_.begin(), host_c_.end(), static_cast<unsigned char>(kPoisonByte));
   if (end_to_end_run) {
     end_to_end(problem);
   } else {

@@ -10,7 +10,7 @@
 // it runs, so the constructor runs it once on zeroed inputs; on CUDNN_STATUS_NOT_SUPPORTED or
 // BAD_PARAM it falls back to STANDARD and description() says so.
 //
-// Math (the `math` axis), as PyTorch sets it:
+// Math (the `math` axis), as PyTorch sets it (cudnn_rnn_math_type):
 //   float32  float32 data and compute, CUDNN_FMA_MATH: no tensor cores, no TF32 (PyTorch with
 //            torch.backends.cudnn.allow_tf32 = False); the arithmetic of the cuBLAS variants.
 //   tf32     float32 data, CUDNN_DEFAULT_MATH: cuDNN may read the GEMMs' inputs as TF32 on
@@ -30,6 +30,12 @@
 // descriptor of other dimensions is an error, not a guess). cuDNN adds two biases per gate
 // (CUDNN_RNN_DOUBLE_BIAS, its default and the frameworks'): the input one gets b, the recurrent
 // one zero. (For fp16 the weights, and the bias, are rounded to float16.)
+//
+// Every device buffer handed to cuDNN (device_buffers(): x, y, h0, c0, hy, cy, the weight space,
+// the workspace, the dropout states, the sequence lengths; inference needs no reserve space) is
+// poisoned when allocated, before what is meant to fill it (kernels/base/gpu_memory.h): a byte of
+// ours cuDNN reads without our having written it is NaN, and fails validation, and initcheck
+// counts all of it as written, so an uninitialized read it still reports is in memory cuDNN owns.
 #pragma once
 
 #if GAPBENCH_WITH_CUDNN
@@ -67,6 +73,10 @@ class CudnnDescriptor {
 };
 }  // namespace detail
 
+// cuDNN's RNN math type for an arithmetic of the math axis (above): FMA for float32, DEFAULT
+// for tf32, TENSOR_OP for fp16; std::invalid_argument for bf16. Host only.
+cudnnMathType_t cudnn_rnn_math_type(Arithmetic arithmetic);
+
 class CudnnLstm {
  public:
   // Throws std::invalid_argument when the weights do not fit the shape or the arithmetic is not
@@ -103,6 +113,13 @@ class CudnnLstm {
   // "algo:persist_static_small_h math:fma" for a benchmark label; after a fall-back
   // "algo:standard (persist_static_small_h: CUDNN_STATUS_NOT_SUPPORTED) math:fma".
   std::string description() const;
+  // Every device buffer this hands cuDNN, each poisoned before it was filled (see above).
+  struct DeviceRange {
+    const char* name;
+    const void* data;
+    std::size_t bytes;
+  };
+  std::vector<DeviceRange> device_buffers() const;
 
  private:
   using RnnDesc = detail::CudnnDescriptor<cudnnRNNDescriptor_t, cudnnCreateRNNDescriptor,

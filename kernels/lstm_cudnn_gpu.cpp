@@ -70,13 +70,6 @@ cudnnDataType_t data_type(Arithmetic arithmetic) {
                               " variant (fp32, tf32 or fp16)");
 }
 
-// PyTorch's choice for each (lstm_cudnn.h); data_type() has refused the rest.
-cudnnMathType_t math_type(Arithmetic arithmetic) {
-  if (arithmetic == Arithmetic::float32) return CUDNN_FMA_MATH;
-  if (arithmetic == Arithmetic::tf32) return CUDNN_DEFAULT_MATH;
-  return CUDNN_TENSOR_OP_MATH;
-}
-
 const char* math_type_name(cudnnMathType_t math) {
   switch (math) {
     case CUDNN_FMA_MATH:
@@ -123,6 +116,22 @@ bool algorithm_refused(const CudaError& e) {
 
 }  // namespace
 
+// PyTorch's choice for each (lstm_cudnn.h).
+cudnnMathType_t cudnn_rnn_math_type(Arithmetic arithmetic) {
+  switch (arithmetic) {
+    case Arithmetic::float32:
+      return CUDNN_FMA_MATH;
+    case Arithmetic::tf32:
+      return CUDNN_DEFAULT_MATH;
+    case Arithmetic::fp16:
+      return CUDNN_TENSOR_OP_MATH;
+    case Arithmetic::bf16:
+      break;
+  }
+  throw std::invalid_argument(std::string("lstm cudnn: no ") + math_name(arithmetic) +
+                              " variant (fp32, tf32 or fp16)");
+}
+
 std::size_t CudnnLstm::device_bytes_estimate(const Shape& s, Arithmetic arithmetic) {
   const std::size_t elements =
       s.weight_size() + s.gates() * 2 + s.x_size() + s.h_seq_size() + 4 * s.state_size();
@@ -135,23 +144,24 @@ CudnnLstm::CudnnLstm(const Shape& shape, const Weights& weights, cudaStream_t st
       arithmetic_(arithmetic),
       data_type_(data_type(arithmetic)),
       element_bytes_(input_bytes(arithmetic)),
-      math_type_(math_type(arithmetic)),
+      math_type_(cudnn_rnn_math_type(arithmetic)),
       stream_(stream),
       handle_(stream),
-      seq_lengths_(shape.batch),
-      x_(shape.x_size() * element_bytes_),
-      y_(shape.h_seq_size() * element_bytes_),
-      h0_(shape.state_size() * element_bytes_),
-      c0_(shape.state_size() * element_bytes_),
-      hy_(shape.state_size() * element_bytes_),
-      cy_(shape.state_size() * element_bytes_) {
+      seq_lengths_(poisoned_buffer<std::int32_t>(shape.batch, stream)),
+      x_(poisoned_buffer<unsigned char>(shape.x_size() * element_bytes_, stream)),
+      y_(poisoned_buffer<unsigned char>(shape.h_seq_size() * element_bytes_, stream)),
+      h0_(poisoned_buffer<unsigned char>(shape.state_size() * element_bytes_, stream)),
+      c0_(poisoned_buffer<unsigned char>(shape.state_size() * element_bytes_, stream)),
+      hy_(poisoned_buffer<unsigned char>(shape.state_size() * element_bytes_, stream)),
+      cy_(poisoned_buffer<unsigned char>(shape.state_size() * element_bytes_, stream)) {
   const int T = as_int(shape.steps), B = as_int(shape.batch);
   const int I = as_int(shape.input), H = as_int(shape.hidden);
 
-  // A single layer applies no dropout, but the descriptor wants an initialised one.
+  // A single layer applies no dropout, but the descriptor wants an initialised one (cuDNN
+  // writes the states; poisoned first, as every buffer it gets).
   std::size_t states_bytes = 0;
   GAPBENCH_CHECK(cudnnDropoutGetStatesSize(handle_.get(), &states_bytes));
-  dropout_states_ = DeviceBuffer<unsigned char>(states_bytes);
+  dropout_states_ = poisoned_buffer<unsigned char>(states_bytes, stream_);
   GAPBENCH_CHECK(cudnnSetDropoutDescriptor(dropout_.get(), handle_.get(), 0.0f,
                                            dropout_states_.data(), states_bytes, 0));
 
@@ -195,8 +205,8 @@ void CudnnLstm::configure(RnnAlgorithm algorithm, const Weights& weights) {
   std::size_t reserve_bytes = 0;  // training only
   GAPBENCH_CHECK(cudnnGetRNNTempSpaceSizes(handle_.get(), rnn_.get(), CUDNN_FWD_MODE_INFERENCE,
                                            x_desc_.get(), &workspace_bytes_, &reserve_bytes));
-  weight_space_ = DeviceBuffer<unsigned char>(weight_bytes_);
-  workspace_ = DeviceBuffer<unsigned char>(workspace_bytes_);
+  weight_space_ = poisoned_buffer<unsigned char>(weight_bytes_, stream_);
+  workspace_ = poisoned_buffer<unsigned char>(workspace_bytes_, stream_);
   fill_weight_space(weights);
 }
 
@@ -301,10 +311,21 @@ void CudnnLstm::set_inputs(const float* x, const float* h0, const float* c0) {
 }
 
 void CudnnLstm::poison_outputs() {
-  for (DeviceBuffer<unsigned char>* out : {&y_, &hy_, &cy_}) {
-    GAPBENCH_CHECK(cudaMemsetAsync(out->data(), 0xFF, out->bytes(), stream_));
-  }
+  for (const DeviceBuffer<unsigned char>* out : {&y_, &hy_, &cy_}) poison(*out, stream_);
   GAPBENCH_CHECK(cudaStreamSynchronize(stream_));
+}
+
+std::vector<CudnnLstm::DeviceRange> CudnnLstm::device_buffers() const {
+  return {{"x", x_.data(), x_.bytes()},
+          {"y", y_.data(), y_.bytes()},
+          {"h0", h0_.data(), h0_.bytes()},
+          {"c0", c0_.data(), c0_.bytes()},
+          {"hy", hy_.data(), hy_.bytes()},
+          {"cy", cy_.data(), cy_.bytes()},
+          {"weight_space", weight_space_.data(), weight_space_.bytes()},
+          {"workspace", workspace_.data(), workspace_.bytes()},
+          {"dropout_states", dropout_states_.data(), dropout_states_.bytes()},
+          {"seq_lengths", seq_lengths_.data(), seq_lengths_.bytes()}};
 }
 
 CudnnLstm::Outputs CudnnLstm::outputs() const {

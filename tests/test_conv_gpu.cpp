@@ -52,16 +52,16 @@ void check_launcher(const char* name, Launcher fn, const ConvShape& shape) {
   EXPECT_TRUE(v.ok) << shape.str() << ": " << v.message();
 }
 
-// One float32 NCHW forward pass of `conv` on the problem's data, into a NaN-filled output, checked
-// at the TF32 tolerance (the widest a float32 cuDNN algorithm may use).
+// One float32 NCHW forward pass of `conv` (float32 or tf32) on the problem's data, into a
+// NaN-filled output with a poisoned workspace, checked at the tolerance of its arithmetic.
 Validation cudnn_float32_forward(const CudnnConvolution& conv, const Problem& c,
                                  const Stream& stream) {
   const auto x = to_device(c.x, stream);
   const auto w = to_device(c.w, stream);
   const auto y = nan_buffer<float>(c.shape.output_size(), stream);
-  DeviceBuffer<std::uint8_t> workspace(conv.workspace_bytes());
+  const auto workspace = poisoned_buffer<std::uint8_t>(conv.workspace_bytes(), stream.get());
   conv.forward(x.data(), w.data(), y.data(), workspace.data());
-  return c.check("cudnn", to_host(y, stream), Arithmetic::tf32);
+  return c.check("cudnn", to_host(y, stream), conv.arithmetic());
 }
 
 TEST(ConvGpu, NaiveMatchesReference) {
@@ -99,7 +99,7 @@ TEST(ConvGpu, CudnnMatchesReference) {
   std::vector<ConvShape> shapes(std::begin(kSmallShapes), std::end(kSmallShapes));
   shapes.insert(shapes.end(), std::begin(kTileShapes), std::end(kTileShapes));
   for (const ConvShape& s : shapes) {
-    const CudnnConvolution conv(handle.get(), s);
+    const CudnnConvolution conv(handle.get(), s, Arithmetic::float32);
     EXPECT_GT(conv.search_seconds(), 0.0) << s.str();
     EXPECT_FALSE(conv.algorithm_name().empty());
     const Validation v = cudnn_float32_forward(conv, Problem(s, kSeed), stream);
@@ -132,7 +132,7 @@ TEST(ConvGpu, CudnnEachArithmeticMatchesReference) {
         w32 = to_device(c.w, stream);
         y32 = nan_buffer<float>(s.output_size(), stream);
       }
-      DeviceBuffer<std::uint8_t> workspace(conv.workspace_bytes());
+      const auto workspace = poisoned_buffer<std::uint8_t>(conv.workspace_bytes(), stream.get());
       if (half) {
         conv.forward(x16.data(), w16.data(), y16.data(), workspace.data());
       } else {
@@ -168,25 +168,26 @@ TEST(ConvGpu, CudnnDescriptionNamesAlgorithmWorkspaceAndMath) {
   GAPBENCH_SKIP_WITHOUT_GPU();
   const Stream stream;
   const CudnnHandle handle(stream.get());
-  const CudnnConvolution conv(handle.get(), {4, 64, 28, 28, 64, 3, 3, 1, 1});
+  const CudnnConvolution conv(handle.get(), {4, 64, 28, 28, 64, 3, 3, 1, 1}, Arithmetic::float32);
   const std::string d = conv.description();
   EXPECT_NE(d.find("algo:" + conv.algorithm_name()), std::string::npos) << d;
   EXPECT_NE(d.find("workspace_bytes:" + std::to_string(conv.workspace_bytes())), std::string::npos)
       << d;
-  EXPECT_NE(d.find("math:"), std::string::npos) << d;
+  EXPECT_NE(d.find("math:fma"), std::string::npos) << d;
   EXPECT_GT(conv.search_seconds(), 0.0);
 }
 
 // The search as PyTorch's cudnn.benchmark: every working algorithm re-timed warm, the fastest
-// kept with the workspace it needs, in every math mode (default included, the plain row's);
-// and the algorithm kept computes the convolution.
+// kept with the workspace it needs, in each float32-data math (fp32 keeps FMA's algorithms
+// only); and the algorithm kept computes the convolution.
 TEST(ConvGpu, CudnnSearchKeepsTheFastestWarmAlgorithmWithItsWorkspace) {
   GAPBENCH_SKIP_WITHOUT_GPU();
   const Stream stream;
   const CudnnHandle handle(stream.get());
   const ConvShape s{4, 64, 28, 28, 64, 3, 3, 1, 1};
   const Problem c(s, kSeed);
-  for (cudnnMathType_t math : {CUDNN_DEFAULT_MATH, CUDNN_FMA_MATH}) {
+  for (Arithmetic math : {Arithmetic::float32, Arithmetic::tf32}) {
+    if (arithmetic_unavailable_reason(math)) continue;
     const CudnnConvolution conv(handle.get(), s, math);
     ASSERT_FALSE(conv.candidates().empty()) << conv.description();
     const auto fastest =
@@ -196,9 +197,9 @@ TEST(ConvGpu, CudnnSearchKeepsTheFastestWarmAlgorithmWithItsWorkspace) {
     EXPECT_EQ(fastest->workspace_bytes, conv.workspace_bytes()) << conv.description();
     for (const auto& candidate : conv.candidates()) {
       EXPECT_GT(candidate.seconds, 0.0) << algorithm_name(candidate.algo);
-      if (math == CUDNN_FMA_MATH) {
-        EXPECT_NE(candidate.math, CUDNN_TENSOR_OP_MATH) << algorithm_name(candidate.algo);
-      }
+      EXPECT_TRUE(math_allowed(math, candidate.math))
+          << math_name(math) << " " << algorithm_name(candidate.algo) << " "
+          << math_name(candidate.math);
     }
     const Validation v = cudnn_float32_forward(conv, c, stream);
     EXPECT_TRUE(v.ok) << conv.description() << ": " << v.message();
@@ -222,7 +223,7 @@ TEST(ConvGpu, CudnnStatusBecomesAClearError) {
 TEST(ConvGpu, CudnnRejectsImpossibleShapeBeforeAnyCudnnCall) {
   // A null handle: any cuDNN call would fail with CUDNN_STATUS_BAD_PARAM, not invalid_argument.
   try {
-    CudnnConvolution conv(nullptr, {1, 1, 2, 2, 1, 3, 3, 1, 0});
+    CudnnConvolution conv(nullptr, {1, 1, 2, 2, 1, 3, 3, 1, 0}, Arithmetic::float32);
     FAIL() << "no exception";
   } catch (const std::invalid_argument& e) {
     EXPECT_NE(std::string(e.what()).find("impossible convolution"), std::string::npos);
@@ -236,6 +237,27 @@ TEST(ConvGpu, AlgorithmAndMathNames) {
   EXPECT_EQ(algorithm_name(static_cast<cudnnConvolutionFwdAlgo_t>(99)), "algo_99");
   EXPECT_EQ(math_name(CUDNN_TENSOR_OP_MATH), "tensor_op");
   EXPECT_EQ(math_name(CUDNN_FMA_MATH), "fma");
+}
+
+// Host only: each arithmetic's math type, and which of the search's answers may time it. A
+// float32 row never runs in cuDNN's default math (TF32 on compute capability 8.0 and later) nor
+// in tensor-op math; no row in TENSOR_OP_MATH_ALLOW_CONVERSION (float32 rounded to float16).
+TEST(ConvGpu, CudnnMathTypeOfEachArithmetic) {
+  EXPECT_EQ(cudnn_math_type(Arithmetic::float32), CUDNN_FMA_MATH);
+  EXPECT_EQ(cudnn_math_type(Arithmetic::tf32), CUDNN_TENSOR_OP_MATH);
+  EXPECT_EQ(cudnn_math_type(Arithmetic::fp16), CUDNN_TENSOR_OP_MATH);
+  EXPECT_THROW(cudnn_math_type(Arithmetic::bf16), std::invalid_argument);
+  EXPECT_TRUE(math_allowed(Arithmetic::float32, CUDNN_FMA_MATH));
+  for (cudnnMathType_t other :
+       {CUDNN_DEFAULT_MATH, CUDNN_TENSOR_OP_MATH, CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION}) {
+    EXPECT_FALSE(math_allowed(Arithmetic::float32, other)) << math_name(other);
+  }
+  for (Arithmetic a : {Arithmetic::tf32, Arithmetic::fp16}) {
+    EXPECT_TRUE(math_allowed(a, CUDNN_TENSOR_OP_MATH)) << gapbench::math_name(a);
+    EXPECT_TRUE(math_allowed(a, CUDNN_DEFAULT_MATH)) << gapbench::math_name(a);
+    EXPECT_TRUE(math_allowed(a, CUDNN_FMA_MATH)) << gapbench::math_name(a);
+    EXPECT_FALSE(math_allowed(a, CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION)) << gapbench::math_name(a);
+  }
 }
 
 #endif  // GAPBENCH_WITH_CUDNN

@@ -28,6 +28,11 @@ using namespace std::chrono_literals;
                       "--force-blocking-launches?), so no stream can be held";  \
   } while (0)
 
+// The launch storm's size (GpuTimer.ALaunchStormIsTimedUnheld), where streams hold or not.
+std::size_t storm_launches(bool streams_hold) {
+  return streams_hold ? 20000 : kMaxHeldLaunches + 1;
+}
+
 // A device-to-device copy of `bytes` on the timed stream (its source written first: initcheck
 // reports a copy of memory nothing wrote).
 struct Copy {
@@ -99,20 +104,32 @@ TEST(GpuTimer, WorkThatWaitsForItsStreamIsRefused) {
 // the hold timed out. Each launch ran, and the time includes them.
 TEST(GpuTimer, ALaunchStormIsTimedUnheld) {
   GAPBENCH_SKIP_WITHOUT_GPU();
-  constexpr std::size_t kLaunches = 20000;  // well past the ~1000 a stream queues
   TimedStream stream;
-  ASSERT_NE(stream.hold_for(kLaunches), Hold::held);
+  const std::size_t launches = storm_launches(stream.holds());
+  ASSERT_NE(stream.hold_for(launches), Hold::held);
   const DeviceBuffer<unsigned> counter(1);
   GAPBENCH_CHECK(cudaMemsetAsync(counter.data(), 0, sizeof(unsigned), stream.get()));
-  const double seconds = stream.kernel_seconds(kLaunches, [&] {
-    GAPBENCH_CHECK(launch::ticks_gpu(counter.data(), kLaunches, stream.get()));
+  const double seconds = stream.kernel_seconds(launches, [&] {
+    GAPBENCH_CHECK(launch::ticks_gpu(counter.data(), launches, stream.get()));
   });
   unsigned count = 0;
   GAPBENCH_CHECK(
       cudaMemcpyAsync(&count, counter.data(), sizeof count, cudaMemcpyDeviceToHost, stream.get()));
   stream.synchronize();
-  EXPECT_EQ(count, kLaunches);
+  EXPECT_EQ(count, launches);
   EXPECT_GT(seconds, 0.0);
+}
+
+// Host only: the storm's size. Past the hold's limit either way; where streams hold, well past
+// the ~1000 launches a stream queues too (the hang the test guards against). Where launches
+// block (compute-sanitizer --force-blocking-launches) no launch queues and nothing is held, and
+// each instrumented launch costs milliseconds (about 6 ms under racecheck on an H100, where
+// 20,000 ran past the step's limit): there just past the hold's limit.
+TEST(GpuTimer, TheLaunchStormIsPastTheHoldsLimitAndSmallWhereLaunchesBlock) {
+  EXPECT_EQ(choose_hold(storm_launches(true), true), Hold::too_many);
+  EXPECT_GE(storm_launches(true), 10 * std::size_t{1000});
+  EXPECT_EQ(storm_launches(false), kMaxHeldLaunches + 1);
+  EXPECT_EQ(choose_hold(storm_launches(false), true), Hold::too_many);
 }
 
 // A throw inside the timed work releases the stream: the next timing works at once.

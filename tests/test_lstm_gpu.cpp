@@ -49,9 +49,9 @@ std::vector<float> download(const float* src, std::size_t n, const Stream& strea
   return host;
 }
 
-// NaN everywhere: an output never written fails.
-void poison(float* dst, std::size_t n, const Stream& stream) {
-  GAPBENCH_CHECK(cudaMemsetAsync(dst, 0xFF, n * sizeof(float), stream.get()));
+// NaN everywhere (kernels/base/gpu_memory.h's poison): an output never written fails.
+void poison_floats(float* dst, std::size_t n, const Stream& stream) {
+  poison(dst, n * sizeof(float), stream.get());
 }
 
 template <class Lstm>
@@ -82,7 +82,7 @@ TEST(LstmGpu, PointwiseKernelMatchesCpuPointwise) {
   upload(d_xproj.data(), xproj, xproj.size(), stream);
   upload(d_b.data(), b, b.size(), stream);
   upload(d_c.data(), c_prev, c_prev.size(), stream);
-  poison(d_h.data(), s.state_size(), stream);
+  poison_floats(d_h.data(), s.state_size(), stream);
   // c in place (c_prev aliases c), as the CPU variant allows.
   GAPBENCH_CHECK(pointwise_gpu(s.batch, s.hidden, d_gates.data(), d_xproj.data(), d_b.data(),
                                d_c.data(), d_h.data(), d_c.data(), stream.get()));
@@ -121,8 +121,8 @@ void expect_cublas_matches_reference(Scope scope, Run mode, std::uint64_t seed) 
     float* const c_last = lstm.c_after(one_step ? 0 : s.steps - 1);
     const Reference ref = full_reference(p);
     for (int run = 0; run < (graph ? 2 : 1); ++run) {
-      poison(lstm.h_seq(), h_size, stream);
-      poison(c_last, s.state_size(), stream);
+      poison_floats(lstm.h_seq(), h_size, stream);
+      poison_floats(c_last, s.state_size(), stream);
       if (graph) {
         graph->launch(stream.get());
       } else {
@@ -178,6 +178,21 @@ const Arithmetic kCudnnArithmetics[] = {Arithmetic::float32, Arithmetic::tf32, A
 // (hidden 256, input 128, batch 8).
 const Shape kAlgorithmShapes[] = {{4, 50, 64, 10}, {2, 20, 200, 3}, {8, 128, 256, 3}};
 
+// One line naming where each buffer handed to cuDNN lies (all poisoned before they were filled),
+// so that an initcheck report inside a cuDNN kernel can be placed: on memory gapbench gave cuDNN,
+// or on cuDNN's own (report/gapbench_ci/gpu_sanitizer.py reads this line).
+void say_buffers(const CudnnLstm& lstm) {
+  std::string line = "gapbench buffers for cuDNN:";
+  for (const CudnnLstm::DeviceRange& b : lstm.device_buffers()) {
+    char part[128];
+    std::snprintf(part, sizeof part, " %s 0x%llx+%zu", b.name,
+                  static_cast<unsigned long long>(reinterpret_cast<std::uintptr_t>(b.data)),
+                  b.bytes);
+    line += part;
+  }
+  std::printf("%s\n", line.c_str());
+}
+
 GpuFacts this_gpu() {
   GpuFacts gpu;
   GAPBENCH_CHECK(cudaDeviceGetAttribute(&gpu.major, cudaDevAttrComputeCapabilityMajor, 0));
@@ -196,6 +211,7 @@ TEST(LstmGpu, CudnnRunsTheFrameworksAlgorithmAndMatchesReference) {
       const Stream stream;
       const Problem p(s, 67);
       CudnnLstm lstm(s, p.weights, stream.get(), arithmetic);
+      say_buffers(lstm);
       const RnnAlgorithm wanted = framework_rnn_algorithm(s, arithmetic, gpu);
       const std::string what = s.key() + " " + math_name(arithmetic) + " " + lstm.description();
       std::printf("%s\n", what.c_str());
@@ -227,10 +243,12 @@ TEST(LstmGpu, CudnnTf32StoresFloat32AndSaysItsMath) {
   const Stream stream;
   const Problem p(Shape{3, 16, 37, 5}, 71);
   const CudnnLstm tf32(p.shape, p.weights, stream.get(), Arithmetic::tf32);
+  say_buffers(tf32);
   EXPECT_EQ(tf32.precision().h_stored, Arithmetic::float32);
   EXPECT_EQ(tf32.precision().c_stored, Arithmetic::float32);
   EXPECT_NE(tf32.description().find("math:default"), std::string::npos) << tf32.description();
   const CudnnLstm fp32(p.shape, p.weights, stream.get(), Arithmetic::float32);
+  say_buffers(fp32);
   EXPECT_NE(fp32.description().find("math:fma"), std::string::npos) << fp32.description();
 }
 
@@ -245,6 +263,7 @@ TEST(LstmGpu, CudnnSequenceMatchesReference) {
       const Stream stream;
       const Problem p(s, 53);
       CudnnLstm lstm(s, p.weights, stream.get(), arithmetic);
+      say_buffers(lstm);
       lstm.set_inputs(p.x.data(), p.h0.data(), p.c0.data());
       lstm.poison_outputs();
       lstm.enqueue();
@@ -269,6 +288,7 @@ TEST(LstmGpu, CudnnOneStepMatchesReferenceFirstStep) {
       const Stream stream;
       const Problem p(s, 59);
       CudnnLstm lstm(s.one_step(), p.weights, stream.get(), arithmetic);
+      say_buffers(lstm);
       lstm.set_inputs(p.x.data(), p.h0.data(), p.c0.data());
       lstm.poison_outputs();
       lstm.enqueue();
@@ -278,6 +298,15 @@ TEST(LstmGpu, CudnnOneStepMatchesReferenceFirstStep) {
       EXPECT_TRUE(v.ok) << s.key() << " " << math_name(arithmetic) << ": " << v.message();
     }
   }
+}
+
+// Host only: each arithmetic's RNN math type, as PyTorch sets it. float32 is FMA: cuDNN's
+// default math would let the plain (float32) rows use TF32 on compute capability 8.0 and later.
+TEST(LstmGpu, CudnnMathTypeOfEachArithmetic) {
+  EXPECT_EQ(cudnn_rnn_math_type(Arithmetic::float32), CUDNN_FMA_MATH);
+  EXPECT_EQ(cudnn_rnn_math_type(Arithmetic::tf32), CUDNN_DEFAULT_MATH);
+  EXPECT_EQ(cudnn_rnn_math_type(Arithmetic::fp16), CUDNN_TENSOR_OP_MATH);
+  EXPECT_THROW(cudnn_rnn_math_type(Arithmetic::bf16), std::invalid_argument);
 }
 
 TEST(LstmGpu, CudnnRejectsArithmeticsItHasNoVariantFor) {

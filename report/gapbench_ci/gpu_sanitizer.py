@@ -8,7 +8,6 @@ which tests it leaves out, and why (docs/gpu-check.md has the table).
 from __future__ import annotations
 
 import fnmatch
-import functools
 import re
 import subprocess
 import time
@@ -25,7 +24,8 @@ TOOLS = ("memcheck", "racecheck", "synccheck", "initcheck")
 # demangled one (gapbench::...), whichever the tool compares.
 OWN_KERNELS = "kns=gapbench"
 # Exact suppressions of library findings, one file per tool (<tool>.supp, compute-sanitizer's
-# XML as --save-supp writes it), committed only after reading each record.
+# --suppressions XML), committed only with the evidence that the memory is the library's own
+# (docs/gpu-check.md). None is committed yet.
 SUPPRESSIONS_DIR = REPO_ROOT / "ci" / "sanitizer"
 
 # The suites that call cuDNN (its algorithm search launches many kernels, each instrumented at its
@@ -50,18 +50,36 @@ class ToolPlan:
     watches: str  # what it checks, for the docs and the summary
 
 
+# Tests that run no gapbench kernel, only a library's: racecheck, which watches gapbench's
+# kernels alone (kns=gapbench), has nothing to check in them. Named one by one, so that a new
+# test is covered until it is shown to be one of these (report/tests/test_gpu_sanitizer.py reads
+# each one's source for a gapbench kernel).
+_CUBLAS_ONLY = ("runs cuBLAS's kernels only, which racecheck does not watch here (on an H200 it "
+                "failed inside them: an internal sanitizer error)")
+_CUDNN_ONLY = ("runs cuDNN's kernels only, which racecheck does not watch here (on an H100 it "
+               "failed inside cudnnRNNForward: an internal sanitizer error, the context lost)")
+LIBRARY_ONLY = (
+    ("GemmGpu.EachArithmeticMatchesTheReference", _CUBLAS_ONLY),
+    ("GemmGpu.HalfPrecisionRunsThroughCublasLtAndMatchesTheReference", _CUBLAS_ONLY),
+    ("GemmGpu.EndToEndMatchesTheReferenceInEachArithmetic", _CUBLAS_ONLY),
+    ("ConvGpu.CudnnMatchesReference", _CUDNN_ONLY),
+    ("ConvGpu.CudnnEachArithmeticMatchesReference", _CUDNN_ONLY),
+    ("ConvGpu.CudnnDescriptionNamesAlgorithmWorkspaceAndMath", _CUDNN_ONLY),
+    ("ConvGpu.CudnnSearchKeepsTheFastestWarmAlgorithmWithItsWorkspace", _CUDNN_ONLY),
+    ("LstmGpu.CudnnRunsTheFrameworksAlgorithmAndMatchesReference", _CUDNN_ONLY),
+    ("LstmGpu.CudnnTf32StoresFloat32AndSaysItsMath", _CUDNN_ONLY),
+    ("LstmGpu.CudnnSequenceMatchesReference", _CUDNN_ONLY),
+    ("LstmGpu.CudnnOneStepMatchesReferenceFirstStep", _CUDNN_ONLY),
+)
+
 PLANS = {
     # Every kernel: a wrong size handed to a library shows there, in the library's kernel.
     "memcheck": ToolPlan(("--leak-check", "full"), False, (_OOM,),
                          "out-of-bounds and misaligned accesses and leaks, in every kernel"),
     # Shared-memory races: only gapbench's kernels are gapbench's to fix, and NVIDIA's take long
-    # instrumented. GemmGpu calls cuBLAS alone, so with its kernels filtered out racecheck has
-    # nothing to watch there; on an H200 (CUDA 13.0) racecheck failed to handle a hardware
-    # exception in that suite's tensor-core GEMMs, losing the context for the tests after it.
-    "racecheck": ToolPlan((), True, (_OOM, (
-        "GemmGpu.*", "runs cuBLAS's kernels only, which racecheck does not watch here (and on "
-                     "an H200 it failed inside them: an internal sanitizer error)")),
-        "shared-memory races in gapbench's kernels"),
+    # instrumented. Every test that runs a gapbench kernel, none that runs only a library's.
+    "racecheck": ToolPlan((), True, (_OOM, *LIBRARY_ONLY),
+                          "shared-memory races in gapbench's kernels"),
     "synccheck": ToolPlan((), True, (_OOM,),
                           "invalid barriers and warp synchronization in gapbench's kernels"),
     # Every kernel: a library's writes are invisible to initcheck where its kernels are not
@@ -116,17 +134,6 @@ def coverage(tool: str, suites: dict[str, list[str]]
     return kept, left_out
 
 
-@functools.cache
-def saves_suppressions(sanitizer: str) -> bool:
-    """Whether this compute-sanitizer has --save-supp (an older one refuses the option)."""
-    try:
-        done = subprocess.run([sanitizer, "--help"], capture_output=True, text=True, timeout=30,
-                              check=False)
-    except (OSError, subprocess.TimeoutExpired):
-        return False
-    return "--save-supp" in done.stdout
-
-
 def suppressions_for(tool: str, directory: Path = SUPPRESSIONS_DIR) -> Path | None:
     """The committed suppressions of `tool`, or None. One that names gapbench's own code is
     refused: a finding there is a bug to fix, never to hide."""
@@ -139,7 +146,7 @@ def suppressions_for(tool: str, directory: Path = SUPPRESSIONS_DIR) -> Path | No
 
 
 def command(sanitizer: Path | str, tool: str, gpu_tests: Path | str, gtest_filter: str,
-            suppressions: Path | None = None, save_supp: Path | None = None) -> list[str]:
+            suppressions: Path | None = None) -> list[str]:
     """compute-sanitizer's command for one tool over the tests `gtest_filter` selects. Launches
     forced blocking: without it the stream hold would run instrumented, and instrumenting a
     kernel at its first launch can outlast the hold's time-out; with it the timer's probe sees
@@ -151,8 +158,6 @@ def command(sanitizer: Path | str, tool: str, gpu_tests: Path | str, gtest_filte
         out += ["--kernel-name", OWN_KERNELS]
     if suppressions is not None:
         out += ["--suppressions", str(suppressions)]
-    if save_supp is not None:
-        out += ["--save-supp", str(save_supp)]
     return [*out, str(gpu_tests), f"--gtest_filter={gtest_filter}"]
 
 
@@ -164,52 +169,126 @@ _RESULT = re.compile(r"^\[\s+(OK|SKIPPED|FAILED)\s+\] (\S+)\.(\S+?)(?: \(\d+ ms\
 BLOCKING_SKIP = "launches block"
 _ERRORS = re.compile(r"ERROR SUMMARY: (\d+) error")
 _AT = re.compile(r"^=+\s+at (?:0x[0-9a-f]+ in )?(.+?)(?:\+0x[0-9a-f]+)?(?: in \S+:\d+)?$")
+_ADDRESS = re.compile(r"^=+\s+Address (0x[0-9a-f]+)")
+# A test's line naming the device buffers gapbench handed a library, each poisoned before it was
+# filled (tests/test_lstm_gpu.cpp's say_buffers): "gapbench buffers for cuDNN: x 0x7f..+4096 ...".
+BUFFERS_LINE = "gapbench buffers for "
+_BUFFER = re.compile(r"\b(\w+) 0x([0-9a-f]+)\+(\d+)\b")
+
+
+@dataclass(frozen=True)
+class Record:
+    """One error record the tool printed: the test it came in, the kernel (function) it points
+    at, and the device address it names, if any."""
+
+    test: str
+    kernel: str
+    address: int | None = None
 
 
 @dataclass
 class Outcome:
-    """What one process's output says: each test's result, the tool's error count, and the
-    functions its error records point at."""
+    """What one process's output says: each test's result, the tool's error count, the error
+    records it printed (the tool prints the first 100 or so; `errors` counts all), and the
+    buffers each test said it handed a library."""
 
     # Suite.Test -> OK, SKIPPED (where launches block), SKIPPED OTHERWISE or FAILED
     results: dict[str, str] = field(default_factory=dict)
     errors: int = 0
     internal_error: bool = False
-    where: list[str] = field(default_factory=list)
+    records: list[Record] = field(default_factory=list)
+    # Suite.Test -> [start, end) of each buffer it handed a library
+    buffers: dict[str, list[tuple[int, int]]] = field(default_factory=dict)
+
+    @property
+    def where(self) -> list[str]:
+        return [r.kernel for r in self.records]
+
+    def add(self, other: Outcome) -> None:
+        self.errors += other.errors
+        self.internal_error |= other.internal_error
+        self.records += other.records
+        for test, ranges in other.buffers.items():
+            self.buffers.setdefault(test, []).extend(ranges)
 
 
 def read_outcome(text: str) -> Outcome:
     out = Outcome()
-    record = False
+    record: dict | None = None  # the record being read: its kernel and address so far
+    test = ""  # the test running, from its [ RUN ] line
     since_run: list[str] = []  # the current test's output, for a skip's reason
+
+    def close() -> None:
+        nonlocal record
+        if record is not None and record.get("kernel"):
+            out.records.append(Record(test, record["kernel"], record.get("address")))
+        record = None
+
     for raw in text.splitlines():
         line = raw.strip()
         if line.startswith("[ RUN      ]"):
             since_run = []
+            test = line.split("]", 1)[1].strip()
         since_run.append(line)
         if m := _RESULT.match(line):
+            close()
             result = m[1]
             if result == "SKIPPED" and not any(BLOCKING_SKIP in seen for seen in since_run):
                 result = "SKIPPED OTHERWISE"
             # The summary at the end repeats FAILED lines without a time: the first one stands.
             out.results.setdefault(f"{m[2]}.{m[3]}", result)
+        elif line.startswith(BUFFERS_LINE):
+            out.buffers.setdefault(test, []).extend(
+                (int(b[2], 16), int(b[2], 16) + int(b[3])) for b in _BUFFER.finditer(line))
         elif m := _ERRORS.search(line):
+            close()
             out.errors = max(out.errors, int(m[1]))
         elif "Internal Sanitizer Error" in line:
             out.internal_error = True
         elif line.startswith("=") and not line.strip("= "):
-            record = False
+            close()
         elif line.startswith("========= ") and not line.startswith("=========  "):
-            record = not any(k in line for k in ("ERROR SUMMARY", "LEAK SUMMARY",
-                                                  "COMPUTE-SANITIZER", "Target application"))
-        elif record and (m := _AT.match(line)):
-            out.where.append(m[1])
-            record = False
+            close()
+            if not any(k in line for k in ("ERROR SUMMARY", "LEAK SUMMARY", "COMPUTE-SANITIZER",
+                                           "Target application")):
+                record = {}
+        elif record is not None and "kernel" not in record and (m := _AT.match(line)):
+            record["kernel"] = m[1]
+        elif record is not None and (m := _ADDRESS.match(line)):
+            record["address"] = int(m[1], 16)
+    close()
     return out
 
 
 def own(function: str) -> bool:
     return "gapbench" in function
+
+
+@dataclass
+class LibraryFindings:
+    """The printed records in library kernels, placed by their address: on a buffer gapbench
+    handed the library in that test (gapbench's memory: a bug of ours, for all the poison), on
+    memory it did not hand over (the library's own), or unplaced (no address, or a test that
+    named no buffers)."""
+
+    kernels: list[str]
+    ours: int = 0
+    theirs: int = 0
+    unplaced: int = 0
+
+
+def place_library_records(outcome: Outcome) -> LibraryFindings:
+    records = [r for r in outcome.records if not own(r.kernel)]
+    found = LibraryFindings(sorted({r.kernel for r in records}))
+    for r in records:
+        ranges = outcome.buffers.get(r.test)
+        if r.address is None or not ranges:
+            found.unplaced += 1
+        elif any(start <= r.address < end for start, end in ranges):
+            found.ours += 1
+        else:
+            found.theirs += 1
+    return found
 
 
 # ---- one tool over the tests -------------------------------------------------------------------
@@ -225,24 +304,18 @@ class ToolRun:
     start: float = field(default_factory=time.monotonic)
     processes: int = 0
     outcome: Outcome = field(default_factory=Outcome)
-    saved: list[Path] = field(default_factory=list)
 
     def left(self) -> float:
         return self.seconds - (time.monotonic() - self.start)
 
     def one(self, name: str, gtest_filter: str, suppressions: Path | None) -> Outcome:
         log = self.logs / f"{name}.log"
-        supp = self.logs / f"{name}.supp" if saves_suppressions(str(self.sanitizer)) else None
         self.processes += 1
         run_logged_to(command(self.sanitizer, self.tool, self.gpu_tests, gtest_filter,
-                              suppressions, supp), log, f"{self.tool} {name}",
+                              suppressions), log, f"{self.tool} {name}",
                       (max(1.0, self.left()), self.why))
         got = read_outcome(log.read_text(encoding="utf-8", errors="replace"))
-        if supp is not None and supp.exists() and got.errors:
-            self.saved.append(supp)
-        self.outcome.errors += got.errors
-        self.outcome.internal_error |= got.internal_error
-        self.outcome.where += got.where
+        self.outcome.add(got)
         return got
 
 
@@ -307,13 +380,12 @@ def describe(tool: str, results: dict[str, str], left_out: dict[str, str], run: 
              f"{len(failed)} failed" + (f" ({_first(failed)})" if failed else ""),
              f"in {run.processes} processes"]
     if run.outcome.where:
-        library = sorted({w for w in run.outcome.where if not own(w)})
         mine = sorted({w for w in run.outcome.where if own(w)})
+        library = place_library_records(run.outcome)
         parts.append(f"errors in gapbench's code: {_first(mine) or 'none'}; in libraries: "
-                     f"{_first(library) or 'none'}")
-    if run.saved:
-        parts.append("exact suppressions of them: " + _first(
-            [f"logs/{p.parent.name}/{p.name}" for p in run.saved]))
+                     f"{_first(library.kernels) or 'none'}")
+        if library.kernels:
+            parts.append(library_verdict(library, mine, failed))
     if run.outcome.internal_error:
         parts.append("compute-sanitizer had an internal error")
     if alone:
@@ -321,6 +393,23 @@ def describe(tool: str, results: dict[str, str], left_out: dict[str, str], run: 
     if left_out:
         parts.append(f"left out: {_first(sorted(left_out))}")
     return "; ".join(parts)
+
+
+def library_verdict(found: LibraryFindings, mine: list[str], failed: list[str]) -> str:
+    """What the library kernels' records say, apart from gapbench's: where their addresses lie,
+    and, when every printed one lies outside what gapbench handed the library (each buffer of it
+    poisoned before it was filled) with no error in gapbench's kernels and every test passed
+    (validated), that they read the library's own memory: for an exact suppression."""
+    placed = (f"library findings apart: of their printed records, {found.ours} on buffers "
+              f"gapbench handed the library, {found.theirs} on memory it did not, "
+              f"{found.unplaced} unplaced")
+    if found.ours:
+        return placed + ": a read of memory gapbench handed over, poisoned or not: fix it"
+    if found.unplaced or mine or failed:
+        return placed
+    return (placed + ": the library's own memory (every buffer gapbench hands it is poisoned "
+            "before use, and validation passed); suppress exactly those in "
+            "ci/sanitizer/<tool>.supp (docs/gpu-check.md)")
 
 
 def _first(names: list[str], shown: int = 3) -> str:

@@ -25,7 +25,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import orjson
+try:
+    import orjson
+except ImportError:  # a Python without it (a GPU machine's, say): the stdlib reads the same
+    orjson = None
 
 SCHEMA_VERSION = "1"
 NAME_PATTERN = re.compile(
@@ -341,14 +344,15 @@ def _is_count(value: object) -> bool:
 
 
 def parse_json(path: Path, text: str) -> object:
-    """The file's JSON, its every failure as ResultsError naming the file. orjson reads it
-    first (parsing is most of reading a fleet's thousands of files); whatever orjson refuses
-    (NaN, integers past 64 bits, bad JSON) goes to json.loads, which reads the rest and words
-    the errors."""
-    try:
-        return orjson.loads(text)
-    except orjson.JSONDecodeError:
-        pass
+    """The file's JSON, its every failure as ResultsError naming the file. orjson, where it is
+    installed, reads it first (parsing is most of reading a fleet's thousands of files); whatever
+    orjson refuses (NaN, integers past 64 bits, bad JSON) goes to json.loads, which reads the
+    rest and words the errors."""
+    if orjson is not None:
+        try:
+            return orjson.loads(text)
+        except orjson.JSONDecodeError:
+            pass
     try:
         return json.loads(text)
     except json.JSONDecodeError as e:

@@ -234,12 +234,14 @@ echo "-- cuDNN: /site/nvidia/cudnn/lib/libcudnn.so.9, from python3's nvidia.cudn
 
 
 def _gpu_check(tmp_path: Path, *args: str, cmake: str = FAKE_CMAKE,
-               smi: str = "echo 'GPU 0: Fake GPU (UUID: GPU-1)'\n"):
+               smi: str = "echo 'GPU 0: Fake GPU (UUID: GPU-1)'\n",
+               extra_env: dict[str, str] | None = None):
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir(exist_ok=True)
     script(bin_dir / "cmake", cmake)
     smi = script(tmp_path / "nvidia-smi", smi)
-    env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}", "LOG": str(tmp_path / "log")}
+    env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}", "LOG": str(tmp_path / "log"),
+           **(extra_env or {})}
     return subprocess.run(
         [str(REPO_ROOT / "ci" / "gpu-check"), "--nvidia-smi", str(smi), "--out",
          str(tmp_path / "out"), "--build-dir", str(tmp_path / "build"), *args],
@@ -286,6 +288,44 @@ def test_a_build_without_cudnn_or_cublas_fails_its_step(tmp_path):
     assert "| build | **FAILED** |" in summary and "not found: cuDNN" in summary
     assert "gpu tests" not in summary  # nothing runs without the build
     assert (tmp_path / "a.tgz").exists()  # the archive all the same
+
+
+# ---- a Python without orjson (the GPU machine's) ---------------------------------------------
+
+def without_orjson(tmp_path: Path) -> dict[str, str]:
+    """An environment whose Python cannot import orjson, as the GPU machine's python3: a package
+    of that name first on the path, which raises ImportError."""
+    stub = tmp_path / "no-orjson" / "orjson"
+    stub.mkdir(parents=True)
+    (stub / "__init__.py").write_text("raise ImportError('no orjson on this machine')\n")
+    return {"PYTHONPATH": str(stub.parent)}
+
+
+def test_gpu_check_starts_and_reads_results_without_orjson(tmp_path):
+    env = without_orjson(tmp_path)
+    done = subprocess.run([str(REPO_ROOT / "ci" / "gpu-check"), "--help"], capture_output=True,
+                          text=True, env={**os.environ, **env}, check=False)
+    assert done.returncode == 0 and "--kit" in done.stdout, done.stderr
+    # The start of a check: the build (a fake cmake) and doctor (its fake gapbench).
+    done = _gpu_check(tmp_path, "--steps", "doctor", extra_env=env)
+    assert done.returncode == 0, done.stderr
+    assert "| doctor | passed |" in (tmp_path / "out" / "summary.md").read_text()
+    # The results loader falls back to the stdlib: the same reading, the same error wording.
+    probe = ("import sys\nfrom gapbench_report import results\nassert results.orjson is None\n"
+             "print(len(results.load_results(sys.argv[1]).benchmarks()))\n"
+             "try:\n    results.load_results(sys.argv[2])\n"
+             "except results.ResultsError as e:\n    print(e)\n")
+    data = REPO_ROOT / "report" / "tests" / "data"
+    done = subprocess.run([str(REPO_ROOT / "ci" / "report-python"), "-c", probe,
+                           str(data / "good.json"), str(data / "truncated.json")],
+                          capture_output=True, text=True, env={**os.environ, **env}, check=False)
+    assert done.returncode == 0, done.stderr
+    from gapbench_report.results import ResultsError, load_results
+    count, error = done.stdout.splitlines()
+    assert int(count) == len(load_results(data / "good.json").benchmarks()) > 0
+    with pytest.raises(ResultsError) as with_orjson:
+        load_results(data / "truncated.json")
+    assert error == str(with_orjson.value) and "not valid JSON (truncated?)" in error
 
 
 @pytest.mark.parametrize("args, message", [
