@@ -4,6 +4,7 @@ what to do. The rules and how findings rank: docs/report.md#diagnosis."""
 from __future__ import annotations
 
 import math
+import re
 import sys
 from collections import Counter
 from collections.abc import Callable, Hashable, Iterable, Sequence
@@ -15,7 +16,9 @@ from gapbench_report.labels import (
     axes_label,
     describe,
     fmt_seconds,
+    fmt_si,
     is_unheld,
+    math_words,
     variant_label,
 )
 from gapbench_report.metrics import (
@@ -24,13 +27,21 @@ from gapbench_report.metrics import (
     crossover,
     file_family,
     find,
+    gemm_peaks,
     largest,
     number,
     pipeline_ideal,
     preprocess_metrics,
     transfer_pair,
 )
-from gapbench_report.results import Benchmark, Results, load_results, merged_benchmarks
+from gapbench_report.results import (
+    FP32,
+    MATH_AXIS,
+    Benchmark,
+    Results,
+    load_results,
+    merged_benchmarks,
+)
 
 PROG = "gapbench-report diagnose"
 
@@ -84,8 +95,9 @@ def fastest_by(benchmarks: Iterable[Benchmark], key: Callable[[Benchmark], Hasha
 
 
 def shape(b: Benchmark) -> tuple:
-    """The family and the axes (in any order): what makes two variants comparable."""
-    return b.parsed.family, frozenset(b.parsed.axes.items())
+    """The family, the axes (in any order) and the arithmetic (Benchmark.math): what makes two
+    variants comparable. A row that may have used TF32 is never one of float32's."""
+    return b.parsed.family, frozenset(b.parsed.axes_but_math().items()), b.math
 
 
 def mib(n: float) -> str:
@@ -289,7 +301,8 @@ def rule_naive_vs_library(run: Run) -> list[Finding]:
             f"Hand-written {family} on the {device.upper()} is up to {ratio:.0f}x slower",
             f"On {len(rows)} shape(s) the naive {family} is at least {NAIVE_SLOWDOWN:g}x slower "
             f"than the library; worst, the {describe(naive.parsed)} takes {ratio:.1f}x the time "
-            f"of {variant_label(best.parsed.variant)}. Use the library op.",
+            f"of {variant_label(best.parsed.variant)}, both in {math_words(best.math)}."
+            " Use the library op.",
             impact=ratio, cause=f"hand-written {family} ({device})", lesson=True))
     return found
 
@@ -594,20 +607,20 @@ def rule_mixed_precision(run: Run) -> list[Finding]:
         if b.median:
             axes = frozenset(b.parsed.axes_but_math().items())
             key = (b.parsed.family, b.parsed.variant, b.parsed.device, axes)
-            by_op.setdefault(key, {})[b.parsed.math] = b
+            by_op.setdefault(key, {})[b.math] = b
     best: dict[str, tuple[float, Benchmark, Benchmark]] = {}
     for modes in by_op.values():
-        base = modes.get("fp32")
+        base = modes.get(FP32)
         if base is None:
             continue
-        for fast in (b for mode, b in modes.items() if mode != "fp32"):
+        for fast in (b for mode, b in modes.items() if mode != FP32):
             gain = base.median / fast.median
             device = fast.parsed.device
             if gain >= MIXED_PRECISION_GAIN and gain > best.get(device, (0.0,))[0]:
                 best[device] = (gain, fast, base)
     found = []
     for device, (gain, fast, base) in best.items():
-        mode = fast.parsed.math
+        mode = fast.math
         hardware = "its tensor cores" if device == "gpu" else "its vector units"
         found.append(Finding(
             "mixed_precision", "info",
@@ -781,13 +794,121 @@ def rule_library_not_best(run: Run) -> list[Finding]:
                 f"{others}, although the framework's time "
                 "also holds its Python, launches and synchronize. gapbench's configuration of "
                 f"{pair.library_name} is not the best one: its row understates the library, and "
-                f"the ratios set against it are off by as much.{unheld} This is a defect in "
-                "gapbench, not a finding about this machine: report it on gapbench's issue "
-                "tracker with this results file.")
+                f"the ratios set against it are off by as much.{unheld} {DEFECT_TAIL}")
         found.append(Finding(
             "library_not_best", "warning",
             f"gapbench's {pair.library_name} {op} is slower than {pair.name}'s", text,
             defect=True, subject=library.name))
+    return found
+
+
+DEFECT_TAIL = ("This is a defect in gapbench, not a finding about this machine: report it on "
+               "gapbench's issue tracker with this results file.")
+
+# gapbench's self-check against the hardware. A GEMM-based row may pass the GEMM peak of its
+# math measured beside it by this factor (a measured peak is one size's cuBLAS, not the
+# hardware's bound) before it is called impossible: docs/report.md#gapbenchs-own-defects says
+# why 1.25.
+GEMM_MARGIN = 1.25
+# A copy may not pass the PCIe link's theoretical rate at all: that rate is the hardware's
+# bound, not a measurement (packet headers keep every real copy below it).
+LINK_MARGIN = 1.0
+# cuDNN's algorithms that do the multiplications their FLOP rate counts (the direct count), as a
+# GEMM or directly. WINOGRAD, WINOGRAD_NONFUSED, FFT and FFT_TILING do fewer, so their rate,
+# counted as direct, can honestly pass the peak: they are not judged.
+DIRECT_COUNT_ALGORITHMS = ("IMPLICIT_GEMM", "IMPLICIT_PRECOMP_GEMM", "GEMM", "DIRECT")
+ALGORITHM_LABEL = re.compile(r"\balgo:(\S+)")
+
+
+def gemm_work(b: Benchmark) -> str | None:
+    """How `b` does its multiplications, where the GEMM peak of its math bounds its FLOP rate;
+    None where it is not judged. On the CPU only im2col with OpenBLAS, against OpenBLAS's
+    SGEMM: neither oneDNN (its own kernels, which may pass OpenBLAS's) nor OpenBLAS's matmuls
+    (the peak's own GEMM) are (docs/report.md#gapbenchs-own-defects)."""
+    name = b.parsed
+    if name.family == "overhead" and name.axis("op") == "matmul" and \
+            name.variant in ("cublas", "cublas_e2e"):
+        return "cuBLAS's GEMM"
+    if name.family != "conv":
+        return None
+    if name.variant in ("naive", "tiled") and name.device == "gpu":
+        return "gapbench's direct convolution"
+    if name.variant == "im2col_blas":
+        return "im2col and OpenBLAS's SGEMM"
+    algorithm = ALGORITHM_LABEL.search(b.label) if name.variant in ("cudnn", "cudnn_e2e") else None
+    if algorithm and algorithm[1] in DIRECT_COUNT_ALGORITHMS:
+        return f"cuDNN's {algorithm[1]}"
+    return None
+
+
+def _math_unsaid(b: Benchmark) -> str:
+    """What a row's math axis leaves to the report, said where the row is read wrong."""
+    if MATH_AXIS in b.parsed.axes:
+        return ""
+    return (f" Its name has no math axis, so the report reads it as {math_words(b.math)}; its "
+            "library may have computed in another math (TF32 on tensor cores).")
+
+
+def rule_above_ceiling(run: Run) -> list[Finding]:
+    """A row timed faster than the hardware allows, by its own FLOP or byte count: a GEMM-based
+    row (gemm_work) above GEMM_MARGIN times the GEMM peak of its math measured in its own file
+    (metrics.gemm_peaks: float32 against SGEMM, TF32 against the TF32 GEMM, and so on), a GPU
+    copy above the PCIe link's theoretical rate. Its time, its count or its math is wrong, and
+    so is every ratio set against it: a defect for gapbench's tracker, one finding per row,
+    naming the row and the ceiling. A file whose machine changed speed during its run
+    (ceiling_drifts) is not judged: its peak is no ceiling."""
+    found: list[Finding] = []
+    judged: set[str] = set()  # a row in several files is judged once, in the first
+    for results in run.library_files:
+        rows = [b for b in results.benchmarks().values() if b.name not in judged]
+        judged.update(b.name for b in rows)
+        if not ceiling_drifts(results):
+            found += _above_gemm_peak(rows, gemm_peaks(results.benchmarks().values()))
+            found += _above_link(rows, results.context)
+    return found
+
+
+def _above_gemm_peak(rows: list[Benchmark], peaks: dict[tuple[str, str], Benchmark]
+                     ) -> list[Finding]:
+    found = []
+    for b in rows:
+        work, rate = gemm_work(b), b.counter("flops")
+        peak = peaks.get((b.parsed.device, b.math))
+        ceiling = peak.counter("flops") if peak else None
+        if not (work and rate and ceiling and rate > GEMM_MARGIN * ceiling):
+            continue
+        math = math_words(b.math)
+        found.append(Finding(
+            "above_ceiling", "warning",
+            f"gapbench's {b.parsed.family} row is faster than the {b.parsed.device.upper()}'s "
+            f"{math} GEMM peak allows",
+            f"{b.name} ({work}, read as {math}) reaches {fmt_si(rate, 'FLOP/s')}, "
+            f"{rate / ceiling:.2f}x the {math} GEMM peak measured beside it ({peak.name}: "
+            f"{fmt_si(ceiling, 'FLOP/s')}); a row that does the multiplications it counts cannot "
+            f"pass that peak by more than {GEMM_MARGIN:g}x. Its time, its FLOP count or its math "
+            f"is wrong, and every ratio set against it is off.{_math_unsaid(b)} {DEFECT_TAIL}",
+            defect=True, subject=b.name))
+    return found
+
+
+def _above_link(rows: list[Benchmark], context: dict) -> list[Finding]:
+    found = []
+    link = number(context.get("pcie.bandwidth_max_gbps"))
+    for b in rows:
+        rate = b.counter("bytes_per_second")
+        if not (link and rate and b.parsed.family == "transfer" and b.parsed.device == "gpu"
+                and b.parsed.variant in ("pinned", "pageable")
+                and b.parsed.axis("dir") in ("h2d", "d2h") and rate > LINK_MARGIN * link * 1e9):
+            continue
+        found.append(Finding(
+            "above_ceiling", "warning",
+            f"gapbench's {b.parsed.axis('dir')} copy is faster than the PCIe link allows",
+            f"{b.name} moves {rate / 1e9:.1f} GB/s, {rate / (link * 1e9):.2f}x the PCIe link's "
+            f"theoretical {link:.2f} GB/s per direction (pcie.bandwidth_max_gbps, from the "
+            f"link's generation {context.get('pcie.gen_max', '?')} and width "
+            f"x{context.get('pcie.width_max', '?')}). Its time or its byte count is wrong, "
+            f"or the copy did not cross that link. {DEFECT_TAIL}",
+            defect=True, subject=b.name))
     return found
 
 
@@ -797,7 +918,7 @@ RULES: tuple[Callable[[Run], list[Finding]], ...] = (
     rule_gpu_loses, rule_elementwise, rule_naive_vs_library, rule_pipeline_idle,
     rule_pipeline_cores, rule_pipeline_stage_drift, rule_batch_too_small, rule_lstm_launch_bound,
     rule_mixed_precision, rule_framework_misses_gpu, rule_framework_cuda_newer,
-    rule_framework_overhead, rule_library_not_best,
+    rule_framework_overhead, rule_library_not_best, rule_above_ceiling,
 )
 
 
@@ -840,6 +961,12 @@ def with_baselines(f: Finding, mine: Benchmark | None,
                            f"runs here at {'; '.join(notes)}.")
 
 
+# How the verdict counts each rule's defects.
+DEFECT_WORDS = {"library_not_best": "of its library rows slower than your framework on the same "
+                                    "work",
+                "above_ceiling": "of its rows timed above the ceiling that bounds them"}
+
+
 def verdict(findings: list[Finding], limit: int = 3) -> str:
     """One line: benchmarks that failed, if any (how many, where, the first error); then what
     invalidates the run, else the biggest measured losses on this machine, each with its factor
@@ -849,9 +976,11 @@ def verdict(findings: list[Finding], limit: int = 3) -> str:
         rest = verdict([f for f in findings if f is not failed], limit)
         return f"{failed.cause}. {rest}"
     defects = [f for f in findings if f.defect]
-    own = (f" gapbench's own check: {len(defects)} of its library rows slower than your "
-           "framework on the same work (a defect in gapbench, not in this machine; see "
-           f"\"{defects[0].title}\")." if defects else "")
+    kinds = Counter(f.rule for f in defects)
+    own = (" gapbench's own check: " + "; ".join(
+        f"{n} {DEFECT_WORDS.get(rule, 'defects of ' + rule)}" for rule, n in kinds.items())
+        + f" (a defect in gapbench, not in this machine; see \"{defects[0].title}\")."
+        if defects else "")
     problems = [f for f in findings if f.severity == "problem" and not f.lesson and not f.defect]
     if problems:
         return "Fix first: " + "; ".join(f.title for f in problems[:limit]) + "." + own

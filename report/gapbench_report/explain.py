@@ -15,7 +15,7 @@ from gapbench_report.files import write_atomic
 from gapbench_report.html_writer import esc, page
 from gapbench_report.labels import fmt_seconds, md_cell
 from gapbench_report.metrics import crossover, find, pipeline_ideal, preprocess_metrics
-from gapbench_report.results import Benchmark, ResultsError, load_results, results_runs
+from gapbench_report.results import FP32, Benchmark, ResultsError, load_results, results_runs
 from gapbench_report.traces import (
     LOOP_ELEMENT_SHARE,
     MAX_TRACE_MIB,
@@ -151,7 +151,7 @@ class Prices:
                                     ("peak", "gemm", {})):
             fp32 = {b.parsed.axes["n"]: b for b in find(self.benchmarks, family, variant, "gpu",
                                                           **kw)
-                    if b.median and b.parsed.math == "fp32"}
+                    if b.median and b.math == FP32}
             tf32 = {b.parsed.axes["n"]: b for b in find(self.benchmarks, family, variant, "gpu",
                                                           math="tf32", **kw) if b.median}
             common = [n for n in fp32 if n in tf32]

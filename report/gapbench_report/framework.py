@@ -10,9 +10,9 @@ guesswork: an op or a shape without a twin in this table (or not run by gapbench
 Both sides name their arithmetic alike (math:tf32|fp16|bf16; absent, or math:fp32, float32), and
 a pair computes in one: the framework's math:fp16 matmul pairs with cuBLAS's math:fp16 rows only.
 A framework computing TF32 where gapbench has no TF32 twin (the dense step; the cuDNN LSTM before
-gapbench has one) pairs with its float32 twin, marked as TF32 against float32. Files from probes
-before the math axis computed each op as the framework's default: their context says where that
-was TF32 on the GPU ("on"), and their unmarked GPU rows count as TF32 there.
+gapbench has one) pairs with its float32 twin, marked as TF32 against float32. What each row
+computed in is its Benchmark's `math` (results.row_math, which also reads the files from before
+the math axis): a library row that may have used TF32 is never a float32 twin.
 """
 
 from __future__ import annotations
@@ -21,11 +21,10 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
-from gapbench_report.results import MATH_AXIS, Benchmark, Name, Results
+from gapbench_report.results import FP32, MATH_AXIS, TF32, Benchmark, Name, Results
 
 FAMILY = "framework"
 COMPILED = ("mode", "compiled")  # the framework's compiled mode; absent, eager
-FP32, TF32 = "fp32", "tf32"
 
 
 @dataclass(frozen=True)
@@ -81,11 +80,6 @@ def is_framework_file(results: Results) -> bool:
     return "framework.name" in results.context
 
 
-# The context key that said, before the probe named each row's math, whether the framework
-# computed an op's float32 in TF32 on the GPU ("on"): cuBLAS's setting for matmul and the dense
-# step, cuDNN's for conv and the LSTM. The probe now sets TF32 per row, and says so there.
-TF32_KEYS = {"matmul": "framework.tf32_matmul", "dense": "framework.tf32_matmul",
-             "conv": "framework.tf32_conv", "lstm": "framework.tf32_conv"}
 MIXED_MATH = "framework TF32, library float32"
 
 
@@ -96,8 +90,10 @@ def library_first(runs: Iterable[Results]) -> list[Results]:
     return [r for r in runs if not is_framework_file(r)] + [r for r in runs if is_framework_file(r)]
 
 
-def twin_key(family: str, variant: str, device: str, axes: Mapping[str, str]) -> tuple:
-    return family, variant, device, frozenset(axes.items())
+def twin_key(family: str, variant: str, device: str, axes: Mapping[str, str], math: str
+             ) -> tuple:
+    """`axes` without the math axis: `math` is the row's (Benchmark.math)."""
+    return family, variant, device, frozenset(axes.items()), math
 
 
 @dataclass(frozen=True)
@@ -131,8 +127,8 @@ class Pair:
     def library_name(self) -> str:
         """"cuBLAS", "cuBLAS TF32": the library's words, with its math where not float32."""
         words = library_words(self.library.parsed.variant)
-        math = self.library.parsed.math
-        return words if math == "fp32" else f"{words} {math.upper()}"
+        math = self.library.math
+        return words if math == FP32 else f"{words} {math.upper()}"
 
     @property
     def note(self) -> str:
@@ -147,36 +143,26 @@ class Pair:
     @property
     def math(self) -> str:
         """The arithmetic both sides computed in (the framework's, where they differ)."""
-        return TF32 if self.mixed_math else self.library.parsed.math
-
-
-def framework_math(name: Name, context: Mapping) -> str:
-    """The arithmetic a framework benchmark computed in: its math axis; without one, float32,
-    or TF32 on the GPU where a file from before the axis says the framework's default was."""
-    if MATH_AXIS in name.axes:
-        return name.math
-    op = name.axis("op") or ""
-    return TF32 if name.device == "gpu" and context.get(TF32_KEYS.get(op, "")) == "on" else FP32
+        return TF32 if self.mixed_math else self.library.math
 
 
 def pairs(benchmarks: Iterable[Benchmark], contexts: Mapping[str, Mapping] | None = None
           ) -> list[Pair]:
-    """Every timed framework benchmark that has a timed library twin in the same arithmetic, in
-    the framework's order; `contexts` maps a framework's name to its file's context
-    (framework_contexts): its version, and (files before the math axis) its TF32 settings."""
+    """Every timed framework benchmark that has a timed library twin in the same arithmetic
+    (each row's Benchmark.math), in the framework's order; `contexts` maps a framework's name
+    to its file's context (framework_contexts), for its version."""
     benchmarks = list(benchmarks)
     fastest: dict[tuple, Benchmark] = {}
     for b in benchmarks:
         if b.parsed.family != FAMILY and b.median:
-            key = twin_key(b.parsed.family, b.parsed.variant, b.parsed.device, b.parsed.axes)
+            key = twin_key(b.parsed.family, b.parsed.variant, b.parsed.device,
+                           b.parsed.axes_but_math(), b.math)
             if key not in fastest or b.median < fastest[key].median:
                 fastest[key] = b
 
     def fastest_twin(twins: tuple[Twin, ...], name: Name, math: str) -> Benchmark | None:
-        """float32 is a library's unmarked rows and its math:fp32 ones alike."""
-        maths = [{MATH_AXIS: math}] + ([{}] if math == FP32 else [])
-        rivals = [fastest.get(twin_key(twin.family, v, name.device, {**twin.axes(name), **m}))
-                  for twin in twins for v in twin.candidates(name) for m in maths]
+        rivals = [fastest.get(twin_key(twin.family, v, name.device, twin.axes(name), math))
+                  for twin in twins for v in twin.candidates(name)]
         return min((r for r in rivals if r is not None), key=lambda r: r.median, default=None)
 
     found = []
@@ -187,9 +173,8 @@ def pairs(benchmarks: Iterable[Benchmark], contexts: Mapping[str, Mapping] | Non
         if not twins or not b.median:
             continue
         context = (contexts or {}).get(b.parsed.variant, {})
-        math = framework_math(b.parsed, context)
-        best = fastest_twin(twins, b.parsed, math)
-        mixed = math == TF32 and best is None
+        best = fastest_twin(twins, b.parsed, b.math)
+        mixed = b.math == TF32 and best is None
         if mixed:
             best = fastest_twin(twins, b.parsed, FP32)
         if best is not None:

@@ -9,7 +9,7 @@ from collections.abc import Iterable, Mapping
 
 from gapbench_report import metrics
 from gapbench_report.catalogue import PAGEABLE_E2E
-from gapbench_report.results import Benchmark, Name
+from gapbench_report.results import FP32, MATH_AXIS, Benchmark, Name
 
 
 def md_cell(text: object) -> str:
@@ -119,6 +119,31 @@ def with_threads(name: Name) -> dict[str, str]:
     if name.threads is not None:
         axes["threads"] = str(name.threads)
     return axes
+
+
+MATH_WORDS = {"fp32": "float32", "tf32": "TF32", "fp16": "fp16", "bf16": "bf16"}
+
+
+def math_words(math: str) -> str:
+    """"fp32" -> "float32": a row's arithmetic (Benchmark.math) in a sentence."""
+    return MATH_WORDS.get(math, math)
+
+
+def unnamed_math(b: Benchmark) -> str:
+    """The arithmetic of a row whose name does not say it and that is not float32 (a cuDNN
+    convolution in its library's default math; a framework's op from a probe before the math
+    axis, results.row_math), as a table or a chart's legend says it beside the name: "tf32
+    (library default)"; empty for every other row."""
+    if MATH_AXIS in b.parsed.axes or b.math == FP32:
+        return ""
+    return f"{b.math} ({'framework' if b.parsed.family == 'framework' else 'library'} default)"
+
+
+def with_unnamed_math(sizes: str, b: Benchmark) -> str:
+    """A row's sizes in words, for a table, with the math its name leaves unsaid
+    (unnamed_math)."""
+    math = unnamed_math(b)
+    return " · ".join(t for t in (sizes, math and f"math {math}") if t)
 
 
 def describe(name: Name) -> str:

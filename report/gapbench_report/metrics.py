@@ -13,7 +13,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from gapbench_report.catalogue import SHARED_WORK
-from gapbench_report.results import Benchmark, Results
+from gapbench_report.results import FP32, Benchmark, Results
 
 # Context keys that identify a machine and its software, shown side by side against a baseline.
 FINGERPRINT_KEYS = (
@@ -226,20 +226,34 @@ SHARE_CONV = {"n": "32", "c": "64", "hw": "56", "k": "64", "r": "3", "stride": "
 CONV_LIBRARIES = {"gpu": ("cudnn",), "cpu": ("onednn", "im2col_blas")}
 
 
+def gemm_peaks(benchmarks: Iterable[Benchmark]) -> dict[tuple[str, str], Benchmark]:
+    """The GEMM ceiling of each (device, math) the run measured: the peak/sgemm (float32) or
+    peak/gemm row of that math with the highest FLOP rate, whatever its size."""
+    peaks: dict[tuple[str, str], Benchmark] = {}
+    for b in benchmarks:
+        rate = b.counter("flops") if b.status == "ok" else None
+        if b.parsed.family == "peak" and b.parsed.variant in ("sgemm", "gemm") and rate:
+            key = (b.parsed.device, b.math)
+            if key not in peaks or rate > (peaks[key].counter("flops") or 0.0):
+                peaks[key] = b
+    return peaks
+
+
 def peak_share_metrics(benchmarks: list[Benchmark]) -> dict[str, float | None]:
     """Each machine's share of its own peak, which carries across machines whatever their
-    devices: the fastest float32 library conv of one ResNet layer (SHARE_CONV), its FLOP/s over
-    the SGEMM ceiling measured beside it, on the GPU where the run has one, else on the CPU."""
+    devices: the fastest float32 library conv of one ResNet layer (SHARE_CONV; never a row that
+    may have used TF32), its FLOP/s over the float32 GEMM ceiling measured beside it
+    (gemm_peaks), on the GPU where the run has one, else on the CPU."""
+    peaks = gemm_peaks(benchmarks)
     for device in ("gpu", "cpu"):
         rows = [b for v in CONV_LIBRARIES[device]
                 for b in find(benchmarks, "conv", v, device, **SHARE_CONV)
-                if b.parsed.math == "fp32" and b.counter("flops")]
-        peak = max((b.counter("flops") or 0.0 for b in find(benchmarks, "peak", "sgemm", device)),
-                   default=0.0)
+                if b.math == FP32 and b.counter("flops")]
+        peak = peaks.get((device, FP32))
         if rows and peak:
             best = max(b.counter("flops") for b in rows)
             return {"conv n 32 · c 64 · hw 56 · k 64 · r 3, fastest float32 library: share of "
-                    "its device's SGEMM peak": _ratio(best, peak)}
+                    "its device's SGEMM peak": _ratio(best, peak.counter("flops"))}
     return {}
 
 
@@ -256,7 +270,7 @@ def _fastest_per_work(benchmarks: Iterable[Benchmark]) -> dict[tuple, Benchmark]
     kernel time, a CPU's wall time."""
     fastest: dict[tuple, Benchmark] = {}
     for b in benchmarks:
-        if b.parsed.family in SHARED_WORK and b.median and b.parsed.math == "fp32":
+        if b.parsed.family in SHARED_WORK and b.median and b.math == FP32:
             key = (b.parsed.family, tuple(sorted(b.parsed.axes_but_math().items())))
             if key not in fastest or b.median < fastest[key].median:
                 fastest[key] = b

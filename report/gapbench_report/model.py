@@ -17,6 +17,7 @@ from gapbench_report.labels import (
     is_unheld,
     variant_label,
     with_threads,
+    with_unnamed_math,
 )
 from gapbench_report.results import Benchmark, Results, merged_benchmarks
 
@@ -191,10 +192,10 @@ def throughput_cell(b: Benchmark) -> str:
 def table_rows(benchmarks: Iterable[Benchmark]) -> list[Row]:
     rows = []
     for b in benchmarks:
-        axes = axes_label(with_threads(b.parsed))
         spread = metrics.TIME.spread(b)
         rows.append(Row(
-            variant_label(b.parsed.variant, b.parsed.family), b.parsed.device.upper(), axes,
+            variant_label(b.parsed.variant, b.parsed.family), b.parsed.device.upper(),
+            with_unnamed_math(axes_label(with_threads(b.parsed)), b),
             b.status,
             fmt_seconds(spread[0]) if spread else "",
             f"{fmt_seconds(spread[1])} – {fmt_seconds(spread[2])}" if spread else "",
@@ -302,7 +303,8 @@ def framework_rows(pairs: Iterable[framework.Pair]) -> list[list[str]]:
     rows = []
     for p in pairs:
         axes = {k: v for k, v in p.framework.parsed.axes.items() if k not in ("op", "mode")}
-        rows.append([p.name, p.op, p.framework.parsed.device.upper(), axes_label(axes),
+        rows.append([p.name, p.op, p.framework.parsed.device.upper(),
+                     with_unnamed_math(axes_label(axes), p.framework),
                      fmt_seconds(p.framework.median),
                      f"{p.library_name} ({p.library.parsed.family}/{p.library.parsed.variant})",
                      fmt_seconds(p.library.median),

@@ -12,6 +12,10 @@ schema, names off the scheme, a name that disagrees with its run_name, times tha
 numbers (or lie outside SHORTEST_TIME to LONGEST_TIME), counters (and iteration counts) that are
 not numbers, flags that are not true or false, repetition indexes that are not whole numbers,
 unknown time units, and duplicate entries. Times in any unit come back in seconds.
+
+row_math() is the one place that decides the arithmetic a row may have computed in (its name's
+math axis, else what its file's context says its library or framework defaulted to): every
+Benchmark carries it as `math`, and the rest of the report reads that, never the name alone.
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ import json
 import math
 import re
 import statistics
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -61,12 +65,13 @@ class ResultsError(Exception):
 
 
 MATH_AXIS = "math"
+FP32, TF32 = "fp32", "tf32"
 
 
 @dataclass(frozen=True)
 class Name:
     """A parsed benchmark name. The axis `math` is the precision a variant computes in
-    (math:bf16); absent, float32."""
+    (math:bf16); what a row without it computed in is row_math()'s to say, with its context."""
 
     family: str
     variant: str
@@ -78,13 +83,49 @@ class Name:
     def axis(self, key: str, default: str | None = None) -> str | None:
         return self.axes.get(key, default)
 
-    @property
-    def math(self) -> str:
-        return self.axes.get(MATH_AXIS, "fp32")
-
     def axes_but_math(self) -> dict[str, str]:
         """The axes that size the work, without the precision it is done in."""
         return {k: v for k, v in self.axes.items() if k != MATH_AXIS}
+
+
+# Library rows whose names carry no math axis although they ran in their library's default math:
+# cuDNN's convolutions in files from before every such row named its math (CUDNN_DEFAULT_MATH,
+# which lets cuDNN compute float32 data in TF32 from compute capability TF32_SINCE on).
+DEFAULT_MATH_ROWS = frozenset({("conv", "cudnn"), ("conv", "cudnn_e2e")})
+TF32_SINCE = (8, 0)  # Ampere
+# The context keys that said, before the probe named each row's math, whether the framework
+# computed an op's float32 in TF32 on the GPU ("on"): cuBLAS's setting for matmul and the dense
+# step, cuDNN's for conv and the LSTM. Today's probe sets TF32 per row and says so there.
+FRAMEWORK_TF32_KEYS = {"matmul": "framework.tf32_matmul", "dense": "framework.tf32_matmul",
+                       "conv": "framework.tf32_conv", "lstm": "framework.tf32_conv"}
+
+
+def compute_capability(context: Mapping) -> tuple[int, int] | None:
+    """"9.0" -> (9, 0); None where the context names none."""
+    match = re.match(r"^(\d+)\.(\d+)$", str(context.get("gpu.compute_capability", "")).strip())
+    return (int(match[1]), int(match[2])) if match else None
+
+
+def row_math(name: Name, context: Mapping) -> str:
+    """The arithmetic a row may have computed in, read with its file's context: the one place
+    the report decides it. Its math axis, where its name has one. Without one:
+    - a cuDNN convolution (DEFAULT_MATH_ROWS) on the GPU ran in cuDNN's default math: TF32
+      (allowed, whether or not cuDNN chose it), unless the context names a GPU older than
+      TF32_SINCE; a context naming no GPU proves no float32, so it is TF32 there too;
+    - a framework row from a probe before the axis: TF32 on the GPU where its file's context
+      says that the framework's default was ("on");
+    - else float32."""
+    if MATH_AXIS in name.axes:
+        return name.axes[MATH_AXIS]
+    if name.device != "gpu":
+        return FP32
+    if (name.family, name.variant) in DEFAULT_MATH_ROWS:
+        capability = compute_capability(context)
+        return FP32 if capability is not None and capability < TF32_SINCE else TF32
+    if name.family == "framework":
+        key = FRAMEWORK_TF32_KEYS.get(name.axes.get("op", ""), "")
+        return TF32 if context.get(key) == "on" else FP32
+    return FP32
 
 
 @functools.cache
@@ -168,6 +209,7 @@ class Benchmark:
     # The process each sample came from (PROCESS_KEY; all one process in a plain file).
     processes: tuple[int, ...] = ()
     label: str = ""  # the benchmark's label (cuDNN's algorithm; an unheld GPU kernel time)
+    math: str = FP32  # the arithmetic it may have computed in (row_math): read this, not the name
 
     @functools.cached_property
     def process_medians(self) -> tuple[float, ...]:
@@ -208,7 +250,7 @@ class Results:
 
     @functools.cached_property
     def _grouped(self) -> dict[str, Benchmark]:
-        return group_benchmarks(self.entries)
+        return group_benchmarks(self.entries, self.context)
 
     def benchmarks(self) -> dict[str, Benchmark]:
         """Benchmarks by name, in file order (grouped once; render, diagnose and metrics all
@@ -226,7 +268,8 @@ def merged_benchmarks(runs: Iterable[Results]) -> list[Benchmark]:
     return list(out.values())
 
 
-def group_benchmarks(entries: Iterable[Entry]) -> dict[str, Benchmark]:
+def group_benchmarks(entries: Iterable[Entry], context: Mapping) -> dict[str, Benchmark]:
+    """The entries as benchmarks, each with its math read in `context` (its file's)."""
     rows: dict[str, list[Entry]] = {}
     for e in entries:
         rows.setdefault(e.run_name, []).append(e)
@@ -246,7 +289,8 @@ def group_benchmarks(entries: Iterable[Entry]) -> dict[str, Benchmark]:
                               {k: v for k, v in counters.items() if v}, aggregates,
                               None if failed else skipped, failed,
                               tuple(int(e.raw.get(PROCESS_KEY, 0)) for e in timed),
-                              next((str(e.raw["label"]) for e in timed if e.raw.get("label")), ""))
+                              next((str(e.raw["label"]) for e in timed if e.raw.get("label")), ""),
+                              row_math(group[0].name, context))
     return out
 
 

@@ -4,6 +4,7 @@ silent on data that does not."""
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -101,17 +102,32 @@ def test_elementwise_far_behind_vectorized():
 
 
 def test_naive_far_behind_the_library():
-    shape = "n:32/c:64/hw:56/k:64/r:3/manual_time"
-    entries = runs(f"conv/naive/gpu/{shape}", [0.2] * 3) + runs(f"conv/cudnn/gpu/{shape}",
-                                                                 [0.004] * 3)
-    assert "50.0x the time of cudnn" in rules_fired(entries)["naive_vs_library"]
+    shape = "n:32/c:64/hw:56/k:64/r:3"
+    entries = runs(f"conv/naive/gpu/{shape}/manual_time", [0.2] * 3) + runs(
+        f"conv/cudnn/gpu/{shape}/math:fp32/manual_time", [0.004] * 3)
+    assert "50.0x the time of cudnn, both in float32" in rules_fired(entries)["naive_vs_library"]
     other = runs("conv/naive/gpu/n:8/c:64/hw:112/k:128/r:3/manual_time", [0.4] * 3) + runs(
-        "conv/cudnn/gpu/n:8/c:64/hw:112/k:128/r:3/manual_time", [0.01] * 3)
+        "conv/cudnn/gpu/n:8/c:64/hw:112/k:128/r:3/math:fp32/manual_time", [0.01] * 3)
     findings = [f for f in diagnose([in_memory(entries + other)]) if f.rule == "naive_vs_library"]
     assert len(findings) == 1 and "On 2 shape(s)" in findings[0].text
-    close = runs(f"conv/naive/gpu/{shape}", [0.02] * 3) + runs(f"conv/cudnn/gpu/{shape}",
-                                                                [0.004] * 3)
+    close = runs(f"conv/naive/gpu/{shape}/manual_time", [0.02] * 3) + runs(
+        f"conv/cudnn/gpu/{shape}/math:fp32/manual_time", [0.004] * 3)
     assert "naive_vs_library" not in rules_fired(close)
+
+
+def test_naive_float32_is_never_set_against_a_library_row_that_may_use_tf32():
+    """The H100's files: cuDNN's unmarked row (its default math, TF32 there) took 90 µs, its
+    float32 row 152 µs, the naive float32 kernel 2.41 ms: 15.8x, not 26.7x. On a GPU before
+    8.0 the unmarked row is float32 and stands for cuDNN."""
+    shape = "n:32/c:64/hw:56/k:64/r:3/stride:1/pad:1"
+    entries = (runs(f"conv/naive/gpu/{shape}/manual_time", [2.4066e-3] * 3)
+               + runs(f"conv/cudnn/gpu/{shape}/manual_time", [90.2e-6] * 3)
+               + runs(f"conv/cudnn/gpu/{shape}/math:tf32/manual_time", [89.6e-6] * 3)
+               + runs(f"conv/cudnn/gpu/{shape}/math:fp32/manual_time", [152.5e-6] * 3))
+    h100 = rules_fired(entries, **{"gpu.compute_capability": "9.0"})["naive_vs_library"]
+    assert "takes 15.8x the time of cudnn, both in float32" in h100
+    turing = rules_fired(entries, **{"gpu.compute_capability": "7.5"})["naive_vs_library"]
+    assert "takes 26.7x the time of cudnn, both in float32" in turing
 
 
 def test_naive_is_set_against_the_library_of_its_own_device_and_shape():
@@ -641,3 +657,180 @@ def test_library_not_best_fires_below_its_threshold_only():
     assert fired(0.95e-3) == []  # within the noise of two ways of timing
     found = fired(0.5e-3)
     assert len(found) == 1 and found[0].defect and "0.5x the 1 ms" in found[0].text
+
+
+# ---- the self-check against the hardware: no row above the ceiling that bounds it ------------
+
+BIG_CONV = "n:32/c:64/hw:56/k:64/r:3/stride:1/pad:1"
+H100_SGEMM = 52.0e12  # FLOP/s, the H100's peak/sgemm/gpu at n 4096
+FLOPS_4096 = 2 * 4096**3
+
+
+def gemm_peak(rate, math=None):
+    name = (f"peak/gemm/gpu/n:4096/math:{math}/manual_time" if math
+            else "peak/sgemm/gpu/n:4096/manual_time")
+    return runs(name, [FLOPS_4096 / rate] * 3, flops=[rate] * 3)
+
+
+def cudnn_conv(rate, algorithm, axes="/math:fp32"):
+    entries = runs(f"conv/cudnn/gpu/{BIG_CONV}{axes}/manual_time", [1e-4] * 3, flops=[rate] * 3)
+    for e in entries:
+        e["label"] = f"algo:{algorithm} workspace_bytes:0 math:fma"
+    return entries
+
+
+def above_ceiling(entries, **context):
+    return [f for f in diagnose([in_memory(entries, **context)]) if f.rule == "above_ceiling"]
+
+
+def test_a_gemm_based_row_above_its_maths_gemm_peak_is_a_gapbench_defect_past_the_margin():
+    """A measured peak is one size's cuBLAS, not the hardware's bound: 1.25x of it is allowed.
+    Just below, silent; just above, a defect naming the row and the ceiling."""
+    assert above_ceiling(gemm_peak(H100_SGEMM) + cudnn_conv(1.24 * H100_SGEMM, "IMPLICIT_GEMM")) \
+        == []
+    found = above_ceiling(gemm_peak(H100_SGEMM)
+                          + cudnn_conv(1.26 * H100_SGEMM, "IMPLICIT_PRECOMP_GEMM"))
+    assert len(found) == 1 and found[0].defect and not found[0].impact
+    f = found[0]
+    assert f.title == "gapbench's conv row is faster than the GPU's float32 GEMM peak allows"
+    assert f.text.startswith(f"conv/cudnn/gpu/{BIG_CONV}/math:fp32/manual_time (cuDNN's "
+                             "IMPLICIT_PRECOMP_GEMM, read as float32) reaches 65.5 TFLOP/s, 1.26x "
+                             "the float32 GEMM peak measured beside it "
+                             "(peak/sgemm/gpu/n:4096/manual_time: 52 TFLOP/s)")
+    assert "by more than 1.25x" in f.text and "gapbench's issue tracker" in f.text
+    assert "no math axis" not in f.text  # its name says float32
+    assert verdict(found).endswith("gapbench's own check: 1 of its rows timed above the ceiling "
+                                   "that bounds them (a defect in gapbench, not in this machine; "
+                                   "see \"gapbench's conv row is faster than the GPU's float32 "
+                                   "GEMM peak allows\").")
+
+
+def test_each_file_is_judged_against_its_own_peak_unless_its_machine_changed_speed():
+    """Every family's run measures its peak beside itself: a row is judged against its own
+    file's. A file whose SGEMM moved more than 25% during its run has no ceiling to judge by."""
+    fast_conv = cudnn_conv(1.5 * H100_SGEMM, "IMPLICIT_GEMM")
+    conv = in_memory(gemm_peak(2 * H100_SGEMM) + fast_conv)
+    other = in_memory(gemm_peak(H100_SGEMM))  # another family's file, a slower peak
+    assert [f for f in diagnose([other, conv]) if f.rule == "above_ceiling"] == []
+    changed = {"stability.sgemm_gflops_start": "100", "stability.sgemm_gflops_end": "200"}
+    assert above_ceiling(gemm_peak(H100_SGEMM) + fast_conv, **changed) == []
+    assert len(above_ceiling(gemm_peak(H100_SGEMM) + fast_conv)) == 1
+
+
+def test_winograd_and_fft_do_fewer_multiplications_and_are_not_judged():
+    """The H200's float32 FFT_TILING conv is at 1.06 of SGEMM; these may pass it by far."""
+    for algorithm in ("WINOGRAD", "WINOGRAD_NONFUSED", "FFT", "FFT_TILING"):
+        assert above_ceiling(gemm_peak(H100_SGEMM) + cudnn_conv(2 * H100_SGEMM, algorithm)) == []
+    # gapbench's own direct kernels, and a conv whose algorithm the label does not name, alike:
+    # the first judged, the second not.
+    naive = runs(f"conv/naive/gpu/{BIG_CONV}/manual_time", [1e-4] * 3, flops=[2 * H100_SGEMM] * 3)
+    assert len(above_ceiling(gemm_peak(H100_SGEMM) + naive)) == 1
+    unnamed = runs(f"conv/cudnn/gpu/{BIG_CONV}/math:fp32/manual_time", [1e-4] * 3,
+                   flops=[2 * H100_SGEMM] * 3)
+    assert above_ceiling(gemm_peak(H100_SGEMM) + unnamed) == []
+
+
+def test_each_math_is_judged_against_its_own_gemm_peak():
+    """TF32 against the TF32 GEMM, fp16 against fp16: a TF32 row far above SGEMM is fine; the
+    unmarked cuDNN row on an 8.0+ GPU is TF32, and judged so; with no peak of its math, none."""
+    tf32_peak = gemm_peak(364e12, "tf32")
+    tf32 = cudnn_conv(82e12, "IMPLICIT_PRECOMP_GEMM", "/math:tf32")
+    assert above_ceiling(gemm_peak(H100_SGEMM) + tf32_peak + tf32) == []
+    assert len(above_ceiling(gemm_peak(H100_SGEMM) + tf32_peak
+                             + cudnn_conv(1.3 * 364e12, "IMPLICIT_GEMM", "/math:tf32"))) == 1
+    unmarked = cudnn_conv(82e12, "IMPLICIT_PRECOMP_GEMM", "")
+    assert above_ceiling(gemm_peak(H100_SGEMM) + tf32_peak + unmarked,
+                         **{"gpu.compute_capability": "9.0"}) == []
+    assert above_ceiling(gemm_peak(H100_SGEMM) + unmarked,
+                         **{"gpu.compute_capability": "9.0"}) == []  # no TF32 peak measured
+    fp16 = cudnn_conv(700e12, "IMPLICIT_PRECOMP_GEMM", "/math:fp16")
+    assert len(above_ceiling(gemm_peak(H100_SGEMM) + gemm_peak(500e12, "fp16") + fp16)) == 1
+    assert above_ceiling(gemm_peak(H100_SGEMM) + gemm_peak(600e12, "fp16") + fp16) == []
+
+
+def test_an_unmarked_row_read_as_float32_above_sgemm_says_its_name_has_no_math_axis():
+    """Before 8.0 the unmarked cuDNN row is float32: above SGEMM, it is flagged, and the
+    finding says the report read it so for want of a math axis."""
+    unmarked = cudnn_conv(82e12, "IMPLICIT_PRECOMP_GEMM", "")
+    found = above_ceiling(gemm_peak(H100_SGEMM) + unmarked, **{"gpu.compute_capability": "7.5"})
+    assert len(found) == 1
+    assert "Its name has no math axis, so the report reads it as float32" in found[0].text
+
+
+def test_a_copy_above_the_pcie_links_theoretical_rate_is_a_gapbench_defect():
+    link = {"pcie.bandwidth_max_gbps": "63.02", "pcie.gen_max": "5", "pcie.width_max": "16"}
+    size = 256 * MiB
+    assert above_ceiling(copy("pinned", "h2d", "async", size, 0.99 * 63.02), **link) == []
+    found = above_ceiling(copy("pinned", "d2h", "sync", size, 1.01 * 63.02)
+                          + copy("device", "d2d", "async", size, 1500.0), **link)
+    assert len(found) == 1 and found[0].defect
+    assert found[0].title == "gapbench's d2h copy is faster than the PCIe link allows"
+    assert found[0].text.startswith(
+        f"transfer/pinned/gpu/dir:d2h/mode:sync/bytes:{size}/manual_time moves 63.7 GB/s, 1.01x "
+        "the PCIe link's theoretical 63.02 GB/s per direction (pcie.bandwidth_max_gbps, from the "
+        "link's generation 5 and width x16)")
+    assert above_ceiling(copy("pinned", "d2h", "sync", size, 1.01 * 63.02)) == []  # no link known
+
+
+BASELINES = Path(__file__).resolve().parents[2] / "results" / "baselines"
+
+
+def h100_files(**context):
+    """The committed H100 run (and its torch probe), its context changed where asked."""
+    library = load_results(BASELINES / "h100-ubuntu24.json")
+    if context:
+        library = replace(library, context={**library.context, **context})
+    return [library, load_results(BASELINES / "h100-ubuntu24.framework-torch.json")]
+
+
+def h200_files():
+    return [load_results(BASELINES / "h200-ubuntu24.json"),
+            load_results(BASELINES / "h200-ubuntu24.framework-torch.json")]
+
+
+def test_the_committed_gpu_runs_have_no_row_above_its_ceiling():
+    """Read right, no false defect: the H100's unmarked cuDNN rows (IMPLICIT_PRECOMP_GEMM at
+    82 TFLOP/s, 1.59x SGEMM) are TF32 and far under the TF32 GEMM peak; the H200's float32
+    FFT_TILING row (1.06x SGEMM) does fewer multiplications; the copies reach 87% of the link.
+    The CPU baseline's im2col convolutions stay under OpenBLAS's SGEMM."""
+    for run in (h100_files(), h200_files(), [load_results(BASELINES / "ci-cpu-2core.json")]):
+        assert [f.text for f in diagnose(run) if f.rule == "above_ceiling"] == []
+
+
+def test_the_h100_read_as_float32_would_be_caught_by_the_self_check():
+    """The synthetic twin: the same H100 files with a context naming a GPU before 8.0, where the
+    unmarked cuDNN row is float32. Its 82 TFLOP/s from IMPLICIT_PRECOMP_GEMM is then 1.59x the
+    float32 GEMM peak of its file (51.7 TFLOP/s at n 4096): flagged, naming the row and the
+    ceiling."""
+    findings = diagnose(h100_files(**{"gpu.compute_capability": "7.5"}))
+    found = [f for f in findings if f.rule == "above_ceiling"]
+    assert len(found) == 1
+    text = found[0].text
+    assert text.startswith(f"conv/cudnn/gpu/{BIG_CONV}/manual_time (cuDNN's IMPLICIT_PRECOMP_GEMM,"
+                           " read as float32) reaches 82 TFLOP/s, 1.59x the float32 GEMM peak "
+                           "measured beside it (peak/sgemm/gpu/n:4096/manual_time: 51.7 "
+                           "TFLOP/s)"), text
+    assert "no math axis" in text
+    assert "1 of its rows timed above the ceiling that bounds them" in verdict(findings)
+
+
+def test_a_file_with_explicit_math_only_is_read_in_each_math():
+    """New files name every row's math: the naive float32 conv pairs with cuDNN's math:fp32,
+    the share of peak and the same work on another machine take float32 rows only."""
+    from gapbench_report.metrics import shared_work  # noqa: PLC0415
+    shape = f"conv/{{}}/gpu/{BIG_CONV}{{}}/manual_time"
+    entries = (runs(shape.format("naive", ""), [2.4e-3] * 3, flops=[3e12] * 3)
+               + runs(shape.format("tiled", ""), [4.9e-4] * 3, flops=[15e12] * 3)
+               + runs(shape.format("cudnn", "/math:fp32"), [1.5e-4] * 3, flops=[48e12] * 3)
+               + runs(shape.format("cudnn", "/math:tf32"), [9e-5] * 3, flops=[82e12] * 3)
+               + runs(shape.format("cudnn", "/math:fp16"), [2.7e-5] * 3, flops=[277e12] * 3)
+               + gemm_peak(H100_SGEMM))
+    run = in_memory(entries, **{"gpu.compute_capability": "9.0"})
+    lesson = rules_fired(entries, **{"gpu.compute_capability": "9.0"})["naive_vs_library"]
+    assert "takes 16.0x the time of cudnn, both in float32" in lesson
+    (share,) = (v for k, v in run_metrics([run]).items() if "SGEMM peak" in k)
+    assert share == 48e12 / H100_SGEMM
+    other = in_memory(runs(shape.format("cudnn", "/math:fp32"), [1.2e-4] * 3))
+    mine, theirs = shared_work(run.benchmarks().values(), [other.benchmarks().values()])
+    (name,) = (k for k in mine if k.startswith("conv"))
+    assert theirs[name] == 1.2e-4 / 1.5e-4

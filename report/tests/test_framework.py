@@ -32,7 +32,7 @@ def test_conv_pairs_with_the_fastest_library_of_the_same_shape_and_device():
                    lib(f"conv/onednn/cpu/{CONV}/math:bf16", 1e-4),  # another precision: never
                    lib(f"conv/naive/cpu/{CONV}", 1e-5),  # not a library
                    lib("conv/onednn/cpu/n:32/c:64/hw:56/k:64/r:3/stride:1/pad:1", 1e-5),
-                   lib(f"conv/cudnn/gpu/{CONV}", 8e-4))
+                   lib(f"conv/cudnn/gpu/{CONV}/math:fp32", 8e-4))
     cpu = found[f"framework/torch/cpu/op:conv/{CONV}/real_time"]
     assert cpu.library.name == f"conv/onednn/cpu/{CONV}/real_time" and cpu.ratio == 2.0
     gpu = found[f"framework/torch/gpu/op:conv/{CONV}/real_time"]
@@ -100,7 +100,7 @@ def test_the_largest_shape_is_judged_by_the_shape_not_stride_or_pad():
         "conv 3x (oneDNN)"]
 
 
-TF32_ON = {"torch": {**TORCH, "framework.tf32_matmul": "on", "framework.tf32_conv": "on"}}
+TF32_ON = {**TORCH, "framework.tf32_matmul": "on", "framework.tf32_conv": "on"}
 GPU_LIBRARIES = (lib("overhead/cublas/gpu/op:matmul/n:512", 1e-4)
                  + lib("overhead/cublas/gpu/op:matmul/n:512/math:tf32", 4e-5)
                  + lib("overhead/cublas/gpu/op:dense/batch:32", 2e-5)
@@ -109,10 +109,19 @@ FRAMEWORK_MATMULS = (fw("matmul/n:512", 8e-5, "gpu") + fw("dense/batch:32", 6e-5
                      + fw("matmul/n:512", 3e-3))
 
 
-def gpu_pairs(contexts) -> dict[str, framework.Pair]:
-    benchmarks = in_memory(FRAMEWORK_MATMULS + GPU_LIBRARIES).benchmarks().values()
+def probe_pairs(framework_entries, library_entries, context, library_context=None
+                ) -> list[framework.Pair]:
+    """The pairs of a probe file (its context: what its framework computed in, for files from
+    before the math axis) beside gapbench's file, as a run holds them."""
+    probe = in_memory(framework_entries, **context)
+    library = in_memory(library_entries, **(library_context or {}))
+    benchmarks = [*library.benchmarks().values(), *probe.benchmarks().values()]
+    return framework.pairs(benchmarks, framework.framework_contexts([probe]))
+
+
+def gpu_pairs(context) -> dict[str, framework.Pair]:
     return {f"{p.framework.parsed.device}/{p.op}": p
-            for p in framework.pairs(benchmarks, contexts)}
+            for p in probe_pairs(FRAMEWORK_MATMULS, GPU_LIBRARIES, context)}
 
 
 def test_a_framework_in_tf32_pairs_with_the_library_in_tf32_on_the_gpu():
@@ -122,11 +131,11 @@ def test_a_framework_in_tf32_pairs_with_the_library_in_tf32_on_the_gpu():
     assert matmul.ratio == 2.0 and matmul.library_name == "cuBLAS TF32" and not matmul.note
     # No TF32 twin (gapbench's dense step is float32 only): kept, and marked.
     dense = found["gpu/dense"]
-    assert dense.library.parsed.math == "fp32" and dense.note == framework.MIXED_MATH
+    assert dense.library.math == "fp32" and dense.note == framework.MIXED_MATH
     # The CPU has no TF32; with TF32 off, the float32 twins, unmarked.
     assert found["cpu/matmul"].library.parsed.variant == "openblas"
-    off = gpu_pairs({"torch": {**TORCH, "framework.tf32_matmul": "off"}})
-    assert off["gpu/matmul"].library.parsed.math == "fp32" and not off["gpu/dense"].note
+    off = gpu_pairs({**TORCH, "framework.tf32_matmul": "off"})
+    assert off["gpu/matmul"].library.math == "fp32" and not off["gpu/dense"].note
 
 
 def test_the_table_and_headline_say_tf32_against_float32():
@@ -209,19 +218,22 @@ def test_check_accepts_a_compiled_case_skipped_for_a_compiler_that_does_not_work
     assert check.problems(in_memory(skipped(compiled, no_compiler)), "framework")
 
 
-NEW_PROBE = {"torch": {**TORCH, "framework.version": "2.11.0",  # TF32 set per row
-                       "framework.tf32_matmul": "off by default; the probe's GPU cases: on for "
-                                                "math:tf32, off for float32",
-                       "framework.tf32_conv": "on by default; the probe's GPU cases: on for "
-                                              "math:tf32, off for float32"}}
+NEW_PROBE = {**TORCH, "framework.version": "2.11.0",  # TF32 set per row
+             "framework.tf32_matmul": "off by default; the probe's GPU cases: on for math:tf32, "
+                                      "off for float32",
+             "framework.tf32_conv": "on by default; the probe's GPU cases: on for math:tf32, off "
+                                    "for float32"}
 BIG_CONV = "n:32/c:64/hw:56/k:64/r:3/stride:1/pad:1"
 LSTM_512 = "scope:seq/batch:64/input:512/hidden:512/steps:25"
 
 
-def math_pairs(*entries, contexts=NEW_PROBE) -> dict[str, framework.Pair]:
-    benchmarks = in_memory([e for group in entries for e in group]).benchmarks().values()
+def math_pairs(*entries, context=NEW_PROBE, **library_context) -> dict[str, framework.Pair]:
+    """`context`: the probe file's; `library_context`: gapbench's file's."""
+    flat = [e for group in entries for e in group]
+    probe = [e for e in flat if e["name"].startswith("framework/")]
+    library = [e for e in flat if not e["name"].startswith("framework/")]
     return {p.framework.name.removeprefix("framework/torch/gpu/op:").removesuffix("/real_time"):
-            p for p in framework.pairs(benchmarks, contexts)}
+            p for p in probe_pairs(probe, library, context, library_context)}
 
 
 def test_each_math_pairs_with_the_library_in_the_same_math():
@@ -252,8 +264,8 @@ def test_each_math_pairs_with_the_library_in_the_same_math():
         "matmul/n:4096/math:bf16": ("peak/gemm/gpu/n:4096/math:bf16", "bf16", ""),
         "matmul/n:8192/math:fp16": ("peak/gemm/gpu/n:8192/math:fp16", "fp16", ""),
         "matmul/n:8192": ("peak/sgemm/gpu/n:8192", "fp32", ""),
-        # float32 is float32 here, whatever the framework's default: the unmarked and the
-        # math:fp32 cuDNN rows, the faster; never the TF32 one
+        # float32 is float32 here, whatever the framework's default: the math:fp32 cuDNN row;
+        # never the math:tf32 one, nor the unmarked one (cuDNN's default math, TF32 allowed)
         f"conv/{BIG_CONV}": (f"conv/cudnn/gpu/{BIG_CONV}/math:fp32", "fp32", ""),
         f"conv/{BIG_CONV}/math:tf32": (f"conv/cudnn/gpu/{BIG_CONV}/math:tf32", "tf32", ""),
         f"conv/{BIG_CONV}/math:fp16": (f"conv/cudnn/gpu/{BIG_CONV}/math:fp16", "fp16", ""),
@@ -263,15 +275,36 @@ def test_each_math_pairs_with_the_library_in_the_same_math():
     assert found["matmul/n:4096/math:fp16"].library_name == "cuBLAS FP16"
 
 
+def test_an_unmarked_cudnn_conv_is_tf32_from_compute_capability_8_and_float32_before():
+    """The H100's files: conv/cudnn/gpu without a math axis ran in cuDNN's default math, TF32
+    on that GPU (90 µs), beside the true float32 math:fp32 row (152 µs). torch's float32 conv
+    (284 µs) pairs with the float32 one (1.86x, not 3.15x); its TF32 conv with the fastest TF32
+    row, the unmarked one among them. Before 8.0 the unmarked row is float32."""
+    entries = (fw(f"conv/{BIG_CONV}", 284e-6, "gpu"),
+               fw(f"conv/{BIG_CONV}/math:tf32", 107e-6, "gpu"),
+               lib(f"conv/cudnn/gpu/{BIG_CONV}", 90.2e-6),
+               lib(f"conv/cudnn/gpu/{BIG_CONV}/math:fp32", 152.5e-6),
+               lib(f"conv/cudnn/gpu/{BIG_CONV}/math:tf32", 90.4e-6))
+    h100 = math_pairs(*entries, **{"gpu.compute_capability": "9.0"})
+    float32 = h100[f"conv/{BIG_CONV}"]
+    assert float32.library.name == f"conv/cudnn/gpu/{BIG_CONV}/math:fp32/manual_time"
+    assert round(float32.ratio, 2) == 1.86 and float32.library_name == "cuDNN"
+    tf32 = h100[f"conv/{BIG_CONV}/math:tf32"]
+    assert tf32.library.name == f"conv/cudnn/gpu/{BIG_CONV}/manual_time"
+    assert tf32.library_name == "cuDNN TF32" and tf32.math == "tf32" and not tf32.note
+    turing = math_pairs(*entries, **{"gpu.compute_capability": "7.5"})
+    assert turing[f"conv/{BIG_CONV}"].library.name == f"conv/cudnn/gpu/{BIG_CONV}/manual_time"
+
+
 def test_the_framework_tf32_lstm_pairs_with_cudnn_tf32_once_gapbench_has_it():
     tf32 = fw(f"lstm/{LSTM_512}/math:tf32", 6e-4, "gpu")
     float32 = lib(f"lstm/cudnn/gpu/{LSTM_512}", 5.5e-4)
     before = math_pairs(tf32, float32)[f"lstm/{LSTM_512}/math:tf32"]
-    assert before.library.parsed.math == "fp32" and before.note == framework.MIXED_MATH
+    assert before.library.math == "fp32" and before.note == framework.MIXED_MATH
     assert before.math == "tf32"
     after = math_pairs(tf32, float32, lib(f"lstm/cudnn/gpu/{LSTM_512}/math:tf32", 4e-4))
     pair = after[f"lstm/{LSTM_512}/math:tf32"]
-    assert pair.library.parsed.math == "tf32" and not pair.note and round(pair.ratio, 6) == 1.5
+    assert pair.library.math == "tf32" and not pair.note and round(pair.ratio, 6) == 1.5
 
 
 def test_a_file_from_before_the_math_axis_keeps_its_tf32_pairs():
@@ -281,8 +314,8 @@ def test_a_file_from_before_the_math_axis_keeps_its_tf32_pairs():
     entries = (fw(f"conv/{BIG_CONV}", 2.6e-4, "gpu"),
                lib(f"conv/cudnn/gpu/{BIG_CONV}/math:fp32", 1.35e-4),
                lib(f"conv/cudnn/gpu/{BIG_CONV}/math:tf32", 8.5e-5))
-    old = {"torch": {**TORCH, "framework.tf32_matmul": "off", "framework.tf32_conv": "on"}}
-    assert math_pairs(*entries, contexts=old)[f"conv/{BIG_CONV}"].math == "tf32"
+    old = {**TORCH, "framework.tf32_matmul": "off", "framework.tf32_conv": "on"}
+    assert math_pairs(*entries, context=old)[f"conv/{BIG_CONV}"].math == "tf32"
     assert math_pairs(*entries)[f"conv/{BIG_CONV}"].math == "fp32"
 
 

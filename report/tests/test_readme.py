@@ -404,8 +404,68 @@ def test_the_readme_example_is_what_the_report_says_of_the_committed_h200_run():
     by_title = {f.title: f for f in findings}
     items = re.findall(r"- (?:\*\*\w+\*\* — )?\*\*(.+?)\*\*: (.+?)(?= - \*\*| gapbench's own "
                        r"defects| Lessons that hold|$)", quoted)
-    assert len(items) == 5, items
+    assert len(items) == 6, items
     for title, body in items:
         assert title in by_title, title
         for part in (p.strip() for p in body.split("…")):
             assert part in by_title[title].text, (title, part)
+
+
+# The side-by-side table of results/baselines/README.md: each time row's benchmark, per machine.
+SIDE_BY_SIDE_ROWS = {
+    "conv n 32 · c 64 · hw 56 · k 64 · r 3, cuDNN float32 (`math:fp32`)":
+        "conv/cudnn/gpu/n:32/c:64/hw:56/k:64/r:3/stride:1/pad:1/math:fp32/manual_time",
+    "the same, cuDNN TF32 (`math:tf32`)":
+        "conv/cudnn/gpu/n:32/c:64/hw:56/k:64/r:3/stride:1/pad:1/math:tf32/manual_time",
+    "the same, cuDNN fp16 NHWC (`math:fp16`)":
+        "conv/cudnn/gpu/n:32/c:64/hw:56/k:64/r:3/stride:1/pad:1/math:fp16/manual_time",
+    "the same, gapbench's naive float32 kernel":
+        "conv/naive/gpu/n:32/c:64/hw:56/k:64/r:3/stride:1/pad:1/manual_time",
+    "GEMM 4096², cuBLAS float32 (`peak/sgemm`)": "peak/sgemm/gpu/n:4096/manual_time",
+    "the same, TF32": "peak/gemm/gpu/n:4096/math:tf32/manual_time",
+    "the same, fp16": "peak/gemm/gpu/n:4096/math:fp16/manual_time",
+    "the same, bf16": "peak/gemm/gpu/n:4096/math:bf16/manual_time",
+    "LSTM sequence, batch 64, hidden 512, 25 steps, cuDNN float32":
+        "lstm/cudnn/gpu/scope:seq/batch:64/input:512/hidden:512/steps:25/manual_time",
+    "256 MiB pinned h2d copy":
+        "transfer/pinned/gpu/dir:h2d/mode:sync/bytes:268435456/manual_time",
+    "256 MiB pageable h2d copy":
+        "transfer/pageable/gpu/dir:h2d/mode:sync/bytes:268435456/manual_time",
+    "a kernel launch and a synchronize": "overhead/launch/gpu/what:launch_sync/manual_time",
+}
+
+
+def test_the_gpu_baselines_side_by_side_are_what_their_files_say():
+    """Every figure of the H100 and H200 table in results/baselines/README.md, from the
+    committed files: the machines' facts from their context, each time the median of its row,
+    each row of the math it names (Benchmark.math)."""
+    from gapbench_report.labels import fmt_bytes, fmt_seconds  # noqa: PLC0415
+    from gapbench_report.results import load_results  # noqa: PLC0415
+    folder = REPO / "results" / "baselines"
+    text = (folder / "README.md").read_text(encoding="utf-8")
+    table = text[text.index("<!-- side-by-side:begin"):text.index("<!-- side-by-side:end")]
+    rows = {cells[0]: cells[1:] for line in table.splitlines()[3:]  # after the header
+            for cells in [[c.strip() for c in line.strip("|").split(" | ")]]}
+    for column, name in enumerate(("h100-ubuntu24", "h200-ubuntu24")):
+        results = load_results(folder / f"{name}.json")
+        ctx = results.context
+        commit = json.loads((folder / f"{name}.json").read_text(encoding="utf-8"))[
+            "provenance"]["gapbench_commit"]
+        expected = {
+            "GPU": f"{ctx['gpu.name']}, {ctx['gpu.sm_count']} SMs, compute capability "
+                   f"{ctx['gpu.compute_capability']}",
+            "memory": f"{fmt_bytes(float(ctx['gpu.memory_total_bytes']))}, clock "
+                      f"{ctx['gpu.clock_mem_max_mhz']} MHz",
+            "link to the host": f"PCIe {ctx['pcie.gen_max']} ×{ctx['pcie.width_max']}, "
+                                f"{ctx['pcie.bandwidth_max_gbps']} GB/s per direction",
+            "driver, cuDNN, cuBLAS": f"{ctx['nvidia.driver_release']}, "
+                                     f"{ctx['cudnn.version_loaded']}, "
+                                     f"{ctx['cublas.version_loaded']}",
+            "gapbench commit": f"`{commit}`",
+        }
+        for label, benchmark in SIDE_BY_SIDE_ROWS.items():
+            b = results.benchmarks()[benchmark]
+            assert b.math == (benchmark.split("math:")[1].split("/")[0]
+                              if "math:" in benchmark else "fp32"), benchmark
+            expected[label] = fmt_seconds(b.median)
+        assert {label: cells[column] for label, cells in rows.items()} == expected, name

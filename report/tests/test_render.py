@@ -711,6 +711,51 @@ def test_math_modes_stand_side_by_side_in_one_panel():
     assert all(all(v is not None for v in d.values) for d in panel.dots)
 
 
+def test_a_cudnn_row_without_a_math_axis_says_the_math_it_was_read_in():
+    """The unmarked cuDNN row ran in cuDNN's default math: on an 8.0+ GPU its table row and its
+    chart's legend say TF32 (the library's default), never leave it to read as float32."""
+    size = "n:32/c:64/hw:56/k:64/r:3/stride:1/pad:1"
+    entries = (runs(f"conv/cudnn/gpu/{size}/manual_time", [9.0e-5] * 3)
+               + runs(f"conv/cudnn/gpu/{size}/math:fp32/manual_time", [1.5e-4] * 3)
+               + runs(f"conv/cudnn/gpu/{size}/math:tf32/manual_time", [9.0e-5] * 3))
+    for capability, unmarked in (("9.0", "GPU cudnn tf32 (library default)"),
+                                 ("7.5", "GPU cudnn")):
+        benchmarks = list(in_memory(entries, **{"gpu.compute_capability": capability})
+                          .benchmarks().values())
+        (panel,) = plots.family_chart_data(benchmarks, "conv").panels
+        assert [d.label for d in panel.dots] == [unmarked, "GPU cudnn fp32", "GPU cudnn tf32"]
+        axes = [row.axes for row in model.table_rows(benchmarks)]
+        words = "n 32 · c 64 · hw 56 · k 64 · r 3 · stride 1 · pad 1"
+        assert axes[1:] == [f"{words} · math fp32", f"{words} · math tf32"]
+        assert axes[0] == (f"{words} · math tf32 (library default)" if capability == "9.0"
+                           else words)
+
+
+def test_the_h100_is_read_in_the_same_math_on_every_side_of_the_report():
+    """The four false statements of the H100's first report, each now made in one math: its
+    unmarked cuDNN conv (90 µs) is TF32, its float32 conv the math:fp32 row (152 µs)."""
+    folder = REPO / "results" / "baselines"
+    h100 = [load_results(folder / "h100-ubuntu24.json"),
+            load_results(folder / "h100-ubuntu24.framework-torch.json")]
+    report = model.build_report(h100, [load_results(folder / "h200-ubuntu24.json")])
+    # 1. torch's float32 conv (284 µs) against cuDNN's float32 (152.4 µs): 1.86x, not 3.15x.
+    (headline,) = report.framework_headlines
+    assert "conv 1.86x (cuDNN)" in headline and "3.15x" not in headline
+    # 2. The share of the SGEMM peak of the fastest float32 library conv: under 1, not 1.59.
+    rows = {row[0]: row[1:] for row in report.ratio_rows}
+    share = next(k for k in rows if "share of its device's SGEMM peak" in k)
+    assert 0.9 < float(rows[share][0]) < 1.0 and rows[share][1] == "1.06"
+    # 3. Against the H200, the fastest float32 conv of each (152.5 µs here, its FFT_TILING's
+    # 135.5 µs there): 0.888, not 1.5 (TF32 here against float32 there).
+    conv = "conv (n 32 · c 64 · hw 56 · k 64 · r 3 · stride 1 · pad 1): fastest float32 time / " \
+           "this run's"
+    assert rows[conv] == ["1", "0.888"]
+    # 4. The naive float32 kernel against cuDNN's float32: 15.8x, not 26.7x.
+    lesson = next(f for f in report.lessons if f.rule == "naive_vs_library")
+    assert "takes 15.8x the time of cudnn, both in float32" in lesson.text
+    assert not [f for f in report.defects if f.rule == "above_ceiling"]
+
+
 def test_matmul_sweep_draws_each_math_mode_as_a_line_of_its_own():
     entries = []
     for n in (512, 1024, 2048):

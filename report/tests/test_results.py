@@ -8,7 +8,7 @@ from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
 from gapbench_report import check
-from gapbench_report.results import ResultsError, load_results, parse_name
+from gapbench_report.results import ResultsError, load_results, parse_name, row_math
 
 DATA = Path(__file__).parent / "data"
 
@@ -32,6 +32,51 @@ class ParseName(unittest.TestCase):
         self.assertEqual((n.axes, n.timing), ({"what": "first_launch"}, "manual_time"))
         n = parse_name("overhead/startup/gpu/what:context/min_time:0.100/real_time/threads:1")
         self.assertEqual((n.axes, n.threads), ({"what": "context"}, 1))
+
+    def test_row_math_is_the_axis_else_what_the_context_says_the_default_was(self):
+        """The one place a row's arithmetic is decided: unmarked cuDNN convolutions are TF32
+        from compute capability 8.0 (the H100's and H200's files) and where no GPU is named,
+        float32 before 8.0; an old probe's framework rows follow their file's TF32 setting."""
+        conv = "n:32/c:64/hw:56/k:64/r:3/stride:1/pad:1/manual_time"
+        cases = [
+            (f"conv/cudnn/gpu/{conv}", {"gpu.compute_capability": "9.0"}, "tf32"),
+            (f"conv/cudnn/gpu/{conv}", {"gpu.compute_capability": "8.0"}, "tf32"),
+            (f"conv/cudnn_e2e/gpu/{conv}", {"gpu.compute_capability": "8.6"}, "tf32"),
+            (f"conv/cudnn/gpu/{conv}", {"gpu.compute_capability": "7.5"}, "fp32"),
+            (f"conv/cudnn/gpu/{conv}", {}, "tf32"),
+            ("conv/cudnn/gpu/n:32/math:fp32/manual_time", {"gpu.compute_capability": "9.0"},
+             "fp32"),
+            ("conv/cudnn/gpu/n:32/math:fp16/manual_time", {}, "fp16"),
+            (f"conv/naive/gpu/{conv}", {"gpu.compute_capability": "9.0"}, "fp32"),
+            ("lstm/cudnn/gpu/scope:seq/batch:64/manual_time", {"gpu.compute_capability": "9.0"},
+             "fp32"),
+            ("peak/sgemm/gpu/n:4096/manual_time", {"gpu.compute_capability": "9.0"}, "fp32"),
+            ("conv/onednn/cpu/n:32/real_time", {}, "fp32"),
+            ("framework/torch/gpu/op:conv/n:32/real_time", {"framework.tf32_conv": "on"},
+             "tf32"),
+            ("framework/torch/gpu/op:matmul/n:32/real_time", {"framework.tf32_conv": "on"},
+             "fp32"),
+            ("framework/torch/gpu/op:conv/n:32/real_time",  # today's probe: TF32 set per row
+             {"framework.tf32_conv": "on by default; the probe's GPU cases: on for math:tf32, "
+                                     "off for float32"}, "fp32"),
+            ("framework/torch/cpu/op:conv/n:32/real_time", {"framework.tf32_conv": "on"},
+             "fp32"),
+        ]
+        for name, context, math in cases:
+            with self.subTest(name=name, context=context):
+                self.assertEqual(row_math(parse_name(name), context), math)
+
+    def test_every_benchmark_carries_its_math_read_in_its_files_context(self):
+        name = "conv/cudnn/gpu/n:32/c:64/hw:56/k:64/r:3/stride:1/pad:1/manual_time"
+        for capability, math in (("9.0", "tf32"), ("7.5", "fp32")):
+            with tempfile.TemporaryDirectory() as tmp:
+                path = Path(tmp) / "conv.json"
+                doc = json.loads((DATA / "good.json").read_text(encoding="utf-8"))
+                doc["context"]["gpu.compute_capability"] = capability
+                doc["benchmarks"] = [{"name": name, "run_name": name, "run_type": "iteration",
+                                      "iterations": 1, "real_time": 90.2, "time_unit": "us"}]
+                path.write_text(json.dumps(doc), encoding="utf-8")
+                self.assertEqual(load_results(path).benchmarks()[name].math, math)
 
     def test_rejects_other_schemes(self):
         for bad in ("BM_Foo/32", "conv/cudnn/tpu/n:1", "conv/cudnn/gpu/n", "conv/cudnn/gpu/n:1/n:2",

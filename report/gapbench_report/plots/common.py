@@ -59,7 +59,7 @@ def skip_note(benchmarks: Iterable[Benchmark]) -> str:
     for b in benchmarks:
         if b.status != "ok":
             why = b.skip_reason if b.status == "skipped" else "failed"
-            series = (b.parsed.variant, b.parsed.math)
+            series = (b.parsed.variant, b.math)
             reasons.setdefault((b.parsed.device, why or "?"), set()).add(series)
     notes = []
     for (device, why), variants in reasons.items():

@@ -11,7 +11,14 @@ from pathlib import Path
 import matplotlib
 
 from gapbench_report import metrics
-from gapbench_report.labels import axes_label, fmt_si, is_unheld, variant_label, with_threads
+from gapbench_report.labels import (
+    axes_label,
+    fmt_si,
+    is_unheld,
+    unnamed_math,
+    variant_label,
+    with_threads,
+)
 from gapbench_report.metrics import TIME, Metric
 from gapbench_report.plots.common import (
     LOG_SPAN,
@@ -128,9 +135,11 @@ def family_metric(name: Name) -> Metric:
 # the sizes: each op's math modes stand side by side in one panel.
 
 
-def series_of(name: Name) -> tuple[str, str]:
-    """(device, variant), the variant with its math mode where it has one: "onednn bf16"."""
-    math = name.axes.get(MATH_AXIS)
+def series_of(b: Benchmark) -> tuple[str, str]:
+    """(device, variant), the variant with its math mode where it has one: "onednn bf16", and
+    "cudnn tf32 (library default)" for a row whose name leaves it unsaid (labels.unnamed_math)."""
+    name = b.parsed
+    math = name.axes.get(MATH_AXIS) or unnamed_math(b)
     return name.device, f"{name.variant} {math}" if math else name.variant
 
 
@@ -166,17 +175,17 @@ def _panel(benchmarks: list[Benchmark], title_axes: Sequence[tuple[str, str]],
     constant = {k: v for b in benchmarks for k, v in axes_of[b.name].items()
                 if k in group_keys and k not in varying}
     # CPU first, then GPU; variants in the order the family registered them.
-    series = sorted(dict.fromkeys(series_of(b.parsed) for b in benchmarks),
+    series = sorted(dict.fromkeys(series_of(b) for b in benchmarks),
                     key=lambda s: s[0])
     cells: dict[tuple, tuple[float, float, float] | None] = {}
     for b in benchmarks:  # a skipped row never hides a timed one in the same cell
-        key = (*series_of(b.parsed), _group_key(axes_of[b.name], group_keys))
+        key = (*series_of(b), _group_key(axes_of[b.name], group_keys))
         cells[key] = metric.spread(b) or cells.get(key)
     # In the names' order (a set's order changes from one process to the next).
-    bound_text = {series_of(b.parsed):
+    bound_text = {series_of(b):
                   axes_label(axes_of[b.name], [k for k in axes_of[b.name] if k in bound])
                   for b in sorted(benchmarks, key=lambda b: b.status == "ok")}  # ok rows last
-    unheld = {series_of(b.parsed) for b in benchmarks if is_unheld(b)}
+    unheld = {series_of(b) for b in benchmarks if is_unheld(b)}
     dots = [Dots(variant, device, [cells.get((device, variant, g)) for g in groups],
                  bound_text[(device, variant)] if bound else "",
                  benchmarks[0].parsed.family, (device, variant) in unheld)
@@ -208,7 +217,7 @@ def variant_bound_axes(benchmarks: Sequence[Benchmark], axes_of: Mapping[str, Ma
         for b in benchmarks:
             if b.status != "ok":
                 continue
-            per_series.setdefault(series_of(b.parsed), set()).add(
+            per_series.setdefault(series_of(b), set()).add(
                 axes_of[b.name].get(k))
         values = set().union(*per_series.values()) if per_series else set()
         if None not in values and len(values) > 1 and all(len(v) == 1 for v in per_series.values()):
