@@ -89,8 +89,8 @@ def test_synthesised_gpu_traces_each_finding_fires_where_planted_only(pytorch, c
 # it must fire, all of them and nothing else. A loop of reads (.item(), float(), bool() per
 # element) is both a per-element loop and synchronising reads; a per-element transform in a
 # Dataset read without workers both a per-element loop and an input pipeline without prefetch.
-LOOP, SYNC, INPUT, SERIAL, BATCH = ("per_element_loop", "sync_calls", "input_bound",
-                                    "input_no_prefetch", "small_batch")
+LOOP, SYNC, INPUT, SERIAL, BATCH, BURST = ("per_element_loop", "sync_calls", "input_bound",
+                                           "input_no_prefetch", "small_batch", "op_burst")
 CORPUS = {
     # the per-element loop, one style each
     "torch_cpu_loop": {LOOP},  # x[i] = f(x[i]) per row: the style the rule was first built on
@@ -104,6 +104,8 @@ CORPUS = {
     # in a @torch.no_grad() preprocessing function; its `if v * a + b > 0:` reads each element
     # back (bool()), which the expectation written before the hold-out ran had missed
     "torch_cpu_loop_nograd": {LOOP, SYNC},
+    # the issue 42's trace: a loop over each batch's rows and each row's values, ~2,400 ops a step
+    "torch_cpu_loop_rows_elements": {LOOP},
     "tf_cpu_loop": {LOOP},  # TensorFlow: x[i] per row, eager
     "tf_cpu_loop_index": {LOOP},  # TensorFlow: s[i] per element
     "tf_cpu_loop_iterate": {LOOP},  # TensorFlow: for v in x
@@ -130,10 +132,42 @@ CORPUS = {
     "tf_cpu_clean": set(),
     "tf_cpu_clean_many_layers": set(),  # an eager step of 30 small layers
 }
-# Chosen before the rules were tuned (tests/traces/HOLDOUT.md), made and run last.
+# Chosen before the rules were tuned (tests/traces/HOLDOUT.md), made and run last: issue 36's
+# and issue 42's (the bursts of tiny ops, the default-settings twins).
 HOLDOUT = {"torch_cpu_loop_numpy", "torch_cpu_loop_nograd", "tf_cpu_loop_iterate",
            "torch_cpu_sync_branch", "torch_cpu_small_batch_conv",
            "torch_cpu_input_slow_workers"}
+HOLDOUT_42 = {"torch_cpu_loop_rows", "torch_cpu_loop_cat", "torch_cpu_clean_transformer",
+              "torch_cpu_clean_clip_grad", "tf_cpu_loop_rows_elements",
+              "tf_cpu_clean_manual_update"}
+
+# Each PyTorch trace's default-settings twin (torch_cpu_<case>.defaults: made without
+# record_shapes, as torch.profiler records unasked) is held to its full twin's expectation, except
+# here, each with why (docs/explain.md, "The default settings"). TensorFlow's traces are made at
+# its profiler's defaults: each is its own twin.
+WITHOUT_SHAPES = {
+    # Elements got by iterating (one unbind per row of 16): without shapes no op shows them to be
+    # elements, and the run is the burst finding instead: the same habit, fix and price.
+    "torch_cpu_loop_iterate": {BURST},
+    "torch_cpu_loop_rows_elements": {BURST},
+    # Python's loop over tolist()'s values records no op; only the shapes count the values (a loss
+    # converted to be logged is no loop).
+    "torch_cpu_loop_tolist": set(),
+    # Not the shapes: this run's step (13 ms, against its full twin's 43) waits 0.87 ms a step
+    # (6.6%) for each batch's receive from the 2 workers, which the input rule counts as waiting
+    # (docs/explain.md, "What the corpus does not cover"); three makings under other jobs' load
+    # waited 26%, 17.5% and 6.6% of their steps (the last kept).
+    "torch_cpu_clean_workers": {INPUT},
+    # The batch is read from the layers' input shapes.
+    "torch_cpu_tiny_batch": set(),
+    "torch_cpu_small_batch_matmul": set(),
+    "torch_cpu_small_batch_conv": set(),
+}
+DEFAULTS = ".defaults"
+
+
+def twin_expected(name: str) -> set[str]:
+    return WITHOUT_SHAPES.get(name, CORPUS[name])
 
 
 def corpus_file(name: str) -> Path:
@@ -145,15 +179,24 @@ def corpus_profile(name: str) -> traces.Profile:
     return traces.read_profile(corpus_file(name))
 
 
-@pytest.mark.parametrize("name", [pytest.param(n, id=f"{n}{'-HOLDOUT' if n in HOLDOUT else ''}")
-                                  for n in CORPUS])
+def held_out(name: str) -> str:
+    return "-HOLDOUT" if name.removesuffix(DEFAULTS) in HOLDOUT | HOLDOUT_42 else ""
+
+
+CASES = [*CORPUS, *(n + DEFAULTS for n in CORPUS if n.startswith("torch_"))]
+
+
+@pytest.mark.parametrize("name", [pytest.param(n, id=n + held_out(n)) for n in CASES])
 def test_every_cause_found_in_every_style_and_clean_traces_fire_nothing(name):
     need(*(("xprof",) if name.startswith("tf_") else ("hta", "ijson", "pandas")))
     profile = corpus_profile(name)
+    expected = (twin_expected(name.removesuffix(DEFAULTS)) if name.endswith(DEFAULTS)
+                else CORPUS[name])
+    assert profile.shapes != name.endswith(DEFAULTS) or name.startswith("tf_")
     found = explain.explain(profile, None)
-    assert {f.rule for f in found} == CORPUS[name], [(f.rule, f.text) for f in found]
+    assert {f.rule for f in found} == expected, [(f.rule, f.text) for f in found]
     assert explain.verdict(profile, found).startswith(
-        "Fix first: " if CORPUS[name] else "Nothing in this trace")
+        "Fix first: " if expected else "Nothing in this trace")
 
 
 def test_the_corpus_covers_each_host_cause_in_several_styles():
@@ -162,10 +205,14 @@ def test_the_corpus_covers_each_host_cause_in_several_styles():
     styles["input"] = [n for n, causes in CORPUS.items() if causes & {INPUT, SERIAL}]
     assert all(len(found) >= 3 for found in styles.values()), styles
     assert all(set(found) & HOLDOUT for found in styles.values()), styles
-    assert HOLDOUT <= set(CORPUS) and all(corpus_file(n).exists() for n in CORPUS)
-    # The hold-out is the one written down before the tuning.
+    assert HOLDOUT | HOLDOUT_42 <= set(CORPUS) and all(corpus_file(n).exists() for n in CASES)
+    assert set(WITHOUT_SHAPES) <= set(CORPUS)
+    # Each hold-out is the one written down before its tuning: the first column of its table.
     written = (REPORT / "tests" / "traces" / "HOLDOUT.md").read_text(encoding="utf-8")
-    assert {n for n in CORPUS if f"`{n}`" in written} == HOLDOUT
+    first, second = written.split("# The hold-out of issue 42")
+    for text, held in ((first, HOLDOUT), (second, HOLDOUT_42)):
+        assert {line.split("|")[1].strip().strip("`") for line in text.splitlines()
+                if line.startswith("| `")} == held
 
 
 def test_the_loops_figures(pytorch):
@@ -194,31 +241,47 @@ def without_shapes(trace: Path, tmp_path: Path) -> Path:
     return out
 
 
-@pytest.mark.parametrize("name, found", [("torch_cpu_loop_index", {LOOP}),
-                                         ("torch_cpu_loop_item", {LOOP, SYNC}),
-                                         ("torch_cpu_loop_iterate", set()),
-                                         ("torch_cpu_loop_tolist", set()),
-                                         ("torch_cpu_clean_many_layers", set()),
-                                         ("torch_cpu_clean_manual_update", set())])
-def test_without_shapes_only_indexing_and_reads_are_seen(pytorch, tmp_path, name, found):
-    """Without record_shapes the ops on one element are known by name only (x[i], .item()):
-    a loop whose elements come from iterating (one unbind per row of 16 elements) and whose body
-    is arithmetic is not judged, and explain says why in a note; nor is Python's loop over
-    tolist()'s values, whose count only the shapes give."""
+@pytest.mark.parametrize("name", ["torch_cpu_loop_index", "torch_cpu_loop_item",
+                                  "torch_cpu_loop_iterate", "torch_cpu_loop_tolist",
+                                  "torch_cpu_loop_rows_elements", "torch_cpu_clean_many_layers",
+                                  "torch_cpu_clean_manual_update", "torch_cpu_tiny_batch"])
+def test_the_same_trace_without_its_shapes_is_judged_as_its_default_twin(pytorch, tmp_path,
+                                                                        name):
+    """The shapes alone, on the same run: with them stripped, each trace fires what its own
+    default-settings twin (another run) is expected to, and says what it cannot judge."""
     profile = traces.read_profile(without_shapes(corpus_file(name), tmp_path))
     assert not profile.shapes
-    assert {f.rule for f in explain.explain(profile, None)} == found
-    unjudged = [n for n in profile.notes if "profile with record_shapes=True" in n]
-    assert bool(unjudged) == (name == "torch_cpu_loop_iterate"), profile.notes
+    assert {f.rule for f in explain.explain(profile, None)} == twin_expected(name)
+    assert any(n.startswith("This trace has no input shapes") for n in profile.notes)
+    assert not any("no input shapes" in n for n in corpus_profile(name).notes)
+
+
+def test_what_a_loop_is_over(pytorch, tmp_path):
+    """The confidence each loop finding states: over elements where the shapes (or reads of one
+    value each) show it, over rows where the shapes show more, unknown without shapes."""
+    def confidence(name, stripped=False):
+        trace = without_shapes(corpus_file(name), tmp_path) if stripped else corpus_file(name)
+        profile = traces.read_profile(trace)
+        return {f.rule: f.evidence["confidence"] for f in explain.explain(profile, None)
+                if f.rule in (LOOP, BURST)}
+    assert confidence("torch_cpu_loop_iterate") == {LOOP: "elements"}
+    assert confidence("torch_cpu_loop_iterate", stripped=True) == {BURST: "unknown"}
+    # x[i] = (x[i] - x[i].mean()) / x[i].std(): rows taken by index; their 0-d statistics are
+    # under half of the ops
+    assert confidence("torch_cpu_loop") == {LOOP: "rows"}
+    assert confidence("torch_cpu_loop", stripped=True) == {LOOP: "unknown"}
+    # a read (.item()) is of one element, shapes or not
+    assert confidence("torch_cpu_loop_item", stripped=True) == {LOOP: "elements"}
 
 
 def test_every_rule_has_a_planted_trace():
-    planted = {c for c in SYNTHESISED_GPU.values() if c} | set().union(*CORPUS.values())
+    planted = {c for c in SYNTHESISED_GPU.values() if c} | set().union(
+        *CORPUS.values(), *WITHOUT_SHAPES.values())
     names = {r.__name__ for r in explain.RULES}
     # One trace per rule id (the input rule has two: without workers, and with them).
-    assert len(names) == 9 and planted == {
+    assert len(names) == 10 and planted == {
         "input_no_prefetch", "input_bound", "gpu_idle", "pageable_copies", "sync_calls",
-        "per_element_loop", "launch_bound", "small_matmul", "fp32_no_tensor_cores",
+        "per_element_loop", "op_burst", "launch_bound", "small_matmul", "fp32_no_tensor_cores",
         "small_batch"}
 
 
