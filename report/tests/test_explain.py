@@ -215,6 +215,77 @@ def test_the_corpus_covers_each_host_cause_in_several_styles():
                 if line.startswith("| `")} == held
 
 
+def test_the_issues_trace_at_the_defaults_leads_with_its_loop(pytorch, capsys):
+    """The issue's trace: a Python loop over each batch's 64 rows and their 16 values, profiled
+    as torch.profiler records unasked (no shapes): a burst of about two thousand tiny ops that
+    leads the verdict, saying how many, which, their share and what shapes would tell."""
+    doc = answer(capsys, corpus_file("torch_cpu_loop_rows_elements.defaults"))
+    burst = doc["findings"][0]
+    assert burst["rule"] == BURST and burst["family"] == "preprocess"
+    ops, share = burst["evidence"]["ops"], burst["lost_seconds_per_step"] / doc["step_seconds"]
+    # per row: min, max, min, sub, unbind, stack, and (v - lo) / scale for each of its 16 values;
+    # around them the batch's slices, its stack and concatenation
+    assert 64 * 16 * 2 <= ops <= 64 * (16 * 2 + 6) + 8 and share >= explain.BURST_SHARE
+    assert set(burst["evidence"]["top_ops"]) >= {"aten::sub", "aten::div"}
+    assert burst["evidence"]["confidence"] == "unknown"
+    assert f"A burst of {ops:,.0f} tiny host ops a step (most: sub " in burst["text"]
+    assert f"({explain.pct(share)})" in burst["text"]
+    assert "over elements or over rows (this trace has no input shapes to tell which" in \
+        burst["text"]
+    assert doc["verdict"].startswith(f"Fix first: a Python loop of {ops:,.0f} tiny ops (costs ")
+    # With its shapes, the same loop is found as the per-element loop it is.
+    full = answer(capsys, corpus_file("torch_cpu_loop_rows_elements"))
+    assert full["findings"][0]["rule"] == LOOP
+    assert full["findings"][0]["evidence"]["confidence"] == "elements"
+
+
+def burst_profile(ops: float, share: float, confidence_shapes: bool = False) -> traces.Profile:
+    step = 0.02
+    profile = traces.Profile("made.pt.trace.json.gz", "PyTorch", steps=1, step_seconds=step)
+    profile.bursts = [traces.Loop(ops, share * step, "aten::mul", shapes=confidence_shapes,
+                                  names={"aten::mul": ops / 2, "aten::add": ops / 2})]
+    return profile
+
+
+def test_a_burst_is_a_finding_from_its_thresholds_on():
+    """BURST_MIN_OPS tiny ops a step and BURST_SHARE of the step: both, or no finding; below them
+    the verdict says nothing points to a known cause."""
+    ops, share = explain.BURST_MIN_OPS, explain.BURST_SHARE
+    for args, fires in (((ops, share), True), ((ops - 1, 0.9), False),
+                        ((10 * ops, share * 0.99), False)):
+        profile = burst_profile(*args)
+        found = explain.explain(profile, None)
+        assert [f.rule for f in found] == ([BURST] if fires else []), args
+        assert explain.verdict(profile, found).startswith(
+            "Fix first: a Python loop of " if fires else "Nothing in this trace")
+    (rows,) = explain.explain(burst_profile(ops, 0.5, confidence_shapes=True), None)
+    assert rows.evidence["confidence"] == "rows" and "over rows or small tensors" in rows.text
+
+
+def test_what_makes_a_burst():
+    """A run of tiny ops is a burst unless a tenth of it is a model's layers (or autograd's, or
+    TensorFlow's variables) or half of it writes tensors in place; one of a tenth on one element
+    is a per-element loop."""
+    def judged(names, element=None):
+        n = len(names)
+        loops, bursts = traces.find_loops([10.0 * i for i in range(n)], [5.0] * n, names, element)
+        return ("loop" if loops else "") + ("burst" if bursts else "")
+    cycle = ["aten::sub", "aten::div", "aten::mul", "aten::add"] * 100
+    assert judged(cycle) == "burst"
+    assert judged(cycle, element=[True] * len(cycle)) == "loop"  # shapes: 0-d inputs
+    assert judged(["aten::select"] + cycle[:9] + cycle) == "burst"  # one index in 410 ops
+    assert judged((["aten::select"] + cycle[:9]) * 40) == "loop"  # one in ten
+    assert judged(["aten::linear", "aten::relu", "aten::add", "aten::view"] * 100) == ""
+    assert judged(["autograd::engine::evaluate_function: AddmmBackward0", "aten::mul"] * 200) \
+        == ""
+    assert judged(["aten::add_"] * 200) == "" and judged(["aten::mul_", "aten::add"] * 200) == ""
+    assert judged(["ReadVariableOp", "Mul", "Sub", "AssignVariableOp"] * 100) == ""
+    assert judged(["MatMul", "BiasAdd", "Relu"] * 100) == ""
+    assert judged(["Mul", "AddV2", "Maximum", "_EagerConst"] * 100) == "burst"
+    # Fewer than LOOP_MIN_OPS in a row, or ops longer than TINY_OP_US, are no run at all.
+    assert judged(cycle[:traces.LOOP_MIN_OPS - 1]) == ""
+
+
 def test_the_loops_figures(pytorch):
     """What the loop reader measures: ops on one element, reads, tolist's Python time."""
     index = corpus_profile("torch_cpu_loop_index").loop()
@@ -402,6 +473,24 @@ def test_fp32_priced_with_tf32_speedup(pytorch, capsys, tmp_path):
                  gpu_results(tmp_path, tf32=(10e-3, 2.5e-3)))
     f = only(doc)
     assert f["saving_seconds_per_step"] == near(4 * 2e-3 * (1 - 1 / 4))
+
+
+def test_a_burst_priced_with_the_preprocess_family(pytorch, capsys, tmp_path):
+    """With --results, the burst's fix is priced as the per-element loop's: gapbench's
+    element-wise loop against one vectorized pass on this machine (here 50x: the fix keeps a
+    fiftieth of the burst's time)."""
+    s = synthetic.runs
+    rows = "op:sumsq/rows:10000/cols:100/real_time"
+    results = synthetic.write(tmp_path / "preprocess.json",
+                              s(f"preprocess/elementwise/cpu/{rows}", [50e-3] * 3)
+                              + s(f"preprocess/vectorized/cpu/{rows}", [1e-3] * 3), host_name="vm")
+    doc = answer(capsys, corpus_file("torch_cpu_loop_iterate.defaults"), "--results", results)
+    f = only(doc)
+    assert f["rule"] == BURST
+    assert f["saving_seconds_per_step"] == near(f["lost_seconds_per_step"] * (1 - 1 / 50))
+    assert f["basis"] == ("gapbench's element-wise loops took 50x the time of one vectorized pass "
+                          "here (preprocess, CPU)")
+    assert doc["verdict"].startswith("Fix first: a Python loop of 790 tiny ops (saves about ")
 
 
 def test_input_priced_with_the_measured_share_of_the_ideal(pytorch, capsys, tmp_path):
