@@ -117,6 +117,13 @@ BURST_LAYER_SHARE = 0.1
 #   beside its arithmetic (out[i] = ...: a select and a copy_).
 IN_PLACE_OPS = re.compile(r"^aten::\w+_$")
 BURST_IN_PLACE_SHARE = 0.5
+# - a loop over the model's parameter tensors (a hand-written update, a gradient's clipping with
+#   clip_grad_norm_, which loops on a CPU): a run of at most PER_PARAMETER_OPS ops per parameter
+#   tensor, as the step's backward counts them (one AccumulateGrad per tensor), with no index or
+#   read by name, is one, whatever its ops' shapes (the norm of each gradient, then a 0-d tensor
+#   moved with .to() per parameter, is half on one element).
+PER_PARAMETER_OPS = 4
+ACCUMULATE_GRAD = "autograd::engine::evaluate_function: torch::autograd::AccumulateGrad"
 # torch.optim's own spans. Its per-parameter loop (foreach=False) does touch 0-d tensors (Adam's
 # step count, read with .item() per parameter), but it is the library's loop, whose fix is
 # foreach= or fused=, not the user's to vectorize: its ops are left out of the loops.
@@ -485,7 +492,8 @@ def read_kineto(path: Path) -> Profile:
             types, dims = ops["input_type"].to_numpy(), ops["input_dims"].to_numpy()
             element = [on_one_element(types[i], dims[i]) for i in top]
             top_dims = dims[top]
-        loops, bursts = find_loops(ts[top], dur[top], names[top], element, top_dims)
+        parameters = int((inside["op"] == ACCUMULATE_GRAD).sum())
+        loops, bursts = find_loops(ts[top], dur[top], names[top], element, top_dims, parameters)
         profile.loops += [loop.per_step(us, per_step) for loop in loops]
         profile.bursts += [burst.per_step(us, per_step) for burst in bursts]
     if not profile.shapes:
@@ -582,21 +590,23 @@ def top_level(ts, dur) -> list[int]:
     return top
 
 
-def find_loops(ts, dur, names, element=None, element_dims=None
+def find_loops(ts, dur, names, element=None, element_dims=None, parameters: int = 0
                ) -> tuple[list[Loop], list[Loop]]:
     """Per-element loops and bursts among outermost host ops (given in time order): runs of at
     least LOOP_MIN_OPS consecutive ops, each shorter than TINY_OP_US and at most LOOP_GAP_US
     apart. A run is a per-element loop when at least LOOP_ELEMENT_SHARE of its ops work on one
     element (a read, an index, or, where `element` gives it from the trace's shapes, inputs of one
-    element each); else a burst unless it is a model's layers or an update in place (is_burst). A
+    element each); else a burst unless it is a model's layers or an update in place (is_burst).
+    Neither is a run of at most PER_PARAMETER_OPS ops per parameter tensor (`parameters`, where
+    the backward counts them) with no index or read by name: a loop over the parameters. A
     loop's (a burst's) runs that a pause splits (the interpreter's own work in the body, the
     process descheduled) are one while nothing but tiny ops, and no run of another kind, lies
     between them. With the loops, python_loops' (element_dims: the ops' input dims, where the
     trace has them). Times in the trace's microseconds."""
     names = [str(n) for n in names]
     read = [n in READ_OPS for n in names]
-    on_element = [r or n in INDEX_OPS or (element is not None and bool(element[i]))
-                  for i, (r, n) in enumerate(zip(read, names))]
+    named = [r or n in INDEX_OPS for r, n in zip(read, names)]
+    on_element = [m or (element is not None and bool(element[i])) for i, m in enumerate(named)]
     runs: list[list[int]] = []  # [first, last + 1] of each run
     for i in range(len(ts)):
         if dur[i] >= TINY_OP_US:
@@ -609,7 +619,10 @@ def find_loops(ts, dur, names, element=None, element_dims=None
     for a, b in runs:
         if b - a < LOOP_MIN_OPS:
             continue
-        kind = ("loop" if sum(on_element[a:b]) >= LOOP_ELEMENT_SHARE * (b - a) else
+        over_parameters = b - a <= PER_PARAMETER_OPS * parameters and \
+            sum(named[a:b]) < LOOP_ELEMENT_SHARE * (b - a)
+        kind = (None if over_parameters else
+                "loop" if sum(on_element[a:b]) >= LOOP_ELEMENT_SHARE * (b - a) else
                 "burst" if is_burst(names[a:b]) else None)
         if kind and spans and spans[-1][0] == kind and \
                 all(dur[k] < TINY_OP_US for k in range(spans[-1][2], a)):
