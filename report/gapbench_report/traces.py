@@ -119,9 +119,9 @@ IN_PLACE_OPS = re.compile(r"^aten::\w+_$")
 BURST_IN_PLACE_SHARE = 0.5
 # - a loop over the model's parameter tensors (a hand-written update, a gradient's clipping with
 #   clip_grad_norm_, which loops on a CPU): a run of at most PER_PARAMETER_OPS ops per parameter
-#   tensor, as the step's backward counts them (one AccumulateGrad per tensor), with no index or
-#   read by name, is one, whatever its ops' shapes (the norm of each gradient, then a 0-d tensor
-#   moved with .to() per parameter, is half on one element).
+#   tensor, as the step's backward counts them (one AccumulateGrad per tensor, on any thread),
+#   with no index or read by name, is one, whatever its ops' shapes (the norm of each gradient,
+#   then a 0-d tensor moved with .to() per parameter, is half on one element).
 PER_PARAMETER_OPS = 4
 ACCUMULATE_GRAD = "autograd::engine::evaluate_function: torch::autograd::AccumulateGrad"
 # torch.optim's own spans. Its per-parameter loop (foreach=False) does touch 0-d tensors (Adam's
@@ -492,7 +492,8 @@ def read_kineto(path: Path) -> Profile:
             types, dims = ops["input_type"].to_numpy(), ops["input_dims"].to_numpy()
             element = [on_one_element(types[i], dims[i]) for i in top]
             top_dims = dims[top]
-        parameters = int((inside["op"] == ACCUMULATE_GRAD).sum())
+        # the backward's count of parameter tensors, on whichever thread it ran (a GPU's own)
+        parameters = int((_within(cpu, start, end, None)["op"] == ACCUMULATE_GRAD).sum())
         loops, bursts = find_loops(ts[top], dur[top], names[top], element, top_dims, parameters)
         profile.loops += [loop.per_step(us, per_step) for loop in loops]
         profile.bursts += [burst.per_step(us, per_step) for burst in bursts]
