@@ -47,10 +47,11 @@ LAUNCH_MIN_SHORT, LAUNCH_SHORT_SHARE = 100, 0.5
 # Without this machine's crossover: matmuls under this n are judged small (gapbench's CPU and GPU
 # cross between 128 and 512 on the machines it has measured; the lower end, to stay cautious).
 DEFAULT_CROSSOVER = 128
-# A burst of tiny host ops (traces.is_burst: no per-element loop by its ops, nor a model's layers,
-# nor an update in place) is a finding from this many ops a step and this share of the step: a
-# Python loop over a batch's rows and elements makes thousands, where the clean traces' runs that
-# pass is_burst make at most a few dozen (docs/explain.md, "Bursts of tiny ops").
+# A burst of tiny host ops (traces.find_loops: no per-element loop by its ops, nor a model's
+# layers, an update in place or a loop over the parameters) is a finding from this many ops a step
+# and this share of the step: a Python loop over a batch's rows and elements makes thousands,
+# where the clean traces' runs that pass as bursts make at most a few dozen (docs/explain.md,
+# "Bursts of tiny ops").
 BURST_MIN_OPS = 256
 BURST_SHARE = 0.1
 # A batch this small leaves the step's fixed costs (optimizer, dispatch, launches) to dominate.
@@ -399,10 +400,11 @@ LOOPS_OVER = {
 
 
 def rule_op_burst(p: Profile, prices: Prices | None) -> list[Explained]:
-    """A burst of tiny host ops that no per-element loop, model or update in place explains
-    (traces.is_burst): a Python loop whose ops the trace cannot show to be on one element each
-    (without shapes, arithmetic on elements got by iterating; with them, a loop over rows). Its
-    fix is the per-element loop's, whatever each op takes: whole-tensor operations."""
+    """A burst of tiny host ops that no per-element loop, model, update in place or loop over the
+    parameters explains (traces.find_loops): a Python loop whose ops the trace cannot show to be
+    on one element each (without shapes, arithmetic on elements got by iterating; with them, a
+    loop over rows). Its fix is the per-element loop's, whatever each op takes: whole-tensor
+    operations."""
     burst = p.burst()
     if not burst or not p.step_seconds or burst.ops < BURST_MIN_OPS or \
             burst.seconds < BURST_SHARE * p.step_seconds:
@@ -413,11 +415,10 @@ def rule_op_burst(p: Profile, prices: Prices | None) -> list[Explained]:
             f"{ms(burst.seconds)} of the {ms(p.step_seconds)} step "
             f"({pct(burst.seconds / p.step_seconds)}), outside the model's layers, autograd and "
             f"the optimizer: a Python loop {LOOPS_OVER[burst.confidence]}. Each iteration pays "
-            "the interpreter, and each "
-            "op the framework's dispatch (on a GPU, a launch), for a few values' work. Write it as "
-            "whole-tensor operations on the batch (x = (x - x.amin(1, keepdim=True)) / "
-            "(x.amax(1, keepdim=True) - x.amin(1, keepdim=True))), or move it into a Dataset "
-            "read by DataLoader workers.")
+            "the interpreter, and each op the framework's dispatch (on a GPU, a launch), for a few "
+            "values' work. Write it as whole-tensor operations on the batch (x = (x - "
+            "x.amin(1, keepdim=True)) / (x.amax(1, keepdim=True) - x.amin(1, keepdim=True))), or "
+            "move it into a Dataset read by DataLoader workers.")
     saving, basis = None, "the burst's time in the trace"
     ratio = prices.elementwise(device_of(p)) if prices else None
     if ratio:

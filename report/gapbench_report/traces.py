@@ -26,6 +26,7 @@ import re
 import statistics
 import warnings
 import zlib
+from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -91,7 +92,7 @@ TOLIST = ("aten::resolve_conj", "aten::resolve_neg")
 TOLIST_EXAMPLE = "tensor.tolist()"
 # A burst (docs/explain.md): a run of tiny ops that is no per-element loop by the share above (a
 # loop whose ops the trace cannot show to be on one element: without shapes, arithmetic on
-# elements got by iterating; with shapes, a loop over rows) and is neither of the two other habits
+# elements got by iterating; with shapes, a loop over rows) and is none of the three other habits
 # that make runs of tiny ops:
 # - a model's layers, forward or backward: at least BURST_LAYER_SHARE of the run's ops are layers
 #   (a linear layer, a convolution, a norm, a loss...), the autograd engine's functions (its
@@ -276,12 +277,11 @@ def merged(loops: list[Loop]) -> Loop | None:
         return None
     total = {f: sum(getattr(lp, f) for lp in loops)
              for f in ("ops", "seconds", "elements", "reads", "read_seconds", "shown")}
-    names: dict[str, float] = {}
+    names: Counter = Counter()
     for lp in loops:
-        for k, v in lp.names.items():
-            names[k] = names.get(k, 0.0) + v
+        names.update(lp.names)
     return Loop(example=max(loops, key=lambda lp: lp.seconds).example,
-                shapes=any(lp.shapes for lp in loops), names=names, **total)
+                shapes=any(lp.shapes for lp in loops), names=dict(names), **total)
 
 
 # ---- the extra ----------------------------------------------------------------------------------
@@ -476,6 +476,9 @@ def read_kineto(path: Path) -> Profile:
     profile.shapes = "input_type" in cpu and bool(
         cpu["input_type"].map(lambda t: isinstance(t, list) and len(t) > 0).any())
     read_kinds: set[str] = set()
+    # the backward's AccumulateGrad calls, on whichever thread it ran (a GPU's own): each step's
+    # count of parameter tensors
+    grads = np.sort(cpu.loc[cpu["op"] == ACCUMULATE_GRAD, "ts"].to_numpy(float))
     for start, end, tid in windows:
         inside = _within(cpu, start, end, tid)
         library = inside[inside["op"].str.match(LIBRARY_SPAN.pattern)]
@@ -492,16 +495,16 @@ def read_kineto(path: Path) -> Profile:
             types, dims = ops["input_type"].to_numpy(), ops["input_dims"].to_numpy()
             element = [on_one_element(types[i], dims[i]) for i in top]
             top_dims = dims[top]
-        # the backward's count of parameter tensors, on whichever thread it ran (a GPU's own)
-        parameters = int((_within(cpu, start, end, None)["op"] == ACCUMULATE_GRAD).sum())
+        parameters = int(np.searchsorted(grads, end) - np.searchsorted(grads, start))
         loops, bursts = find_loops(ts[top], dur[top], names[top], element, top_dims, parameters)
         profile.loops += [loop.per_step(us, per_step) for loop in loops]
         profile.bursts += [burst.per_step(us, per_step) for burst in bursts]
     if not profile.shapes:
         profile.notes.append(
-            "This trace has no input shapes (torch.profiler's default): the batch and the sizes "
-            "of matmuls are not judged, and whether a loop of tiny ops works on elements or on "
-            "rows is not known; profile with record_shapes=True for them.")
+            "This trace has no input shapes (torch.profiler's default): the batch, the sizes of "
+            "matmuls and Python loops over tensor.tolist()'s values are not judged, and whether a "
+            "loop of tiny ops works on elements or on rows is not known; profile with "
+            "record_shapes=True for them.")
 
     # Device-to-host reads and synchronising calls.
     in_steps = _in_windows(cpu, windows)
@@ -634,16 +637,13 @@ def find_loops(ts, dur, names, element=None, element_dims=None, parameters: int 
     for kind, a, b in spans:
         if kind is None:
             continue
-        ops = names[a:b]
-        counts: dict[str, float] = {}
-        for n in ops:
-            counts[n] = counts.get(n, 0.0) + 1
+        counts = Counter(names[a:b])
         shown = sum(read[k] or (element is not None and bool(element[k])) for k in range(a, b))
         found[kind].append(Loop(b - a, float(ts[b - 1] + dur[b - 1] - ts[a]),
-                                max(counts, key=counts.get), sum(on_element[a:b]),
+                                counts.most_common(1)[0][0], sum(on_element[a:b]),
                                 sum(read[a:b]),
                                 float(sum(dur[k] for k in range(a, b) if read[k])), shown,
-                                element is not None, counts))
+                                element is not None, dict(counts)))
     loops = found["loop"] + python_loops(ts, dur, names, element_dims,
                                          [(a, b - 1) for kind, a, b in spans if kind == "loop"])
     return loops, found["burst"]

@@ -4,7 +4,9 @@ corpus, and nowhere else; the savings' arithmetic against --results, and bad inp
 The traces are in tests/data/traces: torch_cpu_* and tf_cpu_* are real CPU profiler traces made on
 the 2-core machine by tests/traces/make_torch_traces.py and make_tf_traces.py (host "vm", as is
 gapbench_results_vm.json, gapbench's transfer, pipeline and overhead results of that machine),
-the corpus of docs/explain.md, whose hold-out (tests/traces/HOLDOUT.md) is marked HOLDOUT;
+the corpus of docs/explain.md, whose hold-outs (tests/traces/HOLDOUT.md) are marked HOLDOUT;
+each PyTorch trace has its default-settings twin (torch_cpu_<case>.defaults: no shapes), held to
+its expectation or to the weaker one WITHOUT_SHAPES writes down;
 synthesised_gpu_* are SYNTHESISED from Kineto's schema by tests/traces/synthesise_gpu_traces.py
 (no GPU ran them). The tests that need the extra (HolisticTraceAnalysis, xprof) skip without it,
 saying why; under CI=true (where .ci/run installs it) they fail instead.
