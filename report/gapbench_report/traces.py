@@ -90,15 +90,10 @@ ELEMENTS_SHOWN = 0.5
 # comprehension over them), which no op of the trace shows.
 TOLIST = ("aten::resolve_conj", "aten::resolve_neg")
 TOLIST_EXAMPLE = "tensor.tolist()"
-# A burst (docs/explain.md): a run of tiny ops that is no per-element loop by the share above (a
-# loop whose ops the trace cannot show to be on one element: without shapes, arithmetic on
-# elements got by iterating; with shapes, a loop over rows) and is none of the three other habits
-# that make runs of tiny ops:
-# - a model's layers, forward or backward: at least BURST_LAYER_SHARE of the run's ops are layers
-#   (a linear layer, a convolution, a norm, a loss...), the autograd engine's functions (its
-#   backward, on the step's thread on a CPU) or TensorFlow's reads and writes of variables (the
-#   model's parameters, which its eager optimizer reads and assigns a few ops apart), where a
-#   model of many small layers calls one every two or three ops and a preprocessing loop none;
+# A burst (docs/explain.md, "Bursts of tiny ops"): a run of tiny ops that no per-element loop
+# takes, and that none of three other habits made:
+# - a model's layers, forward or backward (BURST_LAYER_SHARE of the run is layers, autograd's
+#   functions, or TensorFlow's variable reads and writes, which its eager optimizer makes);
 LAYER_OPS = re.compile(
     r"^(autograd::engine::evaluate_function: .*"
     r"|aten::(linear|addmm|mm|matmul|bmm|baddbmm|conv\dd|conv_transpose\dd|convolution"
@@ -112,17 +107,14 @@ LAYER_OPS = re.compile(
     r"|SoftmaxCrossEntropyWithLogits|ReadVariableOp|AssignVariableOp|Assign(Add|Sub)VariableOp"
     r"|ResourceApply\w+|VarHandleOp)$")
 BURST_LAYER_SHARE = 0.1
-# - an update of tensors in place, one after the other (a hand-written per-parameter update): at
-#   least half of the run's ops write a tensor in place (PyTorch's in-place ops, named with a
-#   trailing underscore), where a loop that computes new values writes none, or one per element
-#   beside its arithmetic (out[i] = ...: a select and a copy_).
+# - an update in place (BURST_IN_PLACE_SHARE of the run has a trailing underscore: p.add_(...)
+#   per parameter; a loop that writes out[i] has one copy_ per element among its arithmetic);
 IN_PLACE_OPS = re.compile(r"^aten::\w+_$")
 BURST_IN_PLACE_SHARE = 0.5
-# - a loop over the model's parameter tensors (a hand-written update, a gradient's clipping with
-#   clip_grad_norm_, which loops on a CPU): a run of at most PER_PARAMETER_OPS ops per parameter
-#   tensor, as the step's backward counts them (one AccumulateGrad per tensor, on any thread),
-#   with no index or read by name, is one, whatever its ops' shapes (the norm of each gradient,
-#   then a 0-d tensor moved with .to() per parameter, is half on one element).
+# - a loop over the model's parameter tensors (a hand-written update; clip_grad_norm_, which
+#   loops on a CPU): at most PER_PARAMETER_OPS ops per tensor of the backward's AccumulateGrad
+#   count, and no index or read by name, whatever the shapes say (each gradient's norm moved to
+#   its device with .to() is 0-d).
 PER_PARAMETER_OPS = 4
 ACCUMULATE_GRAD = "autograd::engine::evaluate_function: torch::autograd::AccumulateGrad"
 # torch.optim's own spans. Its per-parameter loop (foreach=False) does touch 0-d tensors (Adam's
