@@ -47,6 +47,13 @@ LAUNCH_MIN_SHORT, LAUNCH_SHORT_SHARE = 100, 0.5
 # Without this machine's crossover: matmuls under this n are judged small (gapbench's CPU and GPU
 # cross between 128 and 512 on the machines it has measured; the lower end, to stay cautious).
 DEFAULT_CROSSOVER = 128
+# A burst of tiny host ops (traces.find_loops: no per-element loop by its ops, nor a model's
+# layers, an update in place or a loop over the parameters) is a finding from this many ops a step
+# and this share of the step: a Python loop over a batch's rows and elements makes thousands,
+# where the clean traces' runs that pass as bursts make at most a few dozen (docs/explain.md,
+# "Bursts of tiny ops").
+BURST_MIN_OPS = 256
+BURST_SHARE = 0.1
 # A batch this small leaves the step's fixed costs (optimizer, dispatch, launches) to dominate.
 SMALL_BATCH = 8
 TENSOR_CORES_FROM = (7, 0)  # fp16 tensor cores from Volta; TF32 from (8, 0)
@@ -367,7 +374,8 @@ def rule_per_element(p: Profile, prices: Prices | None) -> list[Explained]:
                      f"framework op running, {ms(in_python.seconds)}")
     together = f"; together {ms(loop.seconds)}" if len(parts) > 1 else ""
     text = (f"A per-element Python loop: {' and '.join(parts)}{together} of the "
-            f"{ms(p.step_seconds)} step ({pct(loop.seconds / p.step_seconds)}). Each element "
+            f"{ms(p.step_seconds)} step ({pct(loop.seconds / p.step_seconds)}): "
+            f"a loop {LOOPS_OVER[loop.confidence]}. Each element "
             "pays the interpreter, and each op the framework's dispatch (on a GPU, a launch), "
             "for one element's work. Write it as whole-tensor operations "
             "(x = (x - x.mean(1, keepdim=True)) / x.std(1, keepdim=True)).")
@@ -379,7 +387,49 @@ def rule_per_element(p: Profile, prices: Prices | None) -> list[Explained]:
                  f"pass here (preprocess, {device_of(p).upper()})")
     return [explained("per_element_loop", "warning", "A per-element Python loop", text,
                       loop.seconds, saving, basis, "preprocess", "per-element Python loop",
-                      ops=loop.ops, seconds=loop.seconds)]
+                      ops=loop.ops, seconds=loop.seconds, confidence=loop.confidence)]
+
+
+# What a loop is over (traces.Loop.confidence), as the findings say it.
+LOOPS_OVER = {
+    "elements": "over elements (the trace's shapes, or its reads of one value each, show them)",
+    "rows": "over rows or small tensors (the trace's shapes show its ops taking more than one "
+            "element each)",
+    "unknown": "over elements or over rows (this trace has no input shapes to tell which; "
+               "record_shapes=True would)"}
+
+
+def rule_op_burst(p: Profile, prices: Prices | None) -> list[Explained]:
+    """A burst of tiny host ops that no per-element loop, model, update in place or loop over the
+    parameters explains (traces.find_loops): a Python loop whose ops the trace cannot show to be
+    on one element each (without shapes, arithmetic on elements got by iterating; with them, a
+    loop over rows). Its fix is the per-element loop's, whatever each op takes: whole-tensor
+    operations."""
+    burst = p.burst()
+    if not burst or not p.step_seconds or burst.ops < BURST_MIN_OPS or \
+            burst.seconds < BURST_SHARE * p.step_seconds:
+        return []
+    top = sorted(burst.names.items(), key=lambda kv: -kv[1])[:4]
+    named = ", ".join(f"{n.removeprefix('aten::')} {c:.0f}" for n, c in top)
+    text = (f"A burst of {burst.ops:,.0f} tiny host ops a step (most: {named}) runs back to back, "
+            f"{ms(burst.seconds)} of the {ms(p.step_seconds)} step "
+            f"({pct(burst.seconds / p.step_seconds)}), outside the model's layers, autograd and "
+            f"the optimizer: a Python loop {LOOPS_OVER[burst.confidence]}. Each iteration pays "
+            "the interpreter, and each op the framework's dispatch (on a GPU, a launch), for a few "
+            "values' work. Write it as whole-tensor operations on the batch (x = (x - "
+            "x.amin(1, keepdim=True)) / (x.amax(1, keepdim=True) - x.amin(1, keepdim=True))), or "
+            "move it into a Dataset read by DataLoader workers.")
+    saving, basis = None, "the burst's time in the trace"
+    ratio = prices.elementwise(device_of(p)) if prices else None
+    if ratio:
+        saving = burst.seconds * (1 - 1 / ratio)
+        basis = (f"gapbench's element-wise loops took {ratio:.0f}x the time of one vectorized "
+                 f"pass here (preprocess, {device_of(p).upper()})")
+    return [explained("op_burst", "warning", "A burst of tiny host ops (a Python loop)", text,
+                      burst.seconds, saving, basis, "preprocess",
+                      f"a Python loop of {burst.ops:,.0f} tiny ops", ops=burst.ops,
+                      seconds=burst.seconds, confidence=burst.confidence,
+                      top_ops=dict(top))]
 
 
 def rule_launch_bound(p: Profile, prices: Prices | None) -> list[Explained]:
@@ -501,7 +551,8 @@ def rule_small_batch(p: Profile, prices: Prices | None) -> list[Explained]:
 
 
 RULES: tuple[Rule, ...] = (rule_input, rule_gpu_idle, rule_pageable, rule_sync, rule_per_element,
-                           rule_launch_bound, rule_small_matmul, rule_fp32, rule_small_batch)
+                           rule_op_burst, rule_launch_bound, rule_small_matmul, rule_fp32,
+                           rule_small_batch)
 
 
 def rank(f: Explained) -> tuple:

@@ -26,6 +26,7 @@ import re
 import statistics
 import warnings
 import zlib
+from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -79,11 +80,43 @@ LOOP_MIN_OPS = 32
 # them on the element itself. A model of many small layers, or a per-parameter update, works on
 # whole tensors: none of its ops does.
 LOOP_ELEMENT_SHARE = 0.1
+# A loop is said to be over elements (rather than rows) where the shapes show at least this share
+# of its ops on one element: a body taking a row and computing its statistics makes a few 0-d
+# tensors per row (the row's mean, its std plus an epsilon), one taking an element makes nearly
+# all of its ops 0-d.
+ELEMENTS_SHOWN = 0.5
 # tensor.tolist() records these two ops and nothing else (conversions to NumPy record them too):
 # what follows, until the next framework op, is Python's own work on the values (a loop or a
 # comprehension over them), which no op of the trace shows.
 TOLIST = ("aten::resolve_conj", "aten::resolve_neg")
 TOLIST_EXAMPLE = "tensor.tolist()"
+# A burst (docs/explain.md, "Bursts of tiny ops"): a run of tiny ops that no per-element loop
+# takes, and that none of three other habits made:
+# - a model's layers, forward or backward (BURST_LAYER_SHARE of the run is layers, autograd's
+#   functions, or TensorFlow's variable reads and writes, which its eager optimizer makes);
+LAYER_OPS = re.compile(
+    r"^(autograd::engine::evaluate_function: .*"
+    r"|aten::(linear|addmm|mm|matmul|bmm|baddbmm|conv\dd|conv_transpose\dd|convolution"
+    r"|_convolution|embedding|embedding_bag|layer_norm|native_layer_norm|batch_norm"
+    r"|native_batch_norm|group_norm|instance_norm|lstm|gru|rnn_tanh|rnn_relu"
+    r"|scaled_dot_product_attention|_native_multi_head_attention|dropout|max_pool\dd"
+    r"|avg_pool\dd|adaptive_avg_pool\dd|adaptive_max_pool\dd|cross_entropy_loss|nll_loss"
+    r"|mse_loss|binary_cross_entropy(_with_logits)?)"
+    r"|MatMul|BatchMatMul\w*|Conv\dD\w*|DepthwiseConv\w*|BiasAdd\w*|FusedBatchNorm\w*"
+    r"|MaxPool\w*|AvgPool\w*|\w+Grad|SparseSoftmaxCrossEntropyWithLogits"
+    r"|SoftmaxCrossEntropyWithLogits|ReadVariableOp|AssignVariableOp|Assign(Add|Sub)VariableOp"
+    r"|ResourceApply\w+|VarHandleOp)$")
+BURST_LAYER_SHARE = 0.1
+# - an update in place (BURST_IN_PLACE_SHARE of the run has a trailing underscore: p.add_(...)
+#   per parameter; a loop that writes out[i] has one copy_ per element among its arithmetic);
+IN_PLACE_OPS = re.compile(r"^aten::\w+_$")
+BURST_IN_PLACE_SHARE = 0.5
+# - a loop over the model's parameter tensors (a hand-written update; clip_grad_norm_, which
+#   loops on a CPU): at most PER_PARAMETER_OPS ops per tensor of the backward's AccumulateGrad
+#   count, and no index or read by name, whatever the shapes say (each gradient's norm moved to
+#   its device with .to() is 0-d).
+PER_PARAMETER_OPS = 4
+ACCUMULATE_GRAD = "autograd::engine::evaluate_function: torch::autograd::AccumulateGrad"
 # torch.optim's own spans. Its per-parameter loop (foreach=False) does touch 0-d tensors (Adam's
 # step count, read with .item() per parameter), but it is the library's loop, whose fix is
 # foreach= or fused=, not the user's to vectorize: its ops are left out of the loops.
@@ -111,8 +144,9 @@ class TraceError(ResultsError):
 
 @dataclass
 class Loop:
-    """A run of tiny host ops in one step that work on one element each: a Python loop over a
-    tensor's elements (per step, once read)."""
+    """A run of tiny host ops in one step: a Python loop over a tensor's elements (enough of its
+    ops on one element each), or a burst whose ops the trace cannot show to be (per step, once
+    read)."""
 
     ops: float
     seconds: float
@@ -120,11 +154,27 @@ class Loop:
     elements: float = 0.0  # its ops on one element (reads, indexing, 0-d or one-element inputs)
     reads: float = 0.0  # of which device-to-host reads (.item(), bool(tensor))
     read_seconds: float = 0.0  # the reads' own time
+    shown: float = 0.0  # its ops the trace's shapes show on one element, with its reads
+    shapes: bool = False  # the trace has shapes to show them
+    names: dict[str, float] = field(default_factory=dict)  # its ops by name
+
+    @property
+    def confidence(self) -> str:
+        """What it loops over: "elements" where it reads an element back in its iterations (a
+        read can only be of one element) or the shapes show most of its ops on one element;
+        else "rows" (the shapes show its ops taking more than one element: rows, or small
+        tensors); "unknown" without shapes."""
+        if self.reads >= LOOP_ELEMENT_SHARE * self.ops or \
+                (self.shapes and self.shown >= ELEMENTS_SHOWN * self.ops):
+            return "elements"
+        return "rows" if self.shapes else "unknown"
 
     def per_step(self, unit: float, share: float) -> Loop:
         """This loop of one step in a trace's time unit, as seconds and counts per step."""
         return Loop(self.ops * share, self.seconds * unit * share, self.example,
-                    self.elements * share, self.reads * share, self.read_seconds * unit * share)
+                    self.elements * share, self.reads * share, self.read_seconds * unit * share,
+                    self.shown * share, self.shapes,
+                    {k: v * share for k, v in self.names.items()})
 
 
 @dataclass
@@ -187,7 +237,7 @@ class Profile:
     # loops of tiny host ops on one element each
     loops: list[Loop] = field(default_factory=list)
     shapes: bool = False  # the trace has input shapes (record_shapes=True)
-    unjudged_ops: float = 0.0  # tiny ops a step in runs that shapes would have let explain judge
+    bursts: list[Loop] = field(default_factory=list)  # runs of tiny ops of no per-element loop
     # copies
     copies: list[Copies] = field(default_factory=list)
     # kernels and launches (HTA's launch statistics)
@@ -208,14 +258,22 @@ class Profile:
         """The step's per-element loops, as one."""
         return merged(self.loops)
 
+    def burst(self) -> Loop | None:
+        """The step's bursts of tiny ops, as one."""
+        return merged(self.bursts)
+
 
 def merged(loops: list[Loop]) -> Loop | None:
-    """Loops as one: their counts and times summed, the example of the longest."""
+    """Loops as one: their counts, times and ops by name summed, the example of the longest."""
     if not loops:
         return None
     total = {f: sum(getattr(lp, f) for lp in loops)
-             for f in ("ops", "seconds", "elements", "reads", "read_seconds")}
-    return Loop(example=max(loops, key=lambda lp: lp.seconds).example, **total)
+             for f in ("ops", "seconds", "elements", "reads", "read_seconds", "shown")}
+    names: Counter = Counter()
+    for lp in loops:
+        names.update(lp.names)
+    return Loop(example=max(loops, key=lambda lp: lp.seconds).example,
+                shapes=any(lp.shapes for lp in loops), names=dict(names), **total)
 
 
 # ---- the extra ----------------------------------------------------------------------------------
@@ -410,6 +468,9 @@ def read_kineto(path: Path) -> Profile:
     profile.shapes = "input_type" in cpu and bool(
         cpu["input_type"].map(lambda t: isinstance(t, list) and len(t) > 0).any())
     read_kinds: set[str] = set()
+    # the backward's AccumulateGrad calls, on whichever thread it ran (a GPU's own): each step's
+    # count of parameter tensors
+    grads = np.sort(cpu.loc[cpu["op"] == ACCUMULATE_GRAD, "ts"].to_numpy(float))
     for start, end, tid in windows:
         inside = _within(cpu, start, end, tid)
         library = inside[inside["op"].str.match(LIBRARY_SPAN.pattern)]
@@ -426,15 +487,16 @@ def read_kineto(path: Path) -> Profile:
             types, dims = ops["input_type"].to_numpy(), ops["input_dims"].to_numpy()
             element = [on_one_element(types[i], dims[i]) for i in top]
             top_dims = dims[top]
-        loops, unjudged = find_loops(ts[top], dur[top], names[top], element, top_dims)
-        profile.unjudged_ops += unjudged * per_step
+        parameters = int(np.searchsorted(grads, end) - np.searchsorted(grads, start))
+        loops, bursts = find_loops(ts[top], dur[top], names[top], element, top_dims, parameters)
         profile.loops += [loop.per_step(us, per_step) for loop in loops]
-    if profile.unjudged_ops:
+        profile.bursts += [burst.per_step(us, per_step) for burst in bursts]
+    if not profile.shapes:
         profile.notes.append(
-            f"{profile.unjudged_ops:.0f} tiny host ops a step run back to back without indexing "
-            "or reading elements by name; this trace has no input shapes, so whether they work "
-            "on one element each (a per-element loop) is not judged: profile with "
-            "record_shapes=True.")
+            "This trace has no input shapes (torch.profiler's default): the batch, the sizes of "
+            "matmuls and Python loops over tensor.tolist()'s values are not judged, and whether a "
+            "loop of tiny ops works on elements or on rows is not known; profile with "
+            "record_shapes=True for them.")
 
     # Device-to-host reads and synchronising calls.
     in_steps = _in_windows(cpu, windows)
@@ -524,20 +586,23 @@ def top_level(ts, dur) -> list[int]:
     return top
 
 
-def find_loops(ts, dur, names, element=None, element_dims=None) -> tuple[list[Loop], int]:
-    """Per-element loops among outermost host ops (given in time order): runs of at least
-    LOOP_MIN_OPS consecutive ops, each shorter than TINY_OP_US and at most LOOP_GAP_US apart, of
-    which at least LOOP_ELEMENT_SHARE work on one element (a read, an index, or, where `element`
-    gives it from the trace's shapes, inputs of one element each). A loop's runs that a pause
-    splits (the interpreter's own work in the body, the process descheduled) are one loop while
-    nothing but tiny ops lies between them. Also returns the ops of the runs that, without shapes
-    (element None), could not be judged: runs with some element op by name, too few for a loop
-    (a model's layers have none and are not counted). With them, python_loops' (element_dims:
-    the ops' input dims, where the trace has them). Times in the trace's microseconds."""
+def find_loops(ts, dur, names, element=None, element_dims=None, parameters: int = 0
+               ) -> tuple[list[Loop], list[Loop]]:
+    """Per-element loops and bursts among outermost host ops (given in time order): runs of at
+    least LOOP_MIN_OPS consecutive ops, each shorter than TINY_OP_US and at most LOOP_GAP_US
+    apart. A run is a per-element loop when at least LOOP_ELEMENT_SHARE of its ops work on one
+    element (a read, an index, or, where `element` gives it from the trace's shapes, inputs of one
+    element each); else a burst unless it is a model's layers or an update in place (is_burst).
+    Neither is a run of at most PER_PARAMETER_OPS ops per parameter tensor (`parameters`, where
+    the backward counts them) with no index or read by name: a loop over the parameters. A
+    loop's (a burst's) runs that a pause splits (the interpreter's own work in the body, the
+    process descheduled) are one while nothing but tiny ops, and no run of another kind, lies
+    between them. With the loops, python_loops' (element_dims: the ops' input dims, where the
+    trace has them). Times in the trace's microseconds."""
     names = [str(n) for n in names]
     read = [n in READ_OPS for n in names]
-    on_element = [r or n in INDEX_OPS or (element is not None and bool(element[i]))
-                  for i, (r, n) in enumerate(zip(read, names))]
+    named = [r or n in INDEX_OPS for r, n in zip(read, names)]
+    on_element = [m or (element is not None and bool(element[i])) for i, m in enumerate(named)]
     runs: list[list[int]] = []  # [first, last + 1] of each run
     for i in range(len(ts)):
         if dur[i] >= TINY_OP_US:
@@ -546,25 +611,42 @@ def find_loops(ts, dur, names, element=None, element_dims=None) -> tuple[list[Lo
             runs[-1][1] = i + 1
         else:
             runs.append([i, i + 1])
-    spans: list[list[int]] = []
-    unjudged = 0
+    spans: list[list] = []  # [kind, first, last + 1]: kind "loop", "burst" or None (neither)
     for a, b in runs:
         if b - a < LOOP_MIN_OPS:
             continue
-        if sum(on_element[a:b]) < LOOP_ELEMENT_SHARE * (b - a):
-            unjudged += (b - a) if element is None and any(on_element[a:b]) else 0
-        elif spans and all(dur[k] < TINY_OP_US for k in range(spans[-1][1], a)):
-            spans[-1][1] = b
+        over_parameters = b - a <= PER_PARAMETER_OPS * parameters and \
+            sum(named[a:b]) < LOOP_ELEMENT_SHARE * (b - a)
+        kind = (None if over_parameters else
+                "loop" if sum(on_element[a:b]) >= LOOP_ELEMENT_SHARE * (b - a) else
+                "burst" if is_burst(names[a:b]) else None)
+        if kind and spans and spans[-1][0] == kind and \
+                all(dur[k] < TINY_OP_US for k in range(spans[-1][2], a)):
+            spans[-1][2] = b
         else:
-            spans.append([a, b])
-    loops = []
-    for a, b in spans:
-        ops = names[a:b]
-        loops.append(Loop(b - a, float(ts[b - 1] + dur[b - 1] - ts[a]),
-                          max(set(ops), key=ops.count), sum(on_element[a:b]), sum(read[a:b]),
-                          float(sum(dur[k] for k in range(a, b) if read[k]))))
-    loops += python_loops(ts, dur, names, element_dims, [(a, b - 1) for a, b in spans])
-    return loops, unjudged
+            spans.append([kind, a, b])
+    found: dict[str, list[Loop]] = {"loop": [], "burst": []}
+    for kind, a, b in spans:
+        if kind is None:
+            continue
+        counts = Counter(names[a:b])
+        shown = sum(read[k] or (element is not None and bool(element[k])) for k in range(a, b))
+        found[kind].append(Loop(b - a, float(ts[b - 1] + dur[b - 1] - ts[a]),
+                                counts.most_common(1)[0][0], sum(on_element[a:b]),
+                                sum(read[a:b]),
+                                float(sum(dur[k] for k in range(a, b) if read[k])), shown,
+                                element is not None, dict(counts)))
+    loops = found["loop"] + python_loops(ts, dur, names, element_dims,
+                                         [(a, b - 1) for kind, a, b in spans if kind == "loop"])
+    return loops, found["burst"]
+
+
+def is_burst(names: list[str]) -> bool:
+    """A run of tiny ops that is neither a model's layers nor an update of tensors in place (the
+    shares of LAYER_OPS and IN_PLACE_OPS among its ops, by name)."""
+    layers = sum(bool(LAYER_OPS.match(n)) for n in names)
+    in_place = sum(bool(IN_PLACE_OPS.match(n)) for n in names)
+    return layers < BURST_LAYER_SHARE * len(names) and in_place < BURST_IN_PLACE_SHARE * len(names)
 
 
 def python_loops(ts, dur, names, dims=None, inside=()) -> list[Loop]:
@@ -581,7 +663,8 @@ def python_loops(ts, dur, names, dims=None, inside=()) -> list[Loop]:
         shape = dims[i][0] if isinstance(dims[i], list) and dims[i] else None
         values = math.prod(shape) if isinstance(shape, list) else 0
         if values >= LOOP_MIN_OPS:
-            found.append(Loop(0, float(ts[i + 1] - ts[i] - dur[i]), TOLIST_EXAMPLE, values))
+            found.append(Loop(0, float(ts[i + 1] - ts[i] - dur[i]), TOLIST_EXAMPLE, values,
+                              shown=values, shapes=True))
     return found
 
 
@@ -856,5 +939,6 @@ def _eager_loops(path: Path, profile: Profile) -> None:
         ts, dur = [e["ts"] for e in inside], [e["dur"] for e in inside]
         top = top_level(ts, dur)
         names = [inside[i]["name"].split(": ", 1)[1] for i in top]
-        loops, _ = find_loops([ts[i] for i in top], [dur[i] for i in top], names)
+        loops, bursts = find_loops([ts[i] for i in top], [dur[i] for i in top], names)
         profile.loops += [loop.per_step(1e-6, per_step) for loop in loops]
+        profile.bursts += [burst.per_step(1e-6, per_step) for burst in bursts]

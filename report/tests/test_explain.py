@@ -4,7 +4,9 @@ corpus, and nowhere else; the savings' arithmetic against --results, and bad inp
 The traces are in tests/data/traces: torch_cpu_* and tf_cpu_* are real CPU profiler traces made on
 the 2-core machine by tests/traces/make_torch_traces.py and make_tf_traces.py (host "vm", as is
 gapbench_results_vm.json, gapbench's transfer, pipeline and overhead results of that machine),
-the corpus of docs/explain.md, whose hold-out (tests/traces/HOLDOUT.md) is marked HOLDOUT;
+the corpus of docs/explain.md, whose hold-outs (tests/traces/HOLDOUT.md) are marked HOLDOUT;
+each PyTorch trace has its default-settings twin (torch_cpu_<case>.defaults: no shapes), held to
+its expectation or to the weaker one WITHOUT_SHAPES writes down;
 synthesised_gpu_* are SYNTHESISED from Kineto's schema by tests/traces/synthesise_gpu_traces.py
 (no GPU ran them). The tests that need the extra (HolisticTraceAnalysis, xprof) skip without it,
 saying why; under CI=true (where .ci/run installs it) they fail instead.
@@ -89,8 +91,8 @@ def test_synthesised_gpu_traces_each_finding_fires_where_planted_only(pytorch, c
 # it must fire, all of them and nothing else. A loop of reads (.item(), float(), bool() per
 # element) is both a per-element loop and synchronising reads; a per-element transform in a
 # Dataset read without workers both a per-element loop and an input pipeline without prefetch.
-LOOP, SYNC, INPUT, SERIAL, BATCH = ("per_element_loop", "sync_calls", "input_bound",
-                                    "input_no_prefetch", "small_batch")
+LOOP, SYNC, INPUT, SERIAL, BATCH, BURST = ("per_element_loop", "sync_calls", "input_bound",
+                                           "input_no_prefetch", "small_batch", "op_burst")
 CORPUS = {
     # the per-element loop, one style each
     "torch_cpu_loop": {LOOP},  # x[i] = f(x[i]) per row: the style the rule was first built on
@@ -104,6 +106,14 @@ CORPUS = {
     # in a @torch.no_grad() preprocessing function; its `if v * a + b > 0:` reads each element
     # back (bool()), which the expectation written before the hold-out ran had missed
     "torch_cpu_loop_nograd": {LOOP, SYNC},
+    # the issue 42's trace: a loop over each batch's rows and each row's values, ~2,400 ops a step
+    "torch_cpu_loop_rows_elements": {LOOP},
+    "torch_cpu_loop_cat": {LOOP},  # a result grown by torch.cat one element at a time
+    "tf_cpu_loop_rows_elements": {LOOP},  # TensorFlow: for row in x: for v in row
+    # for row in x: whole-row ops, then stack. Its rows' 0-d statistics (min, max, their range
+    # plus an epsilon: 22% of its ops) make it a per-element loop by the shapes, said to be over
+    # rows; the expectation written before the hold-out ran (the burst) had missed them.
+    "torch_cpu_loop_rows": {LOOP},
     "tf_cpu_loop": {LOOP},  # TensorFlow: x[i] per row, eager
     "tf_cpu_loop_index": {LOOP},  # TensorFlow: s[i] per element
     "tf_cpu_loop_iterate": {LOOP},  # TensorFlow: for v in x
@@ -129,11 +139,48 @@ CORPUS = {
     "torch_cpu_clean_workers": set(),  # a DataLoader with 2 workers that keep up
     "tf_cpu_clean": set(),
     "tf_cpu_clean_many_layers": set(),  # an eager step of 30 small layers
+    "torch_cpu_clean_transformer": set(),  # a small transformer encoder: many tiny layer ops
+    "torch_cpu_clean_clip_grad": set(),  # clip_grad_norm_(foreach=False) in the user's step
+    "tf_cpu_clean_manual_update": set(),  # TensorFlow: assign_sub per variable, by hand
 }
-# Chosen before the rules were tuned (tests/traces/HOLDOUT.md), made and run last.
+# Chosen before the rules were tuned (tests/traces/HOLDOUT.md), made and run last: issue 36's
+# and issue 42's (the bursts of tiny ops, the default-settings twins).
 HOLDOUT = {"torch_cpu_loop_numpy", "torch_cpu_loop_nograd", "tf_cpu_loop_iterate",
            "torch_cpu_sync_branch", "torch_cpu_small_batch_conv",
            "torch_cpu_input_slow_workers"}
+HOLDOUT_42 = {"torch_cpu_loop_rows", "torch_cpu_loop_cat", "torch_cpu_clean_transformer",
+              "torch_cpu_clean_clip_grad", "tf_cpu_loop_rows_elements",
+              "tf_cpu_clean_manual_update"}
+
+# Each PyTorch trace's default-settings twin (torch_cpu_<case>.defaults: made without
+# record_shapes, as torch.profiler records unasked) is held to its full twin's expectation, except
+# here, each with why (docs/explain.md, "The default settings"). TensorFlow's traces are made at
+# its profiler's defaults: each is its own twin.
+WITHOUT_SHAPES = {
+    # Elements got by iterating (one unbind per row of 16): without shapes no op shows them to be
+    # elements, and the run is the burst finding instead: the same habit, fix and price.
+    "torch_cpu_loop_iterate": {BURST},
+    "torch_cpu_loop_rows_elements": {BURST},
+    "torch_cpu_loop_cat": {BURST},
+    "torch_cpu_loop_rows": {BURST},
+    # Python's loop over tolist()'s values records no op; only the shapes count the values (a loss
+    # converted to be logged is no loop).
+    "torch_cpu_loop_tolist": set(),
+    # Not the shapes: this run's step (13 ms, against its full twin's 43) waits 0.87 ms a step
+    # (6.6%) for each batch's receive from the 2 workers, which the input rule counts as waiting
+    # (docs/explain.md, "What the corpus does not cover"); three makings under other jobs' load
+    # waited 26%, 17.5% and 6.6% of their steps (the last kept).
+    "torch_cpu_clean_workers": {INPUT},
+    # The batch is read from the layers' input shapes.
+    "torch_cpu_tiny_batch": set(),
+    "torch_cpu_small_batch_matmul": set(),
+    "torch_cpu_small_batch_conv": set(),
+}
+DEFAULTS = ".defaults"
+
+
+def twin_expected(name: str) -> set[str]:
+    return WITHOUT_SHAPES.get(name, CORPUS[name])
 
 
 def corpus_file(name: str) -> Path:
@@ -145,15 +192,24 @@ def corpus_profile(name: str) -> traces.Profile:
     return traces.read_profile(corpus_file(name))
 
 
-@pytest.mark.parametrize("name", [pytest.param(n, id=f"{n}{'-HOLDOUT' if n in HOLDOUT else ''}")
-                                  for n in CORPUS])
+def held_out(name: str) -> str:
+    return "-HOLDOUT" if name.removesuffix(DEFAULTS) in HOLDOUT | HOLDOUT_42 else ""
+
+
+CASES = [*CORPUS, *(n + DEFAULTS for n in CORPUS if n.startswith("torch_"))]
+
+
+@pytest.mark.parametrize("name", [pytest.param(n, id=n + held_out(n)) for n in CASES])
 def test_every_cause_found_in_every_style_and_clean_traces_fire_nothing(name):
     need(*(("xprof",) if name.startswith("tf_") else ("hta", "ijson", "pandas")))
     profile = corpus_profile(name)
+    expected = (twin_expected(name.removesuffix(DEFAULTS)) if name.endswith(DEFAULTS)
+                else CORPUS[name])
+    assert profile.shapes != name.endswith(DEFAULTS) or name.startswith("tf_")
     found = explain.explain(profile, None)
-    assert {f.rule for f in found} == CORPUS[name], [(f.rule, f.text) for f in found]
+    assert {f.rule for f in found} == expected, [(f.rule, f.text) for f in found]
     assert explain.verdict(profile, found).startswith(
-        "Fix first: " if CORPUS[name] else "Nothing in this trace")
+        "Fix first: " if expected else "Nothing in this trace")
 
 
 def test_the_corpus_covers_each_host_cause_in_several_styles():
@@ -162,10 +218,111 @@ def test_the_corpus_covers_each_host_cause_in_several_styles():
     styles["input"] = [n for n, causes in CORPUS.items() if causes & {INPUT, SERIAL}]
     assert all(len(found) >= 3 for found in styles.values()), styles
     assert all(set(found) & HOLDOUT for found in styles.values()), styles
-    assert HOLDOUT <= set(CORPUS) and all(corpus_file(n).exists() for n in CORPUS)
-    # The hold-out is the one written down before the tuning.
+    assert HOLDOUT | HOLDOUT_42 <= set(CORPUS) and all(corpus_file(n).exists() for n in CASES)
+    assert set(WITHOUT_SHAPES) <= set(CORPUS)
+    # Each hold-out is the one written down before its tuning: the first column of its table.
     written = (REPORT / "tests" / "traces" / "HOLDOUT.md").read_text(encoding="utf-8")
-    assert {n for n in CORPUS if f"`{n}`" in written} == HOLDOUT
+    first, second = written.split("# The hold-out of issue 42")
+    for text, held in ((first, HOLDOUT), (second, HOLDOUT_42)):
+        assert {line.split("|")[1].strip().strip("`") for line in text.splitlines()
+                if line.startswith("| `")} == held
+
+
+def test_the_issues_trace_at_the_defaults_leads_with_its_loop(pytorch, capsys):
+    """The issue's trace: a Python loop over each batch's 64 rows and their 16 values, profiled
+    as torch.profiler records unasked (no shapes): a burst of about two thousand tiny ops that
+    leads the verdict, saying how many, which, their share and what shapes would tell."""
+    doc = answer(capsys, corpus_file("torch_cpu_loop_rows_elements.defaults"))
+    burst = doc["findings"][0]
+    assert burst["rule"] == BURST and burst["family"] == "preprocess"
+    ops, share = burst["evidence"]["ops"], burst["lost_seconds_per_step"] / doc["step_seconds"]
+    # per row: min, max, min, sub, unbind, stack, and (v - lo) / scale for each of its 16 values;
+    # around them the batch's slices, its stack and concatenation
+    assert 64 * 16 * 2 <= ops <= 64 * (16 * 2 + 6) + 8 and share >= explain.BURST_SHARE
+    assert set(burst["evidence"]["top_ops"]) >= {"aten::sub", "aten::div"}
+    assert burst["evidence"]["confidence"] == "unknown"
+    assert f"A burst of {ops:,.0f} tiny host ops a step (most: sub " in burst["text"]
+    assert f"({explain.pct(share)})" in burst["text"]
+    assert "over elements or over rows (this trace has no input shapes to tell which" in \
+        burst["text"]
+    assert doc["verdict"].startswith(f"Fix first: a Python loop of {ops:,.0f} tiny ops (costs ")
+    # With its shapes, the same loop is found as the per-element loop it is.
+    full = answer(capsys, corpus_file("torch_cpu_loop_rows_elements"))
+    assert full["findings"][0]["rule"] == LOOP
+    assert full["findings"][0]["evidence"]["confidence"] == "elements"
+
+
+def burst_profile(ops: float, share: float, confidence_shapes: bool = False) -> traces.Profile:
+    step = 0.02
+    profile = traces.Profile("made.pt.trace.json.gz", "PyTorch", steps=1, step_seconds=step)
+    profile.bursts = [traces.Loop(ops, share * step, "aten::mul", shapes=confidence_shapes,
+                                  names={"aten::mul": ops / 2, "aten::add": ops / 2})]
+    return profile
+
+
+def test_a_burst_is_a_finding_from_its_thresholds_on():
+    """BURST_MIN_OPS tiny ops a step and BURST_SHARE of the step: both, or no finding; below them
+    the verdict says nothing points to a known cause."""
+    ops, share = explain.BURST_MIN_OPS, explain.BURST_SHARE
+    for args, fires in (((ops, share), True), ((ops - 1, 0.9), False),
+                        ((10 * ops, share * 0.99), False)):
+        profile = burst_profile(*args)
+        found = explain.explain(profile, None)
+        assert [f.rule for f in found] == ([BURST] if fires else []), args
+        assert explain.verdict(profile, found).startswith(
+            "Fix first: a Python loop of " if fires else "Nothing in this trace")
+    (rows,) = explain.explain(burst_profile(ops, 0.5, confidence_shapes=True), None)
+    assert rows.evidence["confidence"] == "rows" and "over rows or small tensors" in rows.text
+
+
+def test_what_makes_a_burst():
+    """A run of tiny ops is a burst unless a tenth of it is a model's layers (or autograd's, or
+    TensorFlow's variables) or half of it writes tensors in place; one of a tenth on one element
+    is a per-element loop."""
+    def judged(names, element=None):
+        n = len(names)
+        loops, bursts = traces.find_loops([10.0 * i for i in range(n)], [5.0] * n, names, element)
+        return ("loop" if loops else "") + ("burst" if bursts else "")
+    cycle = ["aten::sub", "aten::div", "aten::mul", "aten::add"] * 100
+    assert judged(cycle) == "burst"
+    assert judged(cycle, element=[True] * len(cycle)) == "loop"  # shapes: 0-d inputs
+    assert judged(["aten::select"] + cycle[:9] + cycle) == "burst"  # one index in 410 ops
+    assert judged((["aten::select"] + cycle[:9]) * 40) == "loop"  # one in ten
+    assert judged(["aten::linear", "aten::relu", "aten::add", "aten::view"] * 100) == ""
+    assert judged(["autograd::engine::evaluate_function: AddmmBackward0", "aten::mul"] * 200) \
+        == ""
+    assert judged(["aten::add_"] * 200) == "" and judged(["aten::mul_", "aten::add"] * 200) == ""
+    assert judged(["ReadVariableOp", "Mul", "Sub", "AssignVariableOp"] * 100) == ""
+    assert judged(["MatMul", "BiasAdd", "Relu"] * 100) == ""
+    assert judged(["Mul", "AddV2", "Maximum", "_EagerConst"] * 100) == "burst"
+    # Fewer than LOOP_MIN_OPS in a row, or ops longer than TINY_OP_US, are no run at all.
+    assert judged(cycle[:traces.LOOP_MIN_OPS - 1]) == ""
+
+
+def test_a_loop_over_the_parameters_is_neither():
+    """At most PER_PARAMETER_OPS ops per parameter tensor (the backward's AccumulateGrad count),
+    with no index or read by name, is a loop over the parameters (clip_grad_norm_ on a CPU: a
+    norm and a 0-d .to() per gradient), whatever its shapes say; one more op, or an index in
+    each iteration, and it is judged as any run."""
+    clip = ["aten::linalg_vector_norm", "aten::to"] * 100
+    zero_d = [i % 2 == 1 for i in range(len(clip))]  # the shapes: each .to() on a 0-d norm
+
+    def judged(names, parameters, element=None):
+        n = len(names)
+        loops, bursts = traces.find_loops([10.0 * i for i in range(n)], [5.0] * n, names,
+                                          element, parameters=parameters)
+        return ("loop" if loops else "") + ("burst" if bursts else "")
+    assert judged(clip, parameters=50) == "" and judged(clip, parameters=50, element=zero_d) == ""
+    assert judged(clip, parameters=49) == "burst"
+    assert judged(clip, parameters=49, element=zero_d) == "loop"
+    indexed = ["aten::select", "aten::mul"] * 100
+    assert judged(indexed, parameters=100) == "loop"
+
+
+def test_the_parameters_are_counted_by_the_backward(pytorch):
+    assert corpus_profile("torch_cpu_clean_clip_grad.defaults").bursts == []
+    loop = corpus_profile("torch_cpu_loop_rows_elements.defaults").burst()
+    assert loop.ops > traces.PER_PARAMETER_OPS * 4  # the MLP's 4 parameter tensors
 
 
 def test_the_loops_figures(pytorch):
@@ -194,31 +351,47 @@ def without_shapes(trace: Path, tmp_path: Path) -> Path:
     return out
 
 
-@pytest.mark.parametrize("name, found", [("torch_cpu_loop_index", {LOOP}),
-                                         ("torch_cpu_loop_item", {LOOP, SYNC}),
-                                         ("torch_cpu_loop_iterate", set()),
-                                         ("torch_cpu_loop_tolist", set()),
-                                         ("torch_cpu_clean_many_layers", set()),
-                                         ("torch_cpu_clean_manual_update", set())])
-def test_without_shapes_only_indexing_and_reads_are_seen(pytorch, tmp_path, name, found):
-    """Without record_shapes the ops on one element are known by name only (x[i], .item()):
-    a loop whose elements come from iterating (one unbind per row of 16 elements) and whose body
-    is arithmetic is not judged, and explain says why in a note; nor is Python's loop over
-    tolist()'s values, whose count only the shapes give."""
+@pytest.mark.parametrize("name", ["torch_cpu_loop_index", "torch_cpu_loop_item",
+                                  "torch_cpu_loop_iterate", "torch_cpu_loop_tolist",
+                                  "torch_cpu_loop_rows_elements", "torch_cpu_clean_many_layers",
+                                  "torch_cpu_clean_manual_update", "torch_cpu_tiny_batch"])
+def test_the_same_trace_without_its_shapes_is_judged_as_its_default_twin(pytorch, tmp_path,
+                                                                        name):
+    """The shapes alone, on the same run: with them stripped, each trace fires what its own
+    default-settings twin (another run) is expected to, and says what it cannot judge."""
     profile = traces.read_profile(without_shapes(corpus_file(name), tmp_path))
     assert not profile.shapes
-    assert {f.rule for f in explain.explain(profile, None)} == found
-    unjudged = [n for n in profile.notes if "profile with record_shapes=True" in n]
-    assert bool(unjudged) == (name == "torch_cpu_loop_iterate"), profile.notes
+    assert {f.rule for f in explain.explain(profile, None)} == twin_expected(name)
+    assert any(n.startswith("This trace has no input shapes") for n in profile.notes)
+    assert not any("no input shapes" in n for n in corpus_profile(name).notes)
+
+
+def test_what_a_loop_is_over(pytorch, tmp_path):
+    """The confidence each loop finding states: over elements where the shapes (or reads of one
+    value each) show it, over rows where the shapes show more, unknown without shapes."""
+    def confidence(name, stripped=False):
+        trace = without_shapes(corpus_file(name), tmp_path) if stripped else corpus_file(name)
+        profile = traces.read_profile(trace)
+        return {f.rule: f.evidence["confidence"] for f in explain.explain(profile, None)
+                if f.rule in (LOOP, BURST)}
+    assert confidence("torch_cpu_loop_iterate") == {LOOP: "elements"}
+    assert confidence("torch_cpu_loop_iterate", stripped=True) == {BURST: "unknown"}
+    # x[i] = (x[i] - x[i].mean()) / x[i].std(): rows taken by index; their 0-d statistics are
+    # under half of the ops
+    assert confidence("torch_cpu_loop") == {LOOP: "rows"}
+    assert confidence("torch_cpu_loop", stripped=True) == {LOOP: "unknown"}
+    # a read (.item()) is of one element, shapes or not
+    assert confidence("torch_cpu_loop_item", stripped=True) == {LOOP: "elements"}
 
 
 def test_every_rule_has_a_planted_trace():
-    planted = {c for c in SYNTHESISED_GPU.values() if c} | set().union(*CORPUS.values())
+    planted = {c for c in SYNTHESISED_GPU.values() if c} | set().union(
+        *CORPUS.values(), *WITHOUT_SHAPES.values())
     names = {r.__name__ for r in explain.RULES}
     # One trace per rule id (the input rule has two: without workers, and with them).
-    assert len(names) == 9 and planted == {
+    assert len(names) == 10 and planted == {
         "input_no_prefetch", "input_bound", "gpu_idle", "pageable_copies", "sync_calls",
-        "per_element_loop", "launch_bound", "small_matmul", "fp32_no_tensor_cores",
+        "per_element_loop", "op_burst", "launch_bound", "small_matmul", "fp32_no_tensor_cores",
         "small_batch"}
 
 
@@ -339,6 +512,24 @@ def test_fp32_priced_with_tf32_speedup(pytorch, capsys, tmp_path):
                  gpu_results(tmp_path, tf32=(10e-3, 2.5e-3)))
     f = only(doc)
     assert f["saving_seconds_per_step"] == near(4 * 2e-3 * (1 - 1 / 4))
+
+
+def test_a_burst_priced_with_the_preprocess_family(pytorch, capsys, tmp_path):
+    """With --results, the burst's fix is priced as the per-element loop's: gapbench's
+    element-wise loop against one vectorized pass on this machine (here 50x: the fix keeps a
+    fiftieth of the burst's time)."""
+    s = synthetic.runs
+    rows = "op:sumsq/rows:10000/cols:100/real_time"
+    results = synthetic.write(tmp_path / "preprocess.json",
+                              s(f"preprocess/elementwise/cpu/{rows}", [50e-3] * 3)
+                              + s(f"preprocess/vectorized/cpu/{rows}", [1e-3] * 3), host_name="vm")
+    doc = answer(capsys, corpus_file("torch_cpu_loop_iterate.defaults"), "--results", results)
+    f = only(doc)
+    assert f["rule"] == BURST
+    assert f["saving_seconds_per_step"] == near(f["lost_seconds_per_step"] * (1 - 1 / 50))
+    assert f["basis"] == ("gapbench's element-wise loops took 50x the time of one vectorized pass "
+                          "here (preprocess, CPU)")
+    assert doc["verdict"].startswith("Fix first: a Python loop of 790 tiny ops (saves about ")
 
 
 def test_input_priced_with_the_measured_share_of_the_ideal(pytorch, capsys, tmp_path):

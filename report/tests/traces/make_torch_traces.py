@@ -29,6 +29,14 @@ loop_nograd; sync reads as sync_float, sync_branch; the input pipeline as input_
 input_slow_workers; a small batch as small_batch_matmul, small_batch_conv; clean as
 clean_many_layers, clean_sgd_foreach_false, clean_adam_foreach_false, clean_manual_update,
 clean_workers. The hold-out (tests/traces/HOLDOUT.md) was made last.
+
+The default-settings twins (issue 42): with --defaults, each case is profiled as torch.profiler
+records without being asked (no record_shapes, no with_stack), the traces users attach, and
+written as torch_cpu_<case>.defaults.pt.trace.json.gz. The twins, and loop_rows_elements (the
+issue's trace: a Python loop over the rows and elements of each batch), were made on 2026-11-27
+with torch 2.15.0 (PyPI's +cu132 wheel, run on the CPU), numpy 2.4.6, Python 3.11.7, on the 2-core
+machine at a load average of 2 to 4 from other jobs; issue 42's hold-out (loop_rows, loop_cat,
+clean_transformer, clean_clip_grad) last.
 """
 
 from __future__ import annotations
@@ -376,6 +384,81 @@ def case_clean_manual_update(step):
     return step(batches(128), body)
 
 
+# ---- issue 42: the profilers' default settings ----------------------------------------------
+
+def normalise_rows_elements(x):
+    """Min-max scaling as a Python loop over each sample and each of its values."""
+    out = []
+    for row in x:  # each sample: its range, then each value alone
+        lo, scale = row.min(), row.max() - row.min()
+        out.append(torch.stack([(v - lo) / scale for v in row]))
+    return torch.stack(out)
+
+
+def case_loop_rows_elements(step):
+    """The issue's trace: a small training step whose preprocessing loops over the rows and
+    elements of each batch (64 rows of 16 values: about two thousand tiny ops a step)."""
+    def body(net, opt, x, y):
+        x = torch.cat([normalise_rows_elements(x[:, :16]), x[:, 16:]], dim=1)
+        return train_step(net, opt, x, y)
+    return step(batches(64), body)
+
+
+def case_loop_rows(step):
+    """Hold-out: a loop over the rows, each min-max scaled with whole-row ops, then stacked."""
+    def body(net, opt, x, y):
+        rows = []
+        for row in x[:, :64]:
+            rows.append((row - row.min()) / (row.max() - row.min() + 1e-6) * 2 - 1)
+        x = torch.cat([torch.stack(rows), x[:, 64:]], dim=1)
+        return train_step(net, opt, x, y)
+    return step(batches(256), body)
+
+
+def case_loop_cat(step):
+    """Hold-out: a result grown one element at a time with torch.cat."""
+    def weigh(s):
+        out = torch.empty(0)
+        for v in s:
+            out = torch.cat([out, torch.clamp(v * SCALE + SHIFT, min=0).reshape(1)])
+        return out
+    return step(batches(64), loop_body(weigh))
+
+
+def case_clean_transformer(step):
+    """Hold-out, clean: a small transformer encoder trained with Adam, many tiny layer ops."""
+    torch.manual_seed(0)
+    layer = torch.nn.TransformerEncoderLayer(d_model=64, nhead=4, dim_feedforward=128,
+                                             batch_first=True)
+    encoder = torch.nn.Sequential(torch.nn.TransformerEncoder(layer, num_layers=4,
+                                                              enable_nested_tensor=False))
+    head = torch.nn.Linear(64, 10)
+    opt = torch.optim.Adam([*encoder.parameters(), *head.parameters()], lr=1e-3)
+
+    def body(_, __, x, y):
+        tokens = x.reshape(x.shape[0], 16, 64)
+        loss = torch.nn.functional.cross_entropy(head(encoder(tokens).mean(1)), y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    return step(batches(32), body)
+
+
+def case_clean_clip_grad(step):
+    """Hold-out, clean: clip_grad_norm_(foreach=False) in the user's step, one norm and one
+    scaling per parameter tensor (100 of them), then SGD."""
+    net = many_layers()
+    opt = torch.optim.SGD(net.parameters(), lr=0.01, foreach=False)
+
+    def body(_, __, x, y):
+        loss = torch.nn.functional.cross_entropy(net(x), y)
+        opt.zero_grad()
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(net.parameters(), 1.0, foreach=False)
+        opt.step()
+    return step(batches(128), body)
+
+
 def case_clean_workers(step):
     """A DataLoader with 2 workers over samples in memory: they keep up, the step never waits
     for its input. The workers start (and fill their prefetch queue) before the steps profiled,
@@ -397,9 +480,12 @@ def case_clean_workers(step):
 FIRST = ("dataloader", "loop", "item", "tiny_batch", "clean")
 CASES = {name[len("case_"):]: f for name, f in list(globals().items()) if name.startswith("case_")}
 CORPUS_STEPS = 2
+DEFAULTS_SUFFIX = ".defaults"
 
 
-def profile(case: str, out: Path) -> Path:
+def profile(case: str, out: Path, defaults: bool = False) -> Path:
+    """One case's trace: with record_shapes=True, or (defaults) as torch.profiler records
+    without being asked (no shapes, no stacks), the twin named torch_cpu_<case>.defaults."""
     torch.set_num_threads(1)  # the same on any machine's core count
     net = model()
     opt = torch.optim.SGD(net.parameters(), lr=0.01)
@@ -408,7 +494,7 @@ def profile(case: str, out: Path) -> Path:
         schedule = torch.profiler.schedule(wait=1, warmup=1, active=active, repeat=1)
         with torch.profiler.profile(
                 activities=[torch.profiler.ProfilerActivity.CPU], schedule=schedule,
-                record_shapes=True,
+                **({} if defaults else {"record_shapes": True}),
                 on_trace_ready=torch.profiler.tensorboard_trace_handler(tmp, use_gzip=True)) as p:
             def step(source, body):
                 for _ in range(2 + active):
@@ -417,7 +503,7 @@ def profile(case: str, out: Path) -> Path:
                     p.step()
             CASES[case](step)
         written = sorted(Path(tmp).glob("*.pt.trace.json.gz"))
-        target = out / f"torch_cpu_{case}.pt.trace.json.gz"
+        target = out / f"torch_cpu_{case}{DEFAULTS_SUFFIX if defaults else ''}.pt.trace.json.gz"
         # Re-compressed with a fixed mtime: the same trace gives the same bytes.
         with gzip.open(written[0], "rb") as src, open(target, "wb") as raw, \
                 gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as dst:
@@ -429,11 +515,14 @@ def main() -> None:
     here = Path(__file__).resolve().parent
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=here.parent / "data" / "traces")
+    parser.add_argument("--defaults", action="store_true",
+                        help="the default-settings twins (no record_shapes): "
+                        "torch_cpu_<case>.defaults.pt.trace.json.gz")
     parser.add_argument("cases", nargs="*", default=list(CASES))
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     for case in args.cases:
-        print(profile(case, args.out))
+        print(profile(case, args.out, args.defaults))
 
 
 if __name__ == "__main__":
