@@ -26,6 +26,7 @@ ROOT = HERE.parents[1]
 DATA = HERE / "data" / "fleet"
 MACHINE = DATA / "this-machine"
 BASELINE = ROOT / "results" / "baselines" / "ci-cpu-2core.json"
+FAKES = DATA / "fakes"  # stand-ins for gapbench and Slurm's commands (fault tests)
 NORMAL = ["normal-1", "normal-2", "normal-3", "normal-4"]
 
 
@@ -222,7 +223,8 @@ def test_the_task_script_runs_and_writes_its_folder(tmp_path):
     fake = tmp_path / "gapbench"
     fake.write_text("#!/bin/bash\nif [ \"$1\" = doctor ]; then echo '{\"facts\": {}}'; exit 0; "
                     "fi\nfor a; do case $a in --benchmark_out=*) echo '{}' > \"${a#*=}\";; "
-                    "esac; done\nexit 1\n")
+                    "--benchmark_list_tests=true) printf '%s/x/cpu/n:1\\n' peak conv lstm; "
+                    "exit 0;; esac; done\nexit 1\n")
     fake.chmod(0o755)
     script = ci("submit", "--out", tmp_path / "fleet", "--families", "conv,lstm", "--gapbench",
                 fake, "--dry-run").stdout
@@ -244,7 +246,10 @@ def test_the_task_script_runs_and_writes_its_folder(tmp_path):
 
 def test_sbatch_missing_is_exit_2_and_leaves_nothing(tmp_path):
     out = tmp_path / "fleet"
-    done = ci("submit", "--out", out, "--gapbench", sys.executable, env={"PATH": str(tmp_path)})
+    bin_ = tmp_path / "bin"  # a PATH with grep (the fake gapbench's) and no sbatch
+    bin_.mkdir()
+    (bin_ / "grep").symlink_to(shutil.which("grep"))
+    done = ci("submit", "--out", out, "--gapbench", FAKES / "gapbench", env={"PATH": str(bin_)})
     assert done.returncode == 2 and "sbatch not found" in done.stderr, done.stderr
     assert not out.exists()
 
@@ -254,11 +259,13 @@ def test_sbatch_missing_is_exit_2_and_leaves_nothing(tmp_path):
 def test_sbatch_refusing_gives_slurms_message_and_leaves_nothing(tmp_path):
     out = tmp_path / "fleet"
     out.mkdir()  # an empty folder of the user's stays, empty
-    done = ci("submit", "--out", out, "--gapbench", sys.executable,
-              env={"SLURM_CONF": str(tmp_path / "no-such-slurm.conf")})
+    conf = tmp_path / "slurm.conf"
+    conf.write_text("")  # refused at once (a missing one is retried for a minute)
+    done = ci("submit", "--out", out, "--gapbench", FAKES / "gapbench",
+              env={"SLURM_CONF": str(conf)})
     assert done.returncode == 2, done.stderr
     assert done.stderr.startswith("gapbench-ci fleet submit: sbatch refused the job: ")
-    assert "no-such-slurm.conf" in done.stderr
+    assert "Unable to process configuration file" in done.stderr
     assert out.is_dir() and not any(out.iterdir())
 
 
@@ -266,7 +273,7 @@ def test_a_second_submit_into_the_same_folder_is_refused(tmp_path):
     out = tmp_path / "fleet"
     out.mkdir()
     (out / "fleet.json").write_text('{"job": "1", "tasks": 1}')
-    done = ci("submit", "--out", out, "--gapbench", sys.executable)
+    done = ci("submit", "--out", out, "--gapbench", FAKES / "gapbench")
     assert done.returncode == 2 and "already exists" in done.stderr
     assert sorted(p.name for p in out.iterdir()) == ["fleet.json"]
 
