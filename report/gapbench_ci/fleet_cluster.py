@@ -119,16 +119,16 @@ def start(folder: Path, timeout: float = 30.0) -> dict[str, str]:
     """Starts munged, slurmctld and slurmd for FOLDER; returns the environment to use them
     (SLURM_CONF). ToolError when Slurm is missing or a daemon does not come up (the daemons
     started are stopped again)."""
+    folder = folder.resolve()
+    if not SLURM_CONF_PATH.fullmatch(str(folder)):
+        raise UsageError(f"{str(folder)!r}: slurm.conf cannot name a folder with spaces, quotes, "
+                         "# or control characters in its path; choose another")
     missing = missing_programs()
     if missing:
         raise ToolError(f"Slurm is not installed here (missing {', '.join(missing)}): run "
                         "bash ci/setup --fleet (Debian/Ubuntu packages slurm-wlm, munge)")
     if os.geteuid() != 0:
         raise ToolError("a one-node cluster needs root (slurmd starts jobs as their user)")
-    folder = folder.resolve()
-    if not SLURM_CONF_PATH.fullmatch(str(folder)):
-        raise UsageError(f"{folder!r}: slurm.conf cannot name a folder with spaces, quotes, # or "
-                         "control characters in its path; choose another")
     if folder.exists() and any(folder.iterdir()):
         raise ToolError(f"{folder}: not empty; a cluster gets a folder of its own")
     host = socket.gethostname().split(".")[0]
