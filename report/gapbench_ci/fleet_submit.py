@@ -169,7 +169,7 @@ def count_hosts(nodelist: str) -> int:
     if done.returncode != 0 or not hosts:
         raise ToolError(f"scontrol show hostnames {nodelist}: "
                         f"{fleet_commands.last_line(done.stderr) or f'exit {done.returncode}'}")
-    return len(hosts)
+    return len(set(hosts))  # Slurm reads a host named twice as one
 
 
 def _parser() -> commandline.Parser:
@@ -300,10 +300,9 @@ def check_filters(args) -> None:
 
 
 def submit(args) -> str:
-    """Submits; returns the job id. The script goes to sbatch on its standard input, and
-    DIR/fleet.sbatch and DIR/fleet.json are written only once sbatch has answered with a job
-    id: a failure, a timeout or Ctrl-C leaves DIR as it was (removed where this made it and
-    nothing has been written into it since)."""
+    """Submits; returns the job id. sbatch reads the script from stdin, so that nothing is in
+    DIR before a job id came back: on any failure (Ctrl-C included) a DIR made here is removed
+    while still empty, and the retry finds it as it was."""
     out = args.out
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise ToolError(f"{out}: already exists and is not an empty folder; a fleet gets a "
