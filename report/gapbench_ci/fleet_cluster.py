@@ -8,9 +8,10 @@ slurmctld -D and slurmd -D from a slurm.conf in FOLDER that names this host (at 
 with its cores, on two free private ports, with no accounting storage (jobs are followed with
 squeue and scontrol). The Unix sockets (munged's, and those slurmd makes for each job step in
 its spool folder) live in a short folder of their own, /tmp/gapbench-slurm-<hash of FOLDER>/:
-a socket's path may have at most 107 bytes, and FOLDER may be deep. Run as root (slurmd starts jobs as their user); no systemd needed. `stop`
-ends exactly the daemons that `start` recorded in FOLDER/daemons.json, each checked to be still
-the same program before it is signalled. Exit status: 0 done, 2 with one line otherwise
+a socket's path may have at most 107 bytes, and FOLDER may be deep. Run as root (slurmd starts
+jobs as their user); no systemd needed. `stop` ends exactly the daemons that `start` recorded in
+FOLDER/daemons.json, each checked to be still the same program before it is signalled, and
+removes the sockets' folder. Exit status: 0 done, 2 with one line otherwise
 (Slurm missing, a daemon that did not come up: its log's last line).
 """
 

@@ -134,7 +134,8 @@ def read_record(root: Path) -> tuple[str, int]:
 
 def status(root: Path) -> int:
     if not root.is_dir():
-        raise ToolError(f"{printable(str(root))}: not a fleet folder (no such folder)")
+        raise ToolError(f"{printable(str(root))}: not a fleet folder ("
+                        + ("not a folder)" if root.exists() else "no such folder)"))
     job_id, expected = read_record(root)
     job = job_state(job_id)
     active = job.state in ACTIVE

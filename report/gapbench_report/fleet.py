@@ -332,9 +332,10 @@ def verdict(fleet: Fleet) -> str:
 
 def intro(fleet: Fleet) -> str:
     runs = len(fleet.nodes)
+    groups = len(fleet.groups)
     return (f"{printable(str(fleet.root))} · {runs} node folder{'s' if runs != 1 else ''} · "
-            f"{fleet.machines} machine{'s' if fleet.machines != 1 else ''} · {len(fleet.groups)} hardware "
-            f"group{'s' if len(fleet.groups) != 1 else ''}"
+            f"{fleet.machines} machine{'s' if fleet.machines != 1 else ''} · {groups} hardware "
+            f"group{'s' if groups != 1 else ''}"
             + (f" · {len(fleet.problems)} with problems" if fleet.problems else ""))
 
 

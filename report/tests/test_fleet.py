@@ -48,13 +48,13 @@ def judged(root: Path) -> fleet.Fleet:
 def report(*args: str) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": str(HERE.parent)}
     return subprocess.run([sys.executable, "-m", "gapbench_report", "fleet", *map(str, args)],
-                          capture_output=True, text=True, env=env, check=False)
+                          capture_output=True, text=True, env=env, check=False, timeout=120)
 
 
 def ci(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": str(HERE.parent), **(env or {})}
     return subprocess.run([sys.executable, "-m", "gapbench_ci", "fleet", *map(str, args)],
-                          capture_output=True, text=True, env=env, check=False)
+                          capture_output=True, text=True, env=env, check=False, timeout=120)
 
 
 # ---- the outliers, on real runs -----------------------------------------------------------------
@@ -234,9 +234,11 @@ def test_the_task_script_runs_and_writes_its_folder(tmp_path):
         if line.startswith("export "):
             key, value = line[len("export "):].split("=", 1)
             env[key] = value.strip("'")
-    done = subprocess.run(["bash", "-c", task], env=env, capture_output=True, text=True)
+    done = subprocess.run(["bash", "-c", task], env=env, capture_output=True, text=True,
+                          timeout=120)
     assert done.returncode == 1  # the stand-in's runs exit 1: the task says so
-    host = subprocess.run(["hostname", "-s"], capture_output=True, text=True).stdout.strip()
+    host = subprocess.run(["hostname", "-s"], capture_output=True, text=True,
+                          timeout=60).stdout.strip()
     folder = tmp_path / "fleet" / host
     assert sorted(p.name for p in folder.iterdir()) == [DIGEST, "conv.json", "doctor.json",
                                                         "gapbench.log", "lstm.json", "task.json"]

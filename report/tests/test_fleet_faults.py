@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from gapbench_ci import fleet_cluster
+from gapbench_ci import fleet_cluster, fleet_status
 from gapbench_report import fleet
 from gapbench_report.fleet_files import DIGEST, read_node
 
@@ -306,10 +306,11 @@ def problems_of(summary: str, node: str) -> list[str]:
     return [line for line in summary.splitlines() if line.startswith(f"| {node} | ")]
 
 
-def report_renders(tmp_path: Path, root: Path) -> str:
-    """The report on `root`: exit 0, both files written, the verdict on the good runs."""
-    done = run(ENV, root, "--out", tmp_path / "out", module="gapbench_report")
-    assert done.returncode == 0 and done.stderr == "", done.stderr
+def report_renders(tmp_path: Path, root: Path, capsys) -> str:
+    """The report on `root` (in this process: many cases): exit 0, nothing on stderr, both files
+    written, the verdict on the good runs."""
+    assert fleet.main([str(root), "--out", str(tmp_path / "out")]) == 0
+    assert capsys.readouterr().err == ""
     summary = (tmp_path / "out" / "summary.md").read_text(encoding="utf-8")
     assert "Slowest for this work: sse41" in summary
     assert (tmp_path / "out" / "index.html").read_text(encoding="utf-8").count("sse41") > 2
@@ -318,21 +319,24 @@ def report_renders(tmp_path: Path, root: Path) -> str:
 
 @pytest.mark.parametrize("name, content, words", BAD_FILES,
                          ids=[f"{n}:{str(c)[:40]}" for n, c, _ in BAD_FILES])
-def test_one_bad_file_is_its_nodes_problem_and_the_rest_renders(tmp_path, name, content,
-                                                                 words):
+def test_one_bad_file_is_its_nodes_problem_and_the_rest_renders(tmp_path, capsys, monkeypatch,
+                                                                 name, content, words):
     root = good_fleet(tmp_path / "fleet")
     write_bad_node(root, name, content)
-    problems = problems_of(report_renders(tmp_path, root), "normal-1")
+    problems = problems_of(report_renders(tmp_path, root, capsys), "normal-1")
     if words is None:
         assert problems == []
     else:
         assert len(problems) == 1 and words in problems[0], problems
     (root / "fleet.json").write_text('{"job": "4242", "tasks": 5}')
-    done = run(slurm(tmp_path, squeue="squeue-done", scontrol="scontrol-done"), "status", root)
-    assert done.returncode == (0 if words is None else 1) and done.stderr == "", done.stderr
-    line = next(x for x in done.stdout.splitlines() if x.startswith("  normal-1: "))
+    for key, value in slurm(tmp_path, squeue="squeue-done", scontrol="scontrol-done").items():
+        monkeypatch.setenv(key, value)
+    assert fleet_status.main([str(root)]) == (0 if words is None else 1)
+    done = capsys.readouterr()
+    assert done.err == "", done.err
+    line = next(x for x in done.out.splitlines() if x.startswith("  normal-1: "))
     assert words is None or words in line, line
-    lines = done.stdout.splitlines()
+    lines = done.out.splitlines()
     assert all(f"  {n}: done, passed (5 results file(s))" in lines for n in GOOD), lines
 
 
@@ -350,12 +354,12 @@ KIND_WORDS = {"fifo": "a FIFO", "device": "a device", "symlink loop": "a symboli
 @pytest.mark.parametrize("name", ["doctor.json", "task.json", "gapbench.log", "conv-naive.json",
                                   DIGEST])
 @pytest.mark.parametrize("kind", SPECIAL)
-def test_a_special_file_where_a_file_belongs_is_never_opened(tmp_path, name, kind):
+def test_a_special_file_where_a_file_belongs_is_never_opened(tmp_path, capsys, name, kind):
     root = good_fleet(tmp_path / "fleet")
     node = write_bad_node(root, "unused.txt", "")
     (node / name).unlink(missing_ok=True)
     SPECIAL[kind](node / name)
-    problems = problems_of(report_renders(tmp_path, root), "normal-1")  # never hangs: timeout
+    problems = problems_of(report_renders(tmp_path, root, capsys), "normal-1")
     if name == DIGEST:  # the report's own, hidden: never read unless whole, else written anew
         assert problems == []
     elif name == "task.json":
@@ -389,21 +393,21 @@ def test_a_digest_that_is_not_what_the_report_wrote_is_read_past(tmp_path):
     (b"new\nline", "new\\nline"),
     (b"esc\x1b[31m", "esc\\x1b[31m"),
 ])
-def test_a_node_folder_named_oddly_is_shown_escaped(tmp_path, name, shown):
+def test_a_node_folder_named_oddly_is_shown_escaped(tmp_path, capsys, name, shown):
     root = good_fleet(tmp_path / "fleet")
     odd = os.path.join(os.fsencode(root), name)
     shutil.copytree(MACHINE / "normal-1", os.fsdecode(odd))
-    summary = report_renders(tmp_path, root)
+    summary = report_renders(tmp_path, root, capsys)
     assert f"<td>{shown}</td>" in (tmp_path / "out" / "index.html").read_text()
     if b"\xff" in name:
         assert f"| {shown} | the folder's name is not UTF-8" in summary
 
 
 @pytest.mark.parametrize("kind", ["symlink loop", "symlink to nothing"])
-def test_a_node_folder_that_is_a_broken_link_is_listed(tmp_path, kind):
+def test_a_node_folder_that_is_a_broken_link_is_listed(tmp_path, capsys, kind):
     root = good_fleet(tmp_path / "fleet")
     SPECIAL[kind](root / "gone")
-    summary = report_renders(tmp_path, root)
+    summary = report_renders(tmp_path, root, capsys)
     assert f"| gone | cannot be read: {KIND_WORDS[kind]} |" in summary
 
 
