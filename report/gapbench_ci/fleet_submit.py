@@ -301,13 +301,13 @@ def check_filters(args) -> None:
 
 def submit(args) -> str:
     """Submits; returns the job id. sbatch reads the script from stdin, so that nothing is in
-    DIR before a job id came back: on any failure (Ctrl-C included) a DIR made here is removed
-    while still empty, and the retry finds it as it was."""
+    DIR before a job id came back: on any failure (Ctrl-C included) the folders made here are
+    removed while still empty, and the retry finds them as they were."""
     out = args.out
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise ToolError(f"{out}: already exists and is not an empty folder; a fleet gets a "
                         "folder of its own (choose another --out)")
-    made = not out.exists()
+    made = [p for p in (out, *out.parents) if not p.exists()]  # deepest first
     out.mkdir(parents=True, exist_ok=True)  # before the job: Slurm writes slurm-<job>.out in it
     script = sbatch_script(args)
     name = shlex.quote(args.job_name)
@@ -325,11 +325,11 @@ def submit(args) -> str:
                             f"); check squeue --me --name={name} for a job it may have "
                             "queued")
     except BaseException:
-        if made:
+        for folder in made:
             try:
-                out.rmdir()  # only while empty: a job that did start has written into it
+                folder.rmdir()  # only while empty: a job that did start has written into it
             except OSError:
-                pass
+                break
         raise
     job = parsed["job"]
     try:

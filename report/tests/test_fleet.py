@@ -217,6 +217,12 @@ def test_dry_run_prints_the_script_and_submits_nothing(tmp_path):
     assert "#SBATCH --time=240" in full.stdout and "GAPBENCH_FLEET_SHARED=1" in full.stdout
 
 
+def test_a_dry_run_with_a_node_list_leaves_the_count_to_slurm(tmp_path):
+    done = ci("submit", "--out", tmp_path / "fleet", "--nodelist", "gpu[1-3],cpu7", "--dry-run")
+    assert done.returncode == 0, done.stderr
+    assert "#SBATCH --nodelist=gpu[1-3],cpu7" in done.stdout and "--nodes=" not in done.stdout
+
+
 def test_the_task_script_runs_and_writes_its_folder(tmp_path):
     """The task part of the script, run as srun would run it, with a stand-in gapbench that
     writes what the real one writes: every file lands whole, task.json last."""

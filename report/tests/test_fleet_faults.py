@@ -146,7 +146,7 @@ SBATCH_FAULTS = [
 @pytest.mark.parametrize("out_there", [False, True], ids=["new-folder", "empty-folder"])
 def test_a_failed_submission_leaves_nothing_and_the_retry_works(tmp_path, fake, words,
                                                                   out_there):
-    out = tmp_path / "fleet"
+    out = tmp_path / "fleet" if out_there else tmp_path / "new" / "fleet"
     if out_there:
         out.mkdir()  # the user's empty folder stays, empty
     started = time.monotonic()
@@ -155,6 +155,7 @@ def test_a_failed_submission_leaves_nothing_and_the_retry_works(tmp_path, fake, 
     assert words in one_line(done, 2, SUBMIT)
     assert time.monotonic() - started < 30
     assert out.exists() == out_there and (not out_there or not any(out.iterdir()))
+    assert out_there or not out.parent.exists()  # every folder it made is gone
     retry = run(slurm(tmp_path, sbatch="sbatch-accepts"), "submit", "--out", out, "--gapbench",
                 FAKES / "gapbench")
     assert retry.returncode == 0 and "submitted job 4242" in retry.stdout, retry.stderr
