@@ -23,7 +23,7 @@ and submits nothing. Exit status: 0 submitted (the job id is printed), 2 bad arg
 that already holds something (a second fleet never mixes into a first one), or sbatch missing,
 refusing the job (Slurm's message), not answering (GAPBENCH_SLURM_TIMEOUT seconds, default 60)
 or answering with no job id. The script and fleet.json are written only once sbatch has
-answered with a job id; DIR, where this made it, is removed again when it stays empty.
+answered with a job id; the folders made for DIR are removed again while they are empty.
 """
 
 from __future__ import annotations
@@ -59,16 +59,19 @@ RUN_FAMILIES = tuple(f for f in FAMILY_ORDER if f not in ("framework", "peak"))
 KNOWN_FAMILIES = (*RUN_FAMILIES, "peak")
 # Slurm's forms of --time (sbatch(1)): minutes, minutes:seconds, hours:minutes:seconds,
 # days-hours, days-hours:minutes, days-hours:minutes:seconds.
+# (ASCII throughout: Python's \d and \w would take other scripts' digits and letters.)
 TIME_FORMS = re.compile(r"(?P<d>\d+)-(?P<dh>\d+)(?::(?P<dm>\d+)(?::(?P<ds>\d+))?)?"
-                        r"|(?P<h>\d+):(?P<hm>\d+):(?P<hs>\d+)|(?P<m>\d+)(?::(?P<ms>\d+))?")
+                        r"|(?P<h>\d+):(?P<hm>\d+):(?P<hs>\d+)|(?P<m>\d+)(?::(?P<ms>\d+))?",
+                        re.ASCII)
 # A Slurm partition list, GPU request and host list, as Slurm spells them.
-PARTITIONS = re.compile(r"[\w.-]+(,[\w.-]+)*")
-GPUS = re.compile(r"([\w.-]+:)?[1-9][0-9]{0,3}")
-HOSTLIST = re.compile(r"[\w.-]+(\[[0-9,-]+\][\w.-]*)*(,[\w.-]+(\[[0-9,-]+\][\w.-]*)*)*")
+PARTITIONS = re.compile(r"[\w.-]+(,[\w.-]+)*", re.ASCII)
+GPUS = re.compile(r"([\w.-]+:)?[1-9][0-9]{0,3}", re.ASCII)
+HOSTLIST = re.compile(r"[\w.-]+(\[[0-9,-]+\][\w.-]*)*(,[\w.-]+(\[[0-9,-]+\][\w.-]*)*)*",
+                      re.ASCII)
 # An #SBATCH value that needs no quotes.
-BARE = re.compile(r"[\w.,:%/@+=\[\]-]+")
+BARE = re.compile(r"[\w.,:%/@+=\[\]-]+", re.ASCII)
 # sbatch's job id with --parsable: "id", or "id;cluster".
-JOB_ID = re.compile(r"(?P<job>[0-9]+)(;[\w.-]+)?")
+JOB_ID = re.compile(r"(?P<job>[0-9]+)(;[\w.-]+)?", re.ASCII)
 
 # One task: its folder, doctor, one gapbench run per family, and task.json last. Every file is
 # written under a hidden name and renamed, so a reader never sees half of one.

@@ -90,6 +90,7 @@ BAD_ARGUMENTS = [
     (["--time", "1:2:3:4"], "--time '1:2:3:4': give minutes"),
     (["--time=-5"], "--time '-5': give minutes"),
     (["--time", "999999999"], "--time '999999999': more than a year"),
+    (["--time", "\u0661\u0660"], "--time '\u0661\u0660': give minutes"),  # Arabic-Indic 10
     (["--nodes", "0"], "--nodes 0: from 1 to 100000"),
     (["--nodes", "10000000000000000000000"], "--nodes 10000000000000000000000: from 1 to"),
     (["--nodes", "x"], "argument --nodes: invalid int value: 'x'"),
