@@ -140,7 +140,7 @@ def main(argv: list[str] | None = None) -> int:
             start = time.perf_counter()
             done = subprocess.run([sys.executable, "-m", "gapbench_report", "fleet", str(fleet),
                                    "--out", str(root / "report")], env=env, capture_output=True,
-                                  text=True)
+                                  text=True, timeout=3600)
             if done.returncode != 0:
                 raise SystemExit(f"gapbench-report fleet failed: {done.stderr.strip()}")
             return time.perf_counter() - start

@@ -6,41 +6,64 @@
 Slurm and MUNGE from the distribution (ci/setup --fleet): munged with a key of its own, then
 slurmctld -D and slurmd -D from a slurm.conf in FOLDER that names this host (at 127.0.0.1)
 with its cores, on two free private ports, with no accounting storage (jobs are followed with
-squeue and scontrol). Run as root (slurmd starts jobs as their user); no systemd needed. `stop`
-ends exactly the daemons that `start` recorded in FOLDER/daemons.json, each checked to be still
-the same program before it is signalled. Exit status: 0 done, 2 with one line otherwise
+squeue and scontrol). The Unix sockets (munged's, and those slurmd makes for each job step in
+its spool folder) live in a short folder of their own, /tmp/gapbench-slurm-<hash of FOLDER>/:
+a socket's path may have at most 107 bytes, and FOLDER may be deep. Run as root (slurmd starts
+jobs as their user); no systemd needed. `stop` ends exactly the daemons that `start` recorded in
+FOLDER/daemons.json, each checked to be still the same program before it is signalled, and
+removes the sockets' folder. Exit status: 0 done, 2 with one line otherwise
 (Slurm missing, a daemon that did not come up: its log's last line).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+import re
 import shutil
 import signal
 import socket
+import stat
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 from gapbench_report import commandline
-from gapbench_report.commandline import ToolError
+from gapbench_report.commandline import ToolError, UsageError
+
+from gapbench_ci import fleet_commands
+from gapbench_ci.fleet_commands import program
 
 PROG = "python -m gapbench_ci.fleet_cluster"
 DAEMONS = "daemons.json"
 PROGRAMS = ("munged", "slurmctld", "slurmd", "sbatch", "squeue", "sinfo", "scontrol")
-SBIN = ("/usr/sbin", "/sbin", "/usr/local/sbin")
+SOCKET_PATH_MAX = 107  # bytes: sun_path holds 108, the last a NUL
+SOCKETS_ROOT = Path("/tmp")
+# A path slurm.conf can hold as it is (no quoting there).
+SLURM_CONF_PATH = re.compile(r"[\w./+@,:=-]+")
 
 
 def missing_programs() -> list[str]:
     """Slurm's and MUNGE's programs not found here (sbin included: it is off a user's PATH)."""
-    path = os.pathsep.join([os.environ.get("PATH", ""), *SBIN])
-    return [p for p in PROGRAMS if shutil.which(p, path=path) is None]
+    return [p for p in PROGRAMS if program(p) == p]
 
 
-def program(name: str) -> str:
-    return shutil.which(name, path=os.pathsep.join([os.environ.get("PATH", ""), *SBIN])) or name
+def sockets_folder(folder: Path) -> Path:
+    """Where FOLDER's cluster keeps its Unix sockets: short whatever FOLDER's depth, and its own
+    (named by a hash of FOLDER's path)."""
+    tag = hashlib.sha256(os.fsencode(folder)).hexdigest()[:12]
+    return SOCKETS_ROOT / f"gapbench-slurm-{tag}"
+
+
+def munge_socket(folder: Path) -> Path:
+    return sockets_folder(folder) / "munge.socket"
+
+
+def spool(folder: Path) -> Path:
+    """slurmd's spool: it makes a socket there per job step (<host>_<job>.<step>)."""
+    return sockets_folder(folder) / "spool"
 
 
 def free_port() -> int:
@@ -58,11 +81,11 @@ SlurmctldPort={ctld}
 SlurmdPort={slurmd}
 AuthType=auth/munge
 CredType=cred/munge
-AuthInfo=socket={folder}/munge/munge.socket
+AuthInfo=socket={munge_socket(folder)}
 SlurmUser=root
 SlurmdUser=root
 StateSaveLocation={folder}/state
-SlurmdSpoolDir={folder}/spool
+SlurmdSpoolDir={spool(folder)}
 SlurmctldPidFile={folder}/slurmctld.pid
 SlurmdPidFile={folder}/slurmd.pid
 SlurmctldLogFile={folder}/log/slurmctld.log
@@ -97,25 +120,33 @@ def start(folder: Path, timeout: float = 30.0) -> dict[str, str]:
     """Starts munged, slurmctld and slurmd for FOLDER; returns the environment to use them
     (SLURM_CONF). ToolError when Slurm is missing or a daemon does not come up (the daemons
     started are stopped again)."""
+    folder = folder.resolve()
+    if not SLURM_CONF_PATH.fullmatch(str(folder)):
+        raise UsageError(f"{str(folder)!r}: slurm.conf cannot name a folder with spaces, quotes, "
+                         "# or control characters in its path; choose another")
     missing = missing_programs()
     if missing:
         raise ToolError(f"Slurm is not installed here (missing {', '.join(missing)}): run "
                         "bash ci/setup --fleet (Debian/Ubuntu packages slurm-wlm, munge)")
     if os.geteuid() != 0:
         raise ToolError("a one-node cluster needs root (slurmd starts jobs as their user)")
-    folder = folder.resolve()
     if folder.exists() and any(folder.iterdir()):
         raise ToolError(f"{folder}: not empty; a cluster gets a folder of its own")
-    for sub in ("munge", "state", "spool", "log"):
+    host = socket.gethostname().split(".")[0]
+    step_socket = spool(folder) / f"{host}_{2**32 - 1}.{2**32 - 1}"  # the longest a step has
+    if len(os.fsencode(step_socket)) > SOCKET_PATH_MAX:
+        raise ToolError(f"{step_socket}: a socket path of more than {SOCKET_PATH_MAX} bytes "
+                        "(this host's name is too long for slurmd's step sockets)")
+    make_sockets_folder(folder)
+    for sub in ("munge", "state", "log"):
         (folder / sub).mkdir(parents=True, exist_ok=True)
     key = folder / "munge" / "munge.key"
     key.write_bytes(os.urandom(1024))
     key.chmod(0o600)
-    host = socket.gethostname().split(".")[0]
     (folder / "slurm.conf").write_text(slurm_conf(folder, host, os.cpu_count() or 1))
     commands = {
         "munged": [program("munged"), "--foreground", "--force",
-                   f"--socket={folder}/munge/munge.socket", f"--key-file={key}",
+                   f"--socket={munge_socket(folder)}", f"--key-file={key}",
                    f"--pid-file={folder}/munge/munged.pid", f"--seed-file={folder}/munge/seed",
                    f"--log-file={folder}/log/munged.log"],
         "slurmctld": [program("slurmctld"), "-D", "-f", str(folder / "slurm.conf")],
@@ -130,7 +161,7 @@ def start(folder: Path, timeout: float = 30.0) -> dict[str, str]:
                                                  start_new_session=True).pid
             (folder / DAEMONS).write_text(json.dumps(started))
             if name == "munged":
-                wait_for(lambda: (folder / "munge" / "munge.socket").exists(), timeout,
+                wait_for(lambda: munge_socket(folder).exists(), timeout,
                          f"munged did not start: {log_end(folder / 'log' / 'munged.out')}")
         env = environment(folder)
         wait_for(lambda: node_state(env).startswith("idle"), timeout,
@@ -143,9 +174,31 @@ def start(folder: Path, timeout: float = 30.0) -> dict[str, str]:
     return env
 
 
+def make_sockets_folder(folder: Path) -> None:
+    """A fresh sockets_folder(folder), root's, readable by all (a job's user reaches munged
+    through it). One left by an earlier cluster of FOLDER that was not stopped is removed;
+    anything else there (another user's, a symlink) is refused."""
+    short = sockets_folder(folder)
+    try:
+        info = os.lstat(short)
+    except FileNotFoundError:
+        info = None
+    if info is not None:
+        if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.geteuid():
+            raise ToolError(f"{short}: there already, and not this user's folder; remove it")
+        shutil.rmtree(short)
+    short.mkdir(mode=0o755)
+    spool(folder).mkdir()
+
+
+def remove_sockets_folder(folder: Path) -> None:
+    short = sockets_folder(folder)
+    if short.is_dir() and not short.is_symlink() and short.stat().st_uid == os.geteuid():
+        shutil.rmtree(short, ignore_errors=True)
+
+
 def node_state(env: dict[str, str]) -> str:
-    done = subprocess.run([program("sinfo"), "-h", "-o", "%t"], capture_output=True, text=True,
-                          env=env, check=False)
+    done = fleet_commands.run([program("sinfo"), "-h", "-o", "%t"], env=env)
     return done.stdout.strip() if done.returncode == 0 else ""
 
 
@@ -171,10 +224,12 @@ def stop(folder: Path, timeout: float = 15.0) -> list[str]:
     try:
         daemons = json.loads((folder / DAEMONS).read_text())
     except (OSError, ValueError):
-        return []
+        daemons = {}
+    if not isinstance(daemons, dict):
+        daemons = {}
     stopped = []
     for name, pid in reversed(list(daemons.items())):
-        if not same_program(pid, folder):
+        if isinstance(pid, bool) or not isinstance(pid, int) or not same_program(pid, folder):
             continue
         os.kill(pid, signal.SIGTERM)
         deadline = time.monotonic() + timeout
@@ -184,6 +239,7 @@ def stop(folder: Path, timeout: float = 15.0) -> list[str]:
                 deadline = time.monotonic() + timeout
             time.sleep(0.1)
         stopped.append(name)
+    remove_sockets_folder(folder)
     return stopped
 
 

@@ -8,14 +8,17 @@ of: passed; failed, with its exit status and its log's last line; running; never
 Slurm's reason (a drained or down node, a cancelled job). A failed node is listed, never
 dropped. A partial fleet can be rendered at any time: gapbench-report fleet DIR --out R.
 
-Exit status: 0 every task done and passed, 1 one failed or never started, 3 while the job is
-queued or runs, 2 DIR is no fleet folder or Slurm cannot be asked.
+Every Slurm command gets GAPBENCH_SLURM_TIMEOUT seconds (default 60) to answer. A task folder
+that cannot be read, or whose files are not what a task writes, is listed with the reason.
+
+Exit status: 0 every task done and passed, 1 one failed, never started or left a folder with
+problems, 3 while the job is queued or runs, 2 DIR is no fleet folder or Slurm cannot be asked.
 """
 
 from __future__ import annotations
 
-import json
-import subprocess
+import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,15 +26,19 @@ from gapbench_report import commandline
 from gapbench_report.commandline import ToolError
 from gapbench_report.fleet_files import (
     LOG,
-    NOT_RESULTS,
-    TASK,
+    RECORD,
     exit_text,
     last_log_line,
+    node_folders,
+    printable,
+    read_json,
     read_node,
+    task_status,
+    why_unreadable,
 )
-from gapbench_report.results import json_files
+from gapbench_report.results import ResultsError, shown
 
-from gapbench_ci.fleet_submit import RECORD
+from gapbench_ci import fleet_commands
 
 PROG = "gapbench-ci fleet status"
 RUNNING, FAILED, DONE = 3, 1, 0
@@ -41,6 +48,7 @@ ACTIVE = {"PENDING", "CONFIGURING", "RUNNING", "COMPLETING", "SUSPENDED", "REQUE
 # unless someone acts, so the fleet has failed rather than is waiting.
 STUCK = ("ReqNodeNotAvail", "NodeDown", "PartitionDown", "PartitionInactive", "BadConstraints",
          "InvalidAccount", "InvalidQOS", "PartitionNodeLimit", "PartitionConfig")
+STATE = re.compile(r"[A-Z_]+")  # how Slurm spells a job state
 
 
 @dataclass
@@ -51,11 +59,8 @@ class Job:
     nodes: str
 
 
-def slurm(args: list[str]) -> subprocess.CompletedProcess:
-    try:
-        return subprocess.run(args, capture_output=True, text=True, check=False)
-    except FileNotFoundError:
-        raise ToolError(f"{args[0]} not found: Slurm's commands are not installed here") from None
+def slurm(args: list[str]):
+    return fleet_commands.run([fleet_commands.program(args[0]), *args[1:]])
 
 
 def job_state(job: str) -> Job:
@@ -65,48 +70,73 @@ def job_state(job: str) -> Job:
         else ""
     if line:
         state, reason, nodes = (line.split("|") + ["", ""])[:3]
-        return Job(state, reason, "", nodes)
-    shown = slurm(["scontrol", "show", "job", "-o", job])
-    if shown.returncode != 0:
-        message = " ".join(shown.stderr.split())
+        if not STATE.fullmatch(state):
+            raise ToolError(f"squeue answered no job state for job {job}: "
+                            f"{printable(repr(line[:200]))}")
+        return Job(state, printable(reason), "", printable(nodes))
+    shown_job = slurm(["scontrol", "show", "job", "-o", job])
+    if shown_job.returncode != 0:
+        message = fleet_commands.last_line(shown_job.stderr)
         if "Invalid job id" in message:
             return Job("unknown", "Slurm no longer knows this job", "", "")
-        raise ToolError(f"scontrol show job {job}: {message or f'exit {shown.returncode}'}")
-    fields = dict(part.split("=", 1) for part in shown.stdout.split() if "=" in part)
-    return Job(fields.get("JobState", "unknown"), fields.get("Reason", ""),
-               fields.get("ExitCode", ""), fields.get("NodeList", ""))
+        raise ToolError(f"scontrol show job {job}: {message or f'exit {shown_job.returncode}'}")
+    fields = dict(part.split("=", 1) for part in shown_job.stdout.split() if "=" in part)
+    state = fields.get("JobState", "unknown")
+    return Job(state if STATE.fullmatch(state) else "unknown", printable(fields.get("Reason", "")),
+               printable(fields.get("ExitCode", "")), printable(fields.get("NodeList", "")))
 
 
 def task_line(folder: Path, running: bool) -> tuple[str, int]:
     """A task folder in words, and its status: DONE, FAILED or RUNNING."""
     try:
-        status = json.loads((folder / TASK).read_text(encoding="utf-8"))["exit_status"]
-    except FileNotFoundError:
+        os.scandir(folder).close()
+    except OSError as e:
+        return f"failed: cannot be read: {why_unreadable(e, folder)}", FAILED
+    status, why = task_status(folder)
+    if why:
+        return f"failed: {why}", FAILED
+    if status is None:
         if running:
             return "running", RUNNING
         line = last_log_line(folder)
         return ("failed: ended without task.json (killed: the time limit, or the node went "
                 "away)" + (f"; its log ends: {line}" if line else "")), FAILED
-    except (OSError, ValueError, KeyError, TypeError):
-        return f"failed: {TASK} unreadable", FAILED
-    read_node(folder)  # its digest, made now, saves the report of a large fleet the reading
-    results = [p for p in json_files(folder) if p.name not in NOT_RESULTS]
-    if status == 0:
-        return f"done, passed ({len(results)} results file(s))", DONE
-    line = last_log_line(folder)
-    return (f"failed: gapbench {exit_text(status)}" + (f"; {LOG} ends: {line}" if line else "")
-            + f" ({len(results)} results file(s))"), FAILED
+    node = read_node(folder)  # its digest, made now, saves the report of a large fleet the reading
+    files = f"{node.files} results file(s)"
+    if status != 0:
+        line = last_log_line(folder)
+        return (f"failed: gapbench {exit_text(status)}" + (f"; {LOG} ends: {line}" if line
+                                                           else "") + f" ({files})"), FAILED
+    if node.problems:
+        return f"done, passed ({files}), but: {'; '.join(node.problems)}", FAILED
+    return f"done, passed ({files})", DONE
+
+
+def read_record(root: Path) -> tuple[str, int]:
+    """The job id and the number of tasks of DIR/fleet.json; ToolError when it is no record."""
+    if not (root / RECORD).exists() and not (root / RECORD).is_symlink():
+        raise ToolError(f"{printable(str(root))}: not a fleet folder (no {RECORD}; make one "
+                        "with gapbench-ci fleet submit --out DIR)")
+    try:
+        record = read_json(root / RECORD)
+    except ResultsError as e:
+        raise ToolError(f"{printable(str(root))}/{e}") from None
+    job = record.get("job") if isinstance(record, dict) else None
+    tasks = record.get("tasks") if isinstance(record, dict) else None
+    if not isinstance(job, str) or not re.fullmatch(r"[0-9]+", job):
+        raise ToolError(f"{printable(str(root / RECORD))}: job is {shown(job)}, not a Slurm job "
+                        "id")
+    if isinstance(tasks, bool) or not isinstance(tasks, int) or tasks < 1:
+        raise ToolError(f"{printable(str(root / RECORD))}: tasks is {shown(tasks)}, not a "
+                        "number of tasks")
+    return job, tasks
 
 
 def status(root: Path) -> int:
-    try:
-        record = json.loads((root / RECORD).read_text(encoding="utf-8"))
-        job_id, expected = str(record["job"]), int(record["tasks"])
-    except FileNotFoundError:
-        raise ToolError(f"{root}: not a fleet folder (no {RECORD}; make one with gapbench-ci "
-                        "fleet submit --out DIR)") from None
-    except (OSError, ValueError, KeyError, TypeError) as e:
-        raise ToolError(f"{root / RECORD}: unreadable ({type(e).__name__}: {e})") from None
+    if not root.is_dir():
+        raise ToolError(f"{printable(str(root))}: not a fleet folder ("
+                        + ("not a folder)" if root.exists() else "no such folder)"))
+    job_id, expected = read_record(root)
     job = job_state(job_id)
     active = job.state in ACTIVE
     stuck = job.state == "PENDING" and any(r in job.reason for r in STUCK)
@@ -115,10 +145,10 @@ def status(root: Path) -> int:
           + (f", exit code {job.exit_code}" if job.exit_code else "")
           + (f", nodes {job.nodes}" if job.nodes else ""))
     codes = set()
-    folders = sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith("."))
+    folders = node_folders(root)
     for folder in folders:
         words, code = task_line(folder, active)
-        print(f"  {folder.name}: {words}")
+        print(f"  {printable(folder.name)}: {words}")
         codes.add(code)
     missing = expected - len(folders)
     reason = job.reason if job.reason not in ("", "None") else ""

@@ -15,38 +15,63 @@ build/default/gapbench): build it once with every GPU architecture of the fleet
 and fleet.sbatch (the script). `gapbench-ci fleet status DIR` follows the job;
 `gapbench-report fleet DIR --out REPORT` reports on it.
 
---dry-run prints the script and submits nothing. Exit status: 0 submitted (the job id is
-printed), 2 bad arguments, a DIR that already holds something (a second fleet never mixes into
-a first one), or sbatch missing or refusing the job (Slurm's message; nothing is left in DIR).
+Every argument is checked before anything is submitted: the families against the known ones,
+the filter by the gapbench executable itself (its regular expressions are Google Benchmark's,
+and a filter that matches nothing is refused too), the names and paths written into the script
+(no control characters; each quoted), the time in Slurm's format. --dry-run prints the script
+and submits nothing. Exit status: 0 submitted (the job id is printed), 2 bad arguments, a DIR
+that already holds something (a second fleet never mixes into a first one), or sbatch missing,
+refusing the job (Slurm's message), not answering (GAPBENCH_SLURM_TIMEOUT seconds, default 60)
+or answering with no job id. The script and fleet.json are written only once sbatch has
+answered with a job id; the folders made for DIR are removed again while they are empty.
 """
 
 from __future__ import annotations
 
 import base64
 import datetime
+import difflib
 import os
 import re
 import shlex
-import subprocess
 import sys
 from pathlib import Path
 
 from gapbench_report import commandline
 from gapbench_report.catalogue import FAMILY_ORDER
 from gapbench_report.commandline import ToolError, UsageError
-from gapbench_report.files import write_json_atomic
+from gapbench_report.files import json_text, write_atomic_together
+from gapbench_report.fleet_files import RECORD, SCRIPT, printable
 
+from gapbench_ci import fleet_commands
 from gapbench_ci.runner import REPO_ROOT
 
 PROG = "gapbench-ci fleet submit"
-RECORD = "fleet.json"
-SCRIPT = "fleet.sbatch"
 # Minutes of --time by profile: the quick profile of every family takes about 15 minutes on 2
 # cores; the full one hours.
 DEFAULT_MINUTES = {"quick": 30, "full": 240}
+LONGEST_TIME = 365 * 86400  # seconds: past a year, --time is a typo (Slurm overflows later)
+MOST_NODES = 100_000  # more than any cluster has: a typo, refused before Slurm sees it
+MOST_TASKS_PER_NODE = 1024
 # The families a fleet runs by default: every family of the executable but the framework probe's
 # (its own tool) and peak (run beside each family).
 RUN_FAMILIES = tuple(f for f in FAMILY_ORDER if f not in ("framework", "peak"))
+KNOWN_FAMILIES = (*RUN_FAMILIES, "peak")
+# Slurm's forms of --time (sbatch(1)): minutes, minutes:seconds, hours:minutes:seconds,
+# days-hours, days-hours:minutes, days-hours:minutes:seconds.
+# (ASCII throughout: Python's \d and \w would take other scripts' digits and letters.)
+TIME_FORMS = re.compile(r"(?P<d>\d+)-(?P<dh>\d+)(?::(?P<dm>\d+)(?::(?P<ds>\d+))?)?"
+                        r"|(?P<h>\d+):(?P<hm>\d+):(?P<hs>\d+)|(?P<m>\d+)(?::(?P<ms>\d+))?",
+                        re.ASCII)
+# A Slurm partition list, GPU request and host list, as Slurm spells them.
+PARTITIONS = re.compile(r"[\w.-]+(,[\w.-]+)*", re.ASCII)
+GPUS = re.compile(r"([\w.-]+:)?[1-9][0-9]{0,3}", re.ASCII)
+HOSTLIST = re.compile(r"[\w.-]+(\[[0-9,-]+\][\w.-]*)*(,[\w.-]+(\[[0-9,-]+\][\w.-]*)*)*",
+                      re.ASCII)
+# An #SBATCH value that needs no quotes.
+BARE = re.compile(r"[\w.,:%/@+=\[\]-]+", re.ASCII)
+# sbatch's job id with --parsable: "id", or "id;cluster".
+JOB_ID = re.compile(r"(?P<job>[0-9]+)(;[\w.-]+)?", re.ASCII)
 
 # One task: its folder, doctor, one gapbench run per family, and task.json last. Every file is
 # written under a hidden name and renamed, so a reader never sees half of one.
@@ -93,27 +118,38 @@ def runs(families: list[str] | None, filter_: str | None) -> list[tuple[str, str
     return [(f, f"^(peak|{f})/") for f in (families or RUN_FAMILIES)]
 
 
+def directive(option: str, value: object) -> str:
+    """An #SBATCH line, its value quoted as sbatch reads these lines where it needs to be: in
+    double quotes, with a backslash before a backslash or a double quote (a space would end the
+    value, a # start a comment)."""
+    text = str(value)
+    if not BARE.fullmatch(text):
+        text = '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    return f"#SBATCH --{option}={text}"
+
+
 def sbatch_script(args) -> str:
     out = args.out.resolve()
     shared = args.tasks_per_node > 1
-    directives = [f"--job-name={args.job_name}", f"--ntasks-per-node={args.tasks_per_node}",
-                  f"--time={args.time}", f"--output={out}/slurm-%j.out",
-                  # Benchmarks want the node to themselves.
-                  "--exclusive"]
+    directives = [("job-name", args.job_name)]
+    if args.nodes is not None:  # unknown for a --nodelist in a dry run: Slurm counts it
+        directives.append(("nodes", args.nodes))
     if args.nodelist:
-        directives.insert(1, f"--nodelist={args.nodelist}")
-    directives.insert(1, f"--nodes={args.nodes}")
+        directives.append(("nodelist", args.nodelist))
+    directives += [("ntasks-per-node", args.tasks_per_node), ("time", args.time),
+                   ("output", f"{out}/slurm-%j.out")]
     if args.partition:
-        directives.append(f"--partition={args.partition}")
+        directives.append(("partition", args.partition))
     if args.gpus_per_node:
-        directives.append(f"--gpus-per-node={args.gpus_per_node}")
+        directives.append(("gpus-per-node", args.gpus_per_node))
     encoded = " ".join(f"{stem}={base64.b64encode(f.encode()).decode()}"
                        for stem, f in runs(args.families, args.filter))
-    lines = ["#!/bin/bash", *[f"#SBATCH {d}" for d in directives],
+    lines = ["#!/bin/bash", *[directive(o, v) for o, v in directives],
+             "#SBATCH --exclusive",  # benchmarks want the node to themselves
              "# A gapbench fleet run, made by gapbench-ci fleet submit (docs/fleet.md).",
              f"export GAPBENCH_FLEET_DIR={shlex.quote(str(out))}",
              f"export GAPBENCH_BIN={shlex.quote(str(args.gapbench))}",
-             f"export GAPBENCH_FLEET_PROFILE={args.profile}",
+             f"export GAPBENCH_FLEET_PROFILE={shlex.quote(args.profile)}",
              f"export GAPBENCH_FLEET_SHARED={int(shared)}",
              f"export GAPBENCH_FLEET_PYTHON={shlex.quote(sys.executable)}",
              f"export GAPBENCH_FLEET_REPORT={shlex.quote(str(REPO_ROOT / 'report'))}",
@@ -127,16 +163,16 @@ def sbatch_script(args) -> str:
     return "\n".join(lines)
 
 
-def expand_hosts(nodelist: str) -> list[str]:
-    """A Slurm host list's names, as `scontrol show hostnames` gives them (node[1-3,5])."""
-    try:
-        done = subprocess.run(["scontrol", "show", "hostnames", nodelist], capture_output=True,
-                              text=True, check=False)
-        if done.returncode == 0 and done.stdout.split():
-            return done.stdout.split()
-    except FileNotFoundError:
-        pass
-    return [h for h in nodelist.split(",") if h]
+def count_hosts(nodelist: str) -> int:
+    """How many hosts a Slurm host list names (node[1-3,5] is 4), as `scontrol show hostnames`
+    expands it; ToolError with Slurm's message when it cannot."""
+    done = fleet_commands.run([fleet_commands.program("scontrol"), "show", "hostnames",
+                               nodelist])
+    hosts = done.stdout.split()
+    if done.returncode != 0 or not hosts:
+        raise ToolError(f"scontrol show hostnames {nodelist}: "
+                        f"{fleet_commands.last_line(done.stderr) or f'exit {done.returncode}'}")
+    return len(set(hosts))  # Slurm reads a host named twice as one
 
 
 def _parser() -> commandline.Parser:
@@ -165,62 +201,153 @@ def _parser() -> commandline.Parser:
     return p
 
 
+def check_text(flag: str, value: str) -> None:
+    """A value written into the script: one line of printable text (a newline would be a line
+    of the script of its own, run on every node)."""
+    if printable(value) != value:
+        raise UsageError(f"{flag} {printable(repr(value))}: holds a control character or bytes "
+                         "that are not UTF-8; give printable text")
+
+
+def seconds_of(time: str) -> int | None:
+    """Slurm's --time in seconds; None when it is none of Slurm's forms."""
+    form = TIME_FORMS.fullmatch(time)
+    if form is None:
+        return None
+    f = {k: int(v) for k, v in form.groupdict().items() if v is not None}
+    return (f.get("d", 0) * 86400 + (f.get("dh", 0) + f.get("h", 0)) * 3600
+            + (f.get("dm", 0) + f.get("hm", 0) + f.get("m", 0)) * 60
+            + f.get("ds", 0) + f.get("hs", 0) + f.get("ms", 0))
+
+
 def check(args) -> None:
-    if args.nodes is not None and args.nodes < 1:
-        raise UsageError("--nodes must be 1 or more")
-    # A node list's count asked of Slurm once, for the script and the job's record alike.
-    args.nodes = len(expand_hosts(args.nodelist)) if args.nodelist else args.nodes or 1
-    if args.tasks_per_node < 1:
-        raise UsageError("--tasks-per-node must be 1 or more")
-    if args.families is not None:
-        args.families = [f.strip() for f in args.families.split(",") if f.strip()]
-        unknown = [f for f in args.families if not re.fullmatch(r"[a-z][a-z0-9_]*", f)]
-        if not args.families or unknown:
-            raise UsageError(f"--families: give family names separated by commas "
-                             f"(e.g. {','.join(RUN_FAMILIES[:2])})")
+    """Every argument, before anything is made or submitted; UsageError for a bad one."""
+    fleet_commands.timeout()  # GAPBENCH_SLURM_TIMEOUT, refused now rather than half-way
+    for flag, value in (("--out", str(args.out)), ("--gapbench", str(args.gapbench)),
+                        ("--job-name", args.job_name), ("--partition", args.partition),
+                        ("--nodelist", args.nodelist), ("--gpus-per-node", args.gpus_per_node),
+                        ("--time", args.time), ("--filter", args.filter)):
+        if value is not None:
+            check_text(flag, value)
+    if not args.job_name.strip():
+        raise UsageError("--job-name: give a name")
+    if args.nodes is not None and not 1 <= args.nodes <= MOST_NODES:
+        raise UsageError(f"--nodes {args.nodes}: from 1 to {MOST_NODES}")
+    if not 1 <= args.tasks_per_node <= MOST_TASKS_PER_NODE:
+        raise UsageError(f"--tasks-per-node {args.tasks_per_node}: from 1 to "
+                         f"{MOST_TASKS_PER_NODE}")
+    for flag, value, form, example in (
+            ("--partition", args.partition, PARTITIONS, "gpu, or gpu,debug"),
+            ("--gpus-per-node", args.gpus_per_node, GPUS, "1, or a100:4"),
+            ("--nodelist", args.nodelist, HOSTLIST, "node[1-4,7],gpu12")):
+        if value is not None and not form.fullmatch(value):
+            raise UsageError(f"{flag} {value!r}: not as Slurm writes it (e.g. {example})")
     if args.time is None:
         args.time = str(DEFAULT_MINUTES[args.profile])
-    if not re.fullmatch(r"[0-9:-]+", args.time):
-        raise UsageError(f"--time {args.time!r}: minutes, or Slurm's D-HH:MM:SS")
+    seconds = seconds_of(args.time)
+    if seconds is None or not 0 < seconds <= LONGEST_TIME:
+        raise UsageError(f"--time {args.time!r}: " + (
+            "give minutes, or Slurm's D-HH:MM:SS (also MM:SS, HH:MM:SS, D-HH, D-HH:MM)"
+            if seconds is None else "no time at all" if seconds == 0 else "more than a year"))
+    if args.families is not None:
+        args.families = [f.strip() for f in args.families.split(",") if f.strip()]
+        if not args.families:
+            raise UsageError(f"--families: give family names separated by commas (e.g. "
+                             f"{','.join(RUN_FAMILIES[:2])})")
+        for family in args.families:
+            if family not in KNOWN_FAMILIES:
+                near = difflib.get_close_matches(family, KNOWN_FAMILIES, n=1)
+                raise UsageError(f"--families: unknown family {family!r}"
+                                 + (f" (did you mean {near[0]}?)" if near else "")
+                                 + f"; the families: {', '.join(KNOWN_FAMILIES)}")
+            if args.families.count(family) > 1:
+                raise UsageError(f"--families names {family} twice")
+    if args.filter is not None and not args.filter:
+        raise UsageError("--filter '': give a regular expression, or leave --filter out to run "
+                         "every family")
     args.gapbench = args.gapbench.resolve()
     if not args.dry_run and not os.access(args.gapbench, os.X_OK):
         raise ToolError(f"{args.gapbench}: no gapbench executable there (build it: cmake "
                         "--build --preset default --target gapbench; or give --gapbench PATH)")
+    check_filters(args)
+    # A node list's count asked of Slurm once, for the script and the job's record alike (a
+    # dry run leaves it to Slurm: scontrol may have no cluster to ask here).
+    if args.nodelist:
+        args.nodes = None if args.dry_run else count_hosts(args.nodelist)
+    elif args.nodes is None:
+        args.nodes = 1
+
+
+def check_filters(args) -> None:
+    """The runs' filters as every node's gapbench will read them, asked of the executable here:
+    its regular expressions are Google Benchmark's (std::regex, POSIX extended), and it refuses
+    a filter it cannot read or one that matches no benchmark in one line (exit status 2)."""
+    families = [] if args.filter else args.families or list(RUN_FAMILIES)
+    together = args.filter or f"^(peak|{'|'.join(families)})/"
+    if not os.access(args.gapbench, os.X_OK):  # a dry run without a build: nothing to ask
+        return
+    done = fleet_commands.run([str(args.gapbench), f"--profile={args.profile}",
+                               f"--benchmark_filter={together}", "--benchmark_list_tests=true"],
+                              stuck="is it the gapbench executable?")
+    if done.returncode == 2:
+        line = fleet_commands.last_line(done.stderr).removeprefix("gapbench: ")
+        raise UsageError(f"{args.gapbench} refuses the run: {line.removesuffix(' (try --help)')}")
+    if done.returncode != 0:
+        raise ToolError(f"{args.gapbench} --benchmark_list_tests=true exited with status "
+                        f"{done.returncode}: {fleet_commands.last_line(done.stderr)}")
+    listed = {line.split("/", 1)[0] for line in done.stdout.split()}
+    missing = [f for f in families if f not in listed]
+    if missing:
+        raise UsageError(f"--families: {args.gapbench} has no {', '.join(missing)} benchmarks "
+                         f"(it has {', '.join(sorted(listed))}); an older build?")
 
 
 def submit(args) -> str:
-    """Submits; returns the job id. Leaves DIR as it found it when sbatch fails."""
+    """Submits; returns the job id. sbatch reads the script from stdin, so that nothing is in
+    DIR before a job id came back: on any failure (Ctrl-C included) the folders made here are
+    removed while still empty, and the retry finds them as they were."""
     out = args.out
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise ToolError(f"{out}: already exists and is not an empty folder; a fleet gets a "
                         "folder of its own (choose another --out)")
-    made = not out.exists()
-    out.mkdir(parents=True, exist_ok=True)
-    script = out / SCRIPT
-    script.write_text(sbatch_script(args), encoding="utf-8")
+    made = [p for p in (out, *out.parents) if not p.exists()]  # deepest first
+    out.mkdir(parents=True, exist_ok=True)  # before the job: Slurm writes slurm-<job>.out in it
+    script = sbatch_script(args)
+    name = shlex.quote(args.job_name)
     try:
-        done = subprocess.run(["sbatch", "--parsable", str(script)], capture_output=True,
-                              text=True, check=False)
-    except FileNotFoundError:
-        done = None
-    if done is None or done.returncode != 0:
-        script.unlink(missing_ok=True)
-        if made:
-            out.rmdir()
-        if done is None:
-            raise ToolError("sbatch not found: Slurm's commands are not installed here "
-                            "(Debian and Ubuntu: apt-get install slurm-client)")
-        message = " ".join((done.stderr or done.stdout).split()) or f"exit {done.returncode}"
-        raise ToolError(f"sbatch refused the job: {message}")
-    job = done.stdout.strip().split(";")[0]  # --parsable: "id" or "id;cluster"
-    write_json_atomic(out / RECORD, {
-        "job": job, "nodes": args.nodes, "nodelist": args.nodelist,
-        "tasks_per_node": args.tasks_per_node,
-        "tasks": args.nodes * args.tasks_per_node,
-        "profile": args.profile, "runs": [stem for stem, _ in runs(args.families, args.filter)],
-        "gapbench": str(args.gapbench), "time": args.time,
-        "submitted": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-    })
+        done = fleet_commands.run([fleet_commands.program("sbatch"), "--parsable"],
+                                  input=script, stuck=f"{fleet_commands.SLURM_STUCK}; it may have "
+                                  f"queued the job all the same: squeue --me --name={name}")
+        if done.returncode != 0:
+            message = fleet_commands.last_line(done.stderr or done.stdout)
+            raise ToolError(f"sbatch refused the job: {message or f'exit {done.returncode}'}")
+        answer = done.stdout.strip()
+        parsed = JOB_ID.fullmatch(answer)
+        if parsed is None:
+            raise ToolError(f"sbatch exited 0 but answered no job id ({printable(repr(answer))}"
+                            f"); check squeue --me --name={name} for a job it may have "
+                            "queued")
+    except BaseException:
+        for folder in made:
+            try:
+                folder.rmdir()  # only while empty: a job that did start has written into it
+            except OSError:
+                break
+        raise
+    job = parsed["job"]
+    try:
+        write_atomic_together({out / SCRIPT: script, out / RECORD: json_text({
+            "job": job, "nodes": args.nodes, "nodelist": args.nodelist,
+            "tasks_per_node": args.tasks_per_node,
+            "tasks": args.nodes * args.tasks_per_node,
+            "profile": args.profile, "runs": [stem for stem, _ in runs(args.families,
+                                                                       args.filter)],
+            "gapbench": str(args.gapbench), "time": args.time,
+            "submitted": datetime.datetime.now(datetime.timezone.utc).isoformat(
+                timespec="seconds")})})
+    except OSError as e:
+        raise ToolError(f"job {job} was submitted, but {out / RECORD} could not be written "
+                        f"({e}); scancel {job}, or follow it with squeue -j {job}") from None
     return job
 
 
@@ -231,7 +358,8 @@ def _run(argv: list[str]) -> int:
         print(sbatch_script(args), end="")
         return 0
     job = submit(args)
-    print(f"submitted job {job}: {args.out}/ (follow it: gapbench-ci fleet status {args.out})")
+    out = printable(str(args.out))
+    print(f"submitted job {job}: {out}/ (follow it: gapbench-ci fleet status {out})")
     return 0
 
 

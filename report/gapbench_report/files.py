@@ -9,7 +9,7 @@ import secrets
 import signal
 import stat
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -25,6 +25,13 @@ _KINDS = {stat.S_ISDIR: "a directory", stat.S_ISFIFO: "a FIFO", stat.S_ISCHR: "a
           stat.S_ISBLK: "a device", stat.S_ISSOCK: "a socket"}
 
 
+def kind_of(mode: int) -> str | None:
+    """What a file of this st_mode is in words ("a FIFO", "a device"), None for a regular file."""
+    if stat.S_ISREG(mode):
+        return None
+    return next((k for test, k in _KINDS.items() if test(mode)), "not a regular file")
+
+
 def target_of(path: Path) -> Path:
     """Where a write to `path` goes: through a symlink to its target (which is then what gets
     replaced, the link staying a link). Refuses to replace anything but a regular file: a
@@ -34,8 +41,8 @@ def target_of(path: Path) -> Path:
         mode = os.stat(real).st_mode
     except FileNotFoundError:
         return real
-    if not stat.S_ISREG(mode):
-        kind = next((k for test, k in _KINDS.items() if test(mode)), "not a regular file")
+    kind = kind_of(mode)
+    if kind:
         raise OSError(f"{path} is {kind}, not a regular file: not replaced")
     return real
 
@@ -79,24 +86,59 @@ def write_atomic(path: Path, data: str | bytes) -> None:
     """Writes `data` (text as UTF-8) to `path`, creating its folder: under a temporary name
     beside it, flushed to the disk, then renamed over it. A failure or a terminating signal
     leaves the earlier file as it was, and the temporary file is removed."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    target = target_of(path)
-    raw = data if isinstance(data, bytes) else data.encode("utf-8")
+    write_atomic_together({path: data})
+
+
+def write_atomic_together(files: Mapping[Path, str | bytes]) -> None:
+    """Writes several files as write_atomic writes one, so that they come from one run or none
+    does (a page and its summary): every file is written whole and flushed under its temporary
+    name first, and only then are they renamed, one after the other, with the terminating
+    signals and SIGINT held off until the last rename is done."""
+    targets = {}
+    for path, data in files.items():
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        targets[target_of(path)] = data if isinstance(data, bytes) else data.encode("utf-8")
     with removed_on_signal() as made:
-        tmp = temporary_name(target)
-        made.append(str(tmp))
         try:
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-            with os.fdopen(fd, "wb") as f:
-                f.write(raw)
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(tmp, target)
+            ready = []
+            for target, raw in targets.items():
+                tmp = temporary_name(target)
+                made.append(str(tmp))
+                fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+                with os.fdopen(fd, "wb") as f:
+                    f.write(raw)
+                    f.flush()
+                    os.fsync(f.fileno())
+                ready.append((tmp, target))
+            with signals_held():
+                for tmp, target in ready:
+                    os.replace(tmp, target)
         finally:
-            tmp.unlink(missing_ok=True)
+            for name in made:
+                Path(name).unlink(missing_ok=True)
+
+
+@contextmanager
+def signals_held() -> Iterator[None]:
+    """While inside: SIGINT and the terminating signals wait (the main thread only), so that a
+    few renames are done all or, if an error stops them, as far as they got."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    held = {signal.SIGINT, *TERMINATING_SIGNALS}
+    before = signal.pthread_sigmask(signal.SIG_BLOCK, held)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, before)
+
+
+def json_text(data: object) -> str:
+    """`data` as the tools write JSON: indented by one, a final newline."""
+    return json.dumps(data, indent=1) + "\n"
 
 
 def write_json_atomic(path: Path, data: object) -> None:
-    """`data` as JSON (indented by one, a final newline), written as write_atomic writes."""
-    write_atomic(path, json.dumps(data, indent=1) + "\n")
+    """`data` as json_text, written as write_atomic writes."""
+    write_atomic(path, json_text(data))

@@ -26,8 +26,8 @@ from pathlib import Path
 import numpy as np
 
 from gapbench_report import commandline
-from gapbench_report.files import write_atomic
-from gapbench_report.fleet_files import Node, node_folders, read_fleet
+from gapbench_report.files import write_atomic_together
+from gapbench_report.fleet_files import Node, node_folders, printable, read_fleet
 from gapbench_report.html_writer import esc, page, table
 from gapbench_report.labels import describe, fmt_seconds, fmt_si, md_cell
 from gapbench_report.markdown_writer import markdown_table
@@ -305,7 +305,7 @@ def build_fleet(root: Path, nodes: list[Node], keep: re.Pattern | None = None) -
                                + "): compared only on the benchmark names they share")
     outliers = sorted((o for g in groups for o in g.outliers), key=lambda o: -o.cost)
     if keep is not None:
-        notes.append(f"only the benchmarks matching {keep.pattern!r} are compared")
+        notes.append(f"only the benchmarks matching {printable(repr(keep.pattern))} are compared")
     return Fleet(root, nodes, groups, outliers, notes)
 
 
@@ -324,14 +324,18 @@ def verdict(fleet: Fleet) -> str:
     if fleet.groups:
         return (f"Nothing to judge: no hardware group has {MIN_JUDGED} runs; the groups are "
                 "shown side by side.")
+    if not fleet.nodes:
+        return ("No node has written its folder yet: the job may still be queued "
+                "(gapbench-ci fleet status DIR says).")
     return "No node left a usable results file."
 
 
 def intro(fleet: Fleet) -> str:
     runs = len(fleet.nodes)
-    return (f"{fleet.root} · {runs} node folder{'s' if runs != 1 else ''} · {fleet.machines} "
-            f"machine{'s' if fleet.machines != 1 else ''} · {len(fleet.groups)} hardware "
-            f"group{'s' if len(fleet.groups) != 1 else ''}"
+    groups = len(fleet.groups)
+    return (f"{printable(str(fleet.root))} · {runs} node folder{'s' if runs != 1 else ''} · "
+            f"{fleet.machines} machine{'s' if fleet.machines != 1 else ''} · {groups} hardware "
+            f"group{'s' if groups != 1 else ''}"
             + (f" · {len(fleet.problems)} with problems" if fleet.problems else ""))
 
 
@@ -486,15 +490,22 @@ def markdown_report(fleet: Fleet) -> str:
 
 
 def render_fleet(root: Path, out: Path, keep: re.Pattern | None = None) -> Path:
-    """Reads DIR, writes summary.md and index.html into `out`; returns index.html."""
-    nodes = read_fleet(node_folders(root, skip=[out]))
-    fleet = build_fleet(root, nodes, keep)
+    """Reads DIR, writes summary.md and index.html into `out` together (both from this run, or
+    neither written); returns index.html."""
     if out.exists() and not out.is_dir():
         raise ResultsError(f"{out}: exists and is not a directory")
-    write_atomic(out / "summary.md", markdown_report(fleet))
+    nodes = read_fleet(node_folders(root, skip=[out]))
+    fleet = build_fleet(root, nodes, keep)
     index = out / "index.html"
-    write_atomic(index, html_report(fleet))
+    # Text from a node passed printable() on its way in; a surrogate left anywhere else (a
+    # path given on the command line) is escaped here rather than refused by the encoder.
+    write_atomic_together({out / "summary.md": encoded(markdown_report(fleet)),
+                           index: encoded(html_report(fleet))})
     return index
+
+
+def encoded(text: str) -> bytes:
+    return text.encode("utf-8", "backslashreplace")
 
 
 def _parser() -> commandline.Parser:
@@ -513,7 +524,7 @@ def _run(argv: list[str]) -> int:
         keep = re.compile(args.filter) if args.filter else None
     except re.error as e:
         raise commandline.UsageError(f"--filter {args.filter!r}: {e}") from None
-    print(render_fleet(args.fleet, args.out, keep))
+    print(printable(str(render_fleet(args.fleet, args.out, keep))))
     return 0
 
 

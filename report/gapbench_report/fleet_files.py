@@ -19,8 +19,10 @@ finds done without one, so that the report of a large fleet finds its nodes read
 from __future__ import annotations
 
 import dataclasses
+import errno
 import json
 import os
+import re
 import signal
 import statistics
 import sys
@@ -29,24 +31,29 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from gapbench_report.files import write_atomic
+from gapbench_report.files import kind_of, write_atomic
+from gapbench_report.metrics import number
 from gapbench_report.results import (
     SECONDS_PER_UNIT,
     ResultsError,
     check_document,
     is_time,
     json_files,
+    parse_json,
     parse_name,
-    read_document,
+    shown,
 )
 
 DOCTOR = "doctor.json"
 TASK = "task.json"  # written last by a task of `gapbench-ci fleet submit`: its exit status
 LOG = "gapbench.log"
 DIGEST = ".gapbench-fleet-digest.json"  # hidden: never taken for a results file
-DIGEST_VERSION = 1
+DIGEST_VERSION = 2  # 2: problems found in more files (types, kinds, names)
 FINDING = "finding."  # a run context's key for one of doctor's findings: "severity: text"
 NOT_RESULTS = {DOCTOR, TASK}
+# What `gapbench-ci fleet submit` writes into DIR itself, beside the node folders.
+RECORD = "fleet.json"
+SCRIPT = "fleet.sbatch"
 # Fewer nodes than this are read in this process: starting workers costs more than it saves.
 PARALLEL_FROM = 16
 
@@ -68,27 +75,88 @@ class Node:
 
     @property
     def machine(self) -> str:
-        return str(self.context.get("machine.id") or self.facts.get("machine.id") or "")
+        return printable(str(self.context.get("machine.id") or self.facts.get("machine.id")
+                             or ""))
 
     def fact(self, key: str) -> str:
         """A fact of the run (its results' context), else doctor's; "" when neither has it."""
         value = self.context.get(key, self.facts.get(key))
-        return "" if value is None else str(value)
+        return "" if value is None else printable(str(value))
+
+
+def printable(text: str) -> str:
+    """`text` as one line that any page, terminal or file can hold: the bytes of a file name
+    that are not UTF-8 as \\xNN, control characters and lone surrogates (JSON's "\\ud800")
+    escaped. A node's name, file names and values pass through here on their way out."""
+    def escaped(c: str) -> str:
+        if "\udc80" <= c <= "\udcff":  # a byte os.fsdecode could not decode
+            return f"\\x{ord(c) - 0xDC00:02x}"
+        return c.encode("unicode_escape").decode("ascii")
+    return UNPRINTABLE.sub(lambda m: escaped(m.group()), text)
+
+
+UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
+
+
+def read_text(path: Path) -> str:
+    """A regular file's text (UTF-8). Anything else is an OSError saying what it is, and is
+    never opened: a FIFO would wait for a writer, a device might never end (or act on being
+    opened)."""
+    kind = kind_of(os.stat(path).st_mode)
+    if kind is None:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY)
+        with os.fdopen(fd, "rb") as f:
+            kind = kind_of(os.fstat(f.fileno()).st_mode)  # replaced since the stat: checked
+            if kind is None:
+                return f.read().decode("utf-8")
+    raise OSError(errno.EINVAL, f"{kind}, not a regular file")
+
+
+def why_unreadable(e: Exception, path: Path | str) -> str:
+    """An error reading a node's file or folder `path`, in words: the OS's reason without the
+    path (the caller names it), a symlink that leads nowhere or loops said so."""
+    if isinstance(e, UnicodeDecodeError):
+        return "not UTF-8 text"
+    if isinstance(e, OSError) and e.errno == errno.ELOOP:
+        return "a symbolic link that loops"
+    if isinstance(e, OSError) and e.errno == errno.ENOENT and os.path.islink(path):
+        return "a symbolic link to nothing"
+    return e.strerror if isinstance(e, OSError) and e.strerror else f"{type(e).__name__}: {e}"
+
+
+def finite_number(value: object) -> bool:
+    """A JSON number that is finite (not true or false, not a string of digits)."""
+    return not isinstance(value, bool) and isinstance(value, (int, float)) \
+        and number(value) is not None
+
+
+def read_json(path: Path) -> object:
+    """A node's JSON file; ResultsError (one line, naming the file by its name) otherwise."""
+    try:
+        text = read_text(path)
+    except (OSError, ValueError) as e:
+        raise ResultsError(f"{path.name}: cannot be read: {why_unreadable(e, path)}") from None
+    if not text.strip():
+        raise ResultsError(f"{path.name}: empty file")
+    return parse_json(Path(path.name), text)
 
 
 def node_folders(root: Path, skip: Sequence[Path] = ()) -> list[Path]:
     """The node folders of a fleet folder, sorted: every folder in it but hidden ones and
-    `skip` (the report's own output). ResultsError (one line) when `root` is no fleet folder."""
+    `skip` (the report's own output), and every symlink that leads nowhere (a node folder that
+    is gone: listed as such). A folder that holds only what `gapbench-ci fleet submit` wrote
+    (RECORD) has none yet. ResultsError (one line) when `root` is no fleet folder."""
     if not root.exists():
         raise ResultsError(f"{root}: no such folder")
     if not root.is_dir():
         raise ResultsError(f"{root}: not a folder: a fleet is a folder DIR with one folder per "
                            "node, DIR/<host>/")
-    skipped = {p.resolve() for p in skip}
-    folders = sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith(".")
-                     and p.resolve() not in skipped)
-    if not folders:
-        loose = json_files(root)
+    skipped = {os.path.realpath(p) for p in skip}
+    folders = sorted(p for p in root.iterdir() if not p.name.startswith(".")
+                     and (p.is_dir() or (p.is_symlink() and not p.exists()))
+                     and os.path.realpath(p) not in skipped)
+    if not folders and not (root / RECORD).exists():
+        loose = [p for p in json_files(root) if p.name != RECORD]
         what = (f"{len(loose)} results file(s) but no node folder" if loose
                 else "nothing" if not any(root.iterdir()) else "no node folder")
         raise ResultsError(f"{root}: not a fleet folder: it holds {what} (a fleet is DIR/<host>/ "
@@ -100,7 +168,7 @@ def read_results_file(path: Path, node: Node) -> None:
     """Adds one results file's medians to `node`; ResultsError for a file that is no usable
     results file. A benchmark already read from another of the node's files keeps its first
     value (peak/ runs beside every family, as in one report of a run)."""
-    data = read_document(path)
+    data = read_json(path)
     context = check_document(path, data)
     times: dict[str, list[float]] = {}
     rates: dict[str, list[float]] = {}
@@ -117,18 +185,22 @@ def read_results_file(path: Path, node: Node) -> None:
             continue  # a failed or skipped benchmark has no time to compare
         unit = raw.get("time_unit", "ns")
         value = raw.get("real_time")
-        if unit not in SECONDS_PER_UNIT or isinstance(value, bool) or not isinstance(
-                value, (int, float)) or not is_time(value * SECONDS_PER_UNIT[unit]):
-            raise ResultsError(f"{path}: {name}: real_time {value!r} {unit!r} is no time per "
-                               "iteration")
+        if not isinstance(unit, str) or unit not in SECONDS_PER_UNIT or isinstance(
+                value, bool) or not isinstance(value, (int, float)) or not is_time(
+                value * SECONDS_PER_UNIT[unit]):
+            raise ResultsError(f"{path}: {name}: real_time {shown(value)} {shown(unit)} is no "
+                               "time per iteration")
         times.setdefault(name, []).append(value * SECONDS_PER_UNIT[unit])
-        rate = raw.get("bytes_per_second")
-        if isinstance(rate, (int, float)) and not isinstance(rate, bool):
-            rates.setdefault(name, []).append(rate)
+        if "bytes_per_second" in raw:
+            rate = raw["bytes_per_second"]
+            if not finite_number(rate) or rate < 0:
+                raise ResultsError(f"{path}: {name}: bytes_per_second is {shown(rate)}, not a "
+                                   "finite number")
+            rates.setdefault(name, []).append(float(rate))
     if not node.context:
         node.context = context
     load = context.get("load_avg")
-    if isinstance(load, list) and load and isinstance(load[0], (int, float)):
+    if isinstance(load, list) and load and finite_number(load[0]):
         node.load = max(node.load or 0.0, float(load[0]))
     for name, samples in times.items():
         node.medians.setdefault(name, statistics.median(samples))
@@ -139,37 +211,56 @@ def read_results_file(path: Path, node: Node) -> None:
 
 def read_doctor(path: Path, node: Node) -> None:
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError) as e:
-        node.problems.append(f"{DOCTOR}: unreadable ({type(e).__name__}: "
-                             f"{' '.join(str(e).split())})")
+        data = read_json(path)
+    except ResultsError as e:
+        node.problems.append(str(e))
         return
     if not isinstance(data, dict) or not isinstance(data.get("facts"), dict):
-        node.problems.append(f"{DOCTOR}: not gapbench doctor --json output (no 'facts')")
+        node.problems.append(f"{DOCTOR}: not gapbench doctor --json output (no 'facts' object)")
         return
     node.facts = data["facts"]
-    for f in data.get("findings") or []:
-        if isinstance(f, dict):
-            node.findings.append((str(f.get("severity", "")), str(f.get("id", "")),
-                                  str(f.get("text", ""))))
+    findings = data.get("findings", [])
+    if not isinstance(findings, list):
+        node.problems.append(f"{DOCTOR}: findings is {shown(findings)}, not a list")
+        return
+    odd = 0
+    for f in findings:
+        fields = [f.get(k) for k in ("severity", "id", "text")] if isinstance(f, dict) else []
+        if fields and all(isinstance(x, str) for x in fields):
+            node.findings.append(tuple(printable(x) for x in fields))
+        else:
+            odd += 1
+    if odd:
+        node.problems.append(f"{DOCTOR}: {odd} of {len(findings)} findings not objects with a "
+                             "severity, an id and a text (not shown)")
 
 
 def last_log_line(folder: Path) -> str:
     try:
-        lines = (folder / LOG).read_text(encoding="utf-8", errors="replace").splitlines()
-    except OSError:
+        text = read_text(folder / LOG)
+    except (OSError, ValueError):  # absent, unreadable, not UTF-8, a FIFO: no last line
         return ""
-    return next((line.strip() for line in reversed(lines) if line.strip()), "")
+    return printable(next((x.strip() for x in reversed(text.splitlines()) if x.strip()), ""))
 
 
-def read_task(path: Path, node: Node) -> None:
+def task_status(folder: Path) -> tuple[int | None, str]:
+    """task.json's exit status, or None and why it has none ("" when there is no task.json:
+    the task is running, or ended before it could write one)."""
     try:
-        status = json.loads(path.read_text(encoding="utf-8")).get("exit_status")
-    except (OSError, UnicodeDecodeError, ValueError, AttributeError):
-        node.problems.append(f"{TASK}: unreadable")
-        return
-    if isinstance(status, int) and not isinstance(status, bool):
-        node.exit_status = status
+        os.lstat(folder / TASK)
+        data = read_json(folder / TASK)
+    except FileNotFoundError:
+        return None, ""
+    except OSError as e:
+        return None, f"{TASK}: cannot be read: {why_unreadable(e, folder / TASK)}"
+    except ResultsError as e:
+        return None, str(e)
+    status = data.get("exit_status", "absent") if isinstance(data, dict) else "absent"
+    if isinstance(status, bool) or not isinstance(status, int) or not 0 <= status <= 255:
+        what = "has no exit_status" if status == "absent" else \
+            f"exit_status is {shown(status)}, not a whole number from 0 to 255"
+        return None, f"{TASK}: {what}"
+    return status, ""
 
 
 def exit_text(status: int) -> str:
@@ -185,41 +276,99 @@ def exit_text(status: int) -> str:
 def sources(folder: Path) -> dict[str, list[int]]:
     """The files a node's reading comes from, each with its size and time of change."""
     found = {}
-    for p in sorted(folder.iterdir()):
-        if not p.name.startswith(".") and p.is_file():
-            info = p.stat()
-            found[p.name] = [info.st_size, info.st_mtime_ns]
+    for entry in sorted(os.scandir(folder), key=lambda e: e.name):
+        try:
+            if not entry.name.startswith(".") and entry.is_file():
+                info = entry.stat()
+                found[entry.name] = [info.st_size, info.st_mtime_ns]
+        except OSError:
+            pass  # not there now, or not to be looked at: read_node_files says which
     return found
 
 
 def read_node(folder: Path) -> Node:
-    """One node folder, from its digest where its files are as they were when it was made."""
+    """One node folder, from its digest where its files are as they were when it was made.
+    Never raises: whatever keeps a node from being read is that node's problem, and the rest of
+    the fleet is read."""
+    try:
+        node = read_node_or_raise(folder)
+    except Exception as e:  # noqa: BLE001 -- whatever it is, one node's, not the fleet's
+        node = Node(folder.name, problems=[f"cannot be read: {why_unreadable(e, folder)}"])
+    node.label = printable(folder.name)
+    node.problems = [printable(p) for p in node.problems]
+    return node
+
+
+def read_node_or_raise(folder: Path) -> Node:
     files = sources(folder)
-    try:
-        digest = json.loads((folder / DIGEST).read_text(encoding="utf-8"))
-        if digest["version"] == DIGEST_VERSION and digest["sources"] == files:
-            node = Node(**digest["node"])
-            node.label = folder.name
-            node.findings = [tuple(f) for f in node.findings]
-            return node
-    except (OSError, ValueError, KeyError, TypeError):
-        pass
+    node = from_digest(folder / DIGEST, files)
+    if node is not None:
+        return node
     node = read_node_files(folder)
+    if not os.path.islink(folder / DIGEST):  # a digest is ours: never written through a link
+        try:
+            write_atomic(folder / DIGEST, json.dumps({
+                "version": DIGEST_VERSION, "sources": files, "node": dataclasses.asdict(node)}))
+        except OSError:
+            pass  # a folder that cannot be written: read again next time
+    return node
+
+
+def from_digest(path: Path, files: dict[str, list[int]]) -> Node | None:
+    """The Node a digest holds, if it was made from `files` as they are and is whole."""
     try:
-        write_atomic(folder / DIGEST, json.dumps({"version": DIGEST_VERSION, "sources": files,
-                                                  "node": dataclasses.asdict(node)}))
-    except OSError:
-        pass  # a folder that cannot be written: read again next time
+        digest = json.loads(read_text(path))
+        if digest["version"] != DIGEST_VERSION or digest["sources"] != files:
+            return None
+        node = Node(**digest["node"])
+    except (OSError, ValueError, KeyError, TypeError, RecursionError):
+        return None
+    well_formed = (
+        isinstance(node.context, dict) and isinstance(node.facts, dict)
+        and isinstance(node.findings, list) and all(
+            isinstance(f, list) and len(f) == 3 and all(isinstance(x, str) for x in f)
+            for f in node.findings)
+        and isinstance(node.medians, dict) and all(is_time(v) for v in node.medians.values())
+        and isinstance(node.bytes_per_second, dict)
+        and all(finite_number(v) for v in node.bytes_per_second.values())
+        and (node.load is None or finite_number(node.load))
+        and finite_number(node.files) and isinstance(node.problems, list)
+        and all(isinstance(p, str) for p in node.problems)
+        and (node.exit_status is None or finite_number(node.exit_status)))
+    if not well_formed:
+        return None
+    node.findings = [tuple(f) for f in node.findings]
+    try:
+        for name in node.medians:
+            parse_name(name)
+    except ResultsError:
+        return None
     return node
 
 
 def read_node_files(folder: Path) -> Node:
     """One node folder; whatever cannot be read is in the Node's `problems`."""
     node = Node(folder.name)
-    results = [p for p in json_files(folder) if p.name not in NOT_RESULTS]
-    if (folder / TASK).is_file():
-        read_task(folder / TASK, node)
-    if (folder / DOCTOR).is_file():
+    if any("\udc80" <= c <= "\udcff" for c in folder.name):  # os.fsdecode's undecodable bytes
+        node.problems.append("the folder's name is not UTF-8 (its bytes shown as \\xNN)")
+    kinds = {}  # each file's name: None for a regular file, else what it is
+    for entry in os.scandir(folder):
+        if entry.name.startswith("."):
+            continue
+        try:
+            kinds[entry.name] = kind_of(os.stat(entry.path).st_mode)
+        except OSError as e:
+            kinds[entry.name] = why_unreadable(e, entry.path)
+    for name, kind in sorted(kinds.items()):
+        if kind and (name.endswith(".json") or name == LOG):
+            node.problems.append(f"{name}: {kind}, not a file: not read")
+    results = sorted(folder / n for n, k in kinds.items()
+                     if k is None and n.endswith(".json") and n not in NOT_RESULTS)
+    status, why = task_status(folder) if kinds.get(TASK, "") is None else (None, "")
+    node.exit_status = status
+    if why:
+        node.problems.append(why)
+    if kinds.get(DOCTOR, "") is None:
         read_doctor(folder / DOCTOR, node)
     for path in results:
         try:
@@ -230,14 +379,15 @@ def read_node_files(folder: Path) -> Node:
         for key, value in node.context.items():
             if key.startswith(FINDING) and isinstance(value, str) and ": " in value:
                 severity, text = value.split(": ", 1)
-                node.findings.append((severity, key[len(FINDING):], text))
+                node.findings.append((printable(severity), printable(key[len(FINDING):]),
+                                      printable(text)))
     if node.exit_status:
         line = last_log_line(folder)
         node.problems.insert(0, f"gapbench {exit_text(node.exit_status)}"
                                 + (f"; its log ends: {line}" if line else ""))
     if not results and not node.facts and node.exit_status is None:
         node.problems.append("empty: no results file, no doctor.json (the node wrote nothing)"
-                             if not any(folder.iterdir()) else "no results file, no doctor.json")
+                             if not kinds else "no results file, no doctor.json")
     elif not results:
         line = last_log_line(folder)
         node.problems.append("no results file" + (f"; its log ends: {line}" if line and not

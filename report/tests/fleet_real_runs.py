@@ -41,13 +41,13 @@ def doctor(gapbench: Path, folder: Path, env: dict[str, str]) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     with open(folder / "doctor.json", "w", encoding="utf-8") as out:
         subprocess.run([str(gapbench), "doctor", "--json"], stdout=out, env=environment(env),
-                       check=True)
+                       check=True, timeout=600)
 
 
 def part(gapbench: Path, folder: Path, name: str, env: dict[str, str]) -> None:
     subprocess.run([str(gapbench), "--profile=quick", f"--benchmark_filter={PARTS[name]}",
                     f"--benchmark_out={folder / (name + '.json')}"], env=environment(env),
-                   stdout=subprocess.DEVNULL, check=True)
+                   stdout=subprocess.DEVNULL, check=True, timeout=3600)
     print(f"{folder.name} {name}: done (load average {os.getloadavg()[0]:.2f})", flush=True)
 
 

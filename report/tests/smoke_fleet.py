@@ -3,7 +3,8 @@ machine (gapbench_ci.fleet_cluster: munged with its own key, slurmctld -D and sl
 private ports), `gapbench-ci fleet submit` of a small filter with two tasks on the one node (as
 two nodes would run one each), `fleet status` until it is done, both tasks' results and doctor
 files checked, a drained node's job seen as never started, then `gapbench-report fleet` on the
-folder. The daemons it started, and only those, are stopped at the end.
+folder. The daemons it started, and only those, are stopped at the end. The cluster's folder
+is deeper than a Unix socket's path may be, as a deep checkout's is.
 
     python smoke_fleet.py GAPBENCH WORK_DIR
 
@@ -32,6 +33,10 @@ from gapbench_ci import fleet_cluster  # noqa: E402
 
 FILTER = "^transfer/memcpy/cpu/bytes:(4096|65536)/"
 WAIT = 150  # seconds for the job: the whole test must stay within 3 minutes
+COMMAND_WAIT = 60  # seconds for any one command
+# The cluster's folder is deeper than a Unix socket's path may be (107 bytes), wherever the
+# checkout is: its sockets must live elsewhere (fleet_cluster.sockets_folder).
+DEEP = "deep" + "-deep" * 22
 
 
 def skip(reason: str) -> int:
@@ -45,7 +50,8 @@ def skip(reason: str) -> int:
 def ci(env: dict[str, str], *args: str) -> subprocess.CompletedProcess:
     command = [sys.executable, "-m", "gapbench_ci", "fleet", *args]
     print("+", " ".join(command), flush=True)
-    done = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
+    done = subprocess.run(command, env=env, capture_output=True, text=True, check=False,
+                          timeout=COMMAND_WAIT)
     print(done.stdout + done.stderr, end="", flush=True)
     return done
 
@@ -78,7 +84,7 @@ def check_fleet(gapbench: str, work: Path, env: dict[str, str]) -> None:
     report = work / "report"
     command = [sys.executable, "-m", "gapbench_report", "fleet", str(fleet), "--out", str(report)]
     print("+", " ".join(command), flush=True)
-    subprocess.run(command, env=env, check=True)
+    subprocess.run(command, env=env, check=True, timeout=COMMAND_WAIT)
     summary = (report / "summary.md").read_text()
     assert "2 node folders · 1 machine" in summary, summary
     assert (report / "index.html").stat().st_size > 0
@@ -89,7 +95,7 @@ def check_drained(gapbench: str, work: Path, env: dict[str, str]) -> None:
     host = socket.gethostname().split(".")[0]
     scontrol = fleet_cluster.program("scontrol")
     subprocess.run([scontrol, "update", f"nodename={host}", "state=drain", "reason=smoke"],
-                   env=env, check=True)
+                   env=env, check=True, timeout=COMMAND_WAIT)
     try:
         fleet = work / "drained"
         assert ci(env, "submit", "--out", str(fleet), "--nodelist", host, "--filter", FILTER,
@@ -97,10 +103,11 @@ def check_drained(gapbench: str, work: Path, env: dict[str, str]) -> None:
         done = ci(env, "status", str(fleet))
         assert done.returncode == 1 and "never started" in done.stdout, done.stdout
         job = json.loads((fleet / "fleet.json").read_text())["job"]
-        subprocess.run([fleet_cluster.program("scancel"), job], env=env, check=True)
+        subprocess.run([fleet_cluster.program("scancel"), job], env=env, check=True,
+                       timeout=COMMAND_WAIT)
     finally:
         subprocess.run([scontrol, "update", f"nodename={host}", "state=resume"], env=env,
-                       check=False)
+                       check=False, timeout=COMMAND_WAIT)
 
 
 def main(argv: list[str]) -> int:
@@ -113,7 +120,8 @@ def main(argv: list[str]) -> int:
     start = time.monotonic()
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
-    cluster = work / "cluster"
+    cluster = work / DEEP / "cluster"
+    assert len(os.fsencode(cluster / "munge" / "munge.socket")) > 107, cluster
     try:
         env = fleet_cluster.start(cluster)
     except ToolError as e:

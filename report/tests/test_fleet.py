@@ -26,6 +26,7 @@ ROOT = HERE.parents[1]
 DATA = HERE / "data" / "fleet"
 MACHINE = DATA / "this-machine"
 BASELINE = ROOT / "results" / "baselines" / "ci-cpu-2core.json"
+FAKES = DATA / "fakes"  # stand-ins for gapbench and Slurm's commands (fault tests)
 NORMAL = ["normal-1", "normal-2", "normal-3", "normal-4"]
 
 
@@ -47,13 +48,13 @@ def judged(root: Path) -> fleet.Fleet:
 def report(*args: str) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": str(HERE.parent)}
     return subprocess.run([sys.executable, "-m", "gapbench_report", "fleet", *map(str, args)],
-                          capture_output=True, text=True, env=env, check=False)
+                          capture_output=True, text=True, env=env, check=False, timeout=120)
 
 
 def ci(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": str(HERE.parent), **(env or {})}
     return subprocess.run([sys.executable, "-m", "gapbench_ci", "fleet", *map(str, args)],
-                          capture_output=True, text=True, env=env, check=False)
+                          capture_output=True, text=True, env=env, check=False, timeout=120)
 
 
 # ---- the outliers, on real runs -----------------------------------------------------------------
@@ -216,13 +217,20 @@ def test_dry_run_prints_the_script_and_submits_nothing(tmp_path):
     assert "#SBATCH --time=240" in full.stdout and "GAPBENCH_FLEET_SHARED=1" in full.stdout
 
 
+def test_a_dry_run_with_a_node_list_leaves_the_count_to_slurm(tmp_path):
+    done = ci("submit", "--out", tmp_path / "fleet", "--nodelist", "gpu[1-3],cpu7", "--dry-run")
+    assert done.returncode == 0, done.stderr
+    assert "#SBATCH --nodelist=gpu[1-3],cpu7" in done.stdout and "--nodes=" not in done.stdout
+
+
 def test_the_task_script_runs_and_writes_its_folder(tmp_path):
     """The task part of the script, run as srun would run it, with a stand-in gapbench that
     writes what the real one writes: every file lands whole, task.json last."""
     fake = tmp_path / "gapbench"
     fake.write_text("#!/bin/bash\nif [ \"$1\" = doctor ]; then echo '{\"facts\": {}}'; exit 0; "
                     "fi\nfor a; do case $a in --benchmark_out=*) echo '{}' > \"${a#*=}\";; "
-                    "esac; done\nexit 1\n")
+                    "--benchmark_list_tests=true) printf '%s/x/cpu/n:1\\n' peak conv lstm; "
+                    "exit 0;; esac; done\nexit 1\n")
     fake.chmod(0o755)
     script = ci("submit", "--out", tmp_path / "fleet", "--families", "conv,lstm", "--gapbench",
                 fake, "--dry-run").stdout
@@ -232,9 +240,11 @@ def test_the_task_script_runs_and_writes_its_folder(tmp_path):
         if line.startswith("export "):
             key, value = line[len("export "):].split("=", 1)
             env[key] = value.strip("'")
-    done = subprocess.run(["bash", "-c", task], env=env, capture_output=True, text=True)
+    done = subprocess.run(["bash", "-c", task], env=env, capture_output=True, text=True,
+                          timeout=120)
     assert done.returncode == 1  # the stand-in's runs exit 1: the task says so
-    host = subprocess.run(["hostname", "-s"], capture_output=True, text=True).stdout.strip()
+    host = subprocess.run(["hostname", "-s"], capture_output=True, text=True,
+                          timeout=60).stdout.strip()
     folder = tmp_path / "fleet" / host
     assert sorted(p.name for p in folder.iterdir()) == [DIGEST, "conv.json", "doctor.json",
                                                         "gapbench.log", "lstm.json", "task.json"]
@@ -244,7 +254,10 @@ def test_the_task_script_runs_and_writes_its_folder(tmp_path):
 
 def test_sbatch_missing_is_exit_2_and_leaves_nothing(tmp_path):
     out = tmp_path / "fleet"
-    done = ci("submit", "--out", out, "--gapbench", sys.executable, env={"PATH": str(tmp_path)})
+    bin_ = tmp_path / "bin"  # a PATH with grep (the fake gapbench's) and no sbatch
+    bin_.mkdir()
+    (bin_ / "grep").symlink_to(shutil.which("grep"))
+    done = ci("submit", "--out", out, "--gapbench", FAKES / "gapbench", env={"PATH": str(bin_)})
     assert done.returncode == 2 and "sbatch not found" in done.stderr, done.stderr
     assert not out.exists()
 
@@ -254,11 +267,13 @@ def test_sbatch_missing_is_exit_2_and_leaves_nothing(tmp_path):
 def test_sbatch_refusing_gives_slurms_message_and_leaves_nothing(tmp_path):
     out = tmp_path / "fleet"
     out.mkdir()  # an empty folder of the user's stays, empty
-    done = ci("submit", "--out", out, "--gapbench", sys.executable,
-              env={"SLURM_CONF": str(tmp_path / "no-such-slurm.conf")})
+    conf = tmp_path / "slurm.conf"
+    conf.write_text("")  # refused at once (a missing one is retried for a minute)
+    done = ci("submit", "--out", out, "--gapbench", FAKES / "gapbench",
+              env={"SLURM_CONF": str(conf)})
     assert done.returncode == 2, done.stderr
     assert done.stderr.startswith("gapbench-ci fleet submit: sbatch refused the job: ")
-    assert "no-such-slurm.conf" in done.stderr
+    assert "Unable to process configuration file" in done.stderr
     assert out.is_dir() and not any(out.iterdir())
 
 
@@ -266,7 +281,7 @@ def test_a_second_submit_into_the_same_folder_is_refused(tmp_path):
     out = tmp_path / "fleet"
     out.mkdir()
     (out / "fleet.json").write_text('{"job": "1", "tasks": 1}')
-    done = ci("submit", "--out", out, "--gapbench", sys.executable)
+    done = ci("submit", "--out", out, "--gapbench", FAKES / "gapbench")
     assert done.returncode == 2 and "already exists" in done.stderr
     assert sorted(p.name for p in out.iterdir()) == ["fleet.json"]
 
