@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from gapbench_report import commandline, plots
-from gapbench_report.files import write_atomic
+from gapbench_report.files import write_atomic_together
 from gapbench_report.html_writer import ChartFile, html_page
 from gapbench_report.labels import safe_stem
 from gapbench_report.markdown_writer import summary_markdown
@@ -55,9 +55,9 @@ def render(runs: list[Results], baselines: list[Results], out_dir: Path) -> Path
     out_dir.mkdir(parents=True, exist_ok=True)
     report = build_report(runs, baselines)  # derive, and diagnose
     charts = draw_charts(report, out_dir)
-    write_atomic(out_dir / "summary.md", summary_markdown(report))
     index = out_dir / "index.html"
-    write_atomic(index, html_page(report, charts))
+    write_atomic_together({out_dir / "summary.md": summary_markdown(report),
+                           index: html_page(report, charts)})
     return index
 
 

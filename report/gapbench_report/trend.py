@@ -18,7 +18,7 @@ from matplotlib.ticker import FuncFormatter
 from gapbench_report import commandline, plots
 from gapbench_report.catalogue import family_rank
 from gapbench_report.commandline import UsageError
-from gapbench_report.files import write_atomic
+from gapbench_report.files import write_atomic_together
 from gapbench_report.html_writer import ChartFile, figure, page, table
 from gapbench_report.labels import fmt_seconds, safe_stem
 from gapbench_report.markdown_writer import markdown_table
@@ -277,9 +277,9 @@ def write_trend(nights: Sequence[Night], out: Path, pattern: str | None = None,
         stem = out / safe_stem(chart.title.split(":")[0])
         figures.append(ChartFile(draw_chart(chart, stem), chart.title))
     rows = trend_rows(found)
-    write_atomic(out / "trend.md", trend_markdown(nights, rows))
     index = out / "index.html"
-    write_atomic(index, trend_html(nights, rows, figures))
+    write_atomic_together({out / "trend.md": trend_markdown(nights, rows),
+                           index: trend_html(nights, rows, figures)})
     return index
 
 

@@ -836,3 +836,17 @@ def test_the_machine_table_names_the_commit_each_run_was_built_from():
     rows = {row[0]: row[1:] for row in model.build_report([mine], [old]).fingerprint}
     assert rows["gapbench.commit"] == ["3d728a1", "—"]
     assert rows["gapbench.tree"] == ["dirty", "—"]
+
+
+def test_a_page_that_cannot_be_written_leaves_the_earlier_summary_too(tmp_path, capsys):
+    """The page and its summary come from one run or neither is replaced: index.html as a
+    folder refuses the page, and the summary.md already there stays the earlier run's."""
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "summary.md").write_text("the earlier run\n")
+    (out / "index.html").mkdir()
+    code = render.main(["render", str(DATA / "preprocess.json"), "--out", str(out)])
+    assert code == 2 and "index.html" in capsys.readouterr().err
+    assert (out / "summary.md").read_text() == "the earlier run\n"
+    assert sorted(p.name for p in out.iterdir() if p.suffix not in (".png", ".svg")) == [
+        "index.html", "summary.md"]
