@@ -79,22 +79,35 @@ def write_atomic(path: Path, data: str | bytes) -> None:
     """Writes `data` (text as UTF-8) to `path`, creating its folder: under a temporary name
     beside it, flushed to the disk, then renamed over it. A failure or a terminating signal
     leaves the earlier file as it was, and the temporary file is removed."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    target = target_of(path)
-    raw = data if isinstance(data, bytes) else data.encode("utf-8")
+    write_together({Path(path): data})
+
+
+def write_together(contents: dict[Path, str | bytes]) -> None:
+    """Writes several files as write_atomic writes one, as a set: every file first under its
+    temporary name, flushed to the disk, and only then each renamed over its target. A failure
+    or a terminating signal while they are written leaves every target as it was, and the
+    temporary files are removed (what remains is a rename, which needs no space)."""
+    staged: list[tuple[Path, Path]] = []
     with removed_on_signal() as made:
-        tmp = temporary_name(target)
-        made.append(str(tmp))
         try:
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-            with os.fdopen(fd, "wb") as f:
-                f.write(raw)
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(tmp, target)
+            for path, data in contents.items():
+                path = Path(path)
+                path.parent.mkdir(parents=True, exist_ok=True)
+                target = target_of(path)
+                raw = data if isinstance(data, bytes) else data.encode("utf-8")
+                tmp = temporary_name(target)
+                made.append(str(tmp))
+                fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+                staged.append((tmp, target))
+                with os.fdopen(fd, "wb") as f:
+                    f.write(raw)
+                    f.flush()
+                    os.fsync(f.fileno())
+            for tmp, target in staged:
+                os.replace(tmp, target)
         finally:
-            tmp.unlink(missing_ok=True)
+            for tmp, _ in staged:
+                tmp.unlink(missing_ok=True)
 
 
 def write_json_atomic(path: Path, data: object) -> None:
