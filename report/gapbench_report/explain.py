@@ -4,6 +4,7 @@ each priced with gapbench's measurements of the machine. The rules: docs/explain
 from __future__ import annotations
 
 import json
+import math
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -749,6 +750,9 @@ def _parser() -> commandline.Parser:
 
 def _run(argv: list[str]) -> int:
     args = _parser().parse_args(argv)
+    if not 0 < args.max_trace_mib < math.inf:  # NaN too: it would let every trace through
+        raise commandline.UsageError(f"--max-trace-mib must be a positive number of MiB, not "
+                                     f"{args.max_trace_mib:g}")
     prices = load_prices(args.results)
     answers = []
     for path in trace_files(args.traces):

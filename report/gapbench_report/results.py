@@ -446,7 +446,12 @@ def read_document(path: Path) -> object:
 def load_results(path: str | Path) -> Results:
     """Reads and checks one results file; raises ResultsError with one clear line."""
     path = Path(path)
-    data = read_document(path)
+    return check_results(path, read_document(path))
+
+
+def check_results(path: Path, data: object) -> Results:
+    """A results document, checked whole as load_results checks a file (`path` names it in the
+    errors): for a document made in memory, such as ci/baseline's merge of several files."""
     context = check_document(path, data)
     entries = [_check_entry(path, i, raw) for i, raw in enumerate(data["benchmarks"])]
     seen = set()

@@ -37,10 +37,15 @@ from gapbench_report.results import ResultsError
 EXTRA_HINT = ("pip install './report[explain]' (or run bash ci/setup --explain, which puts it in "
               ".venv)")
 # The largest trace explain reads, as uncompressed JSON (a gzipped trace is measured by its
-# content). HTA holds the parsed events in memory: about 5 MiB per MiB of trace JSON on the 2-core
-# machine (report/bench_explain.py: 0.58 GiB for 113 MiB, 1.51 GiB for 300), so this keeps a run
-# under 2 GiB.
+# content), and the memory a trace costs per byte of it at most: HTA holds a row per event, and
+# the fewer bytes an event takes, the more rows a MiB holds. At the worst, host ops in fewer
+# bytes than torch.profiler writes for any (117, no args), explain's peak is about 4.4 bytes per
+# byte of trace over its fixed cost (the interpreter, pandas and HTA: about 80 MiB): 1.35 GiB for
+# 298 MiB on the 2-core machine (report/bench_explain.py --events tiny;
+# tests/test_explain_memory.py holds it to MEMORY_PER_TRACE_BYTE at 30 MiB). At the limit: at
+# most 1.5 GiB over the fixed cost.
 MAX_TRACE_MIB = 300
+MEMORY_PER_TRACE_BYTE = 5
 GZIP_MAGIC = b"\x1f\x8b"
 CHUNK = 1 << 20
 
@@ -323,7 +328,7 @@ def sniff(path: Path, max_mib: float = MAX_TRACE_MIB) -> str:
     if not head:
         raise TraceError(f"{path}: empty file")
     if head[:2] == GZIP_MAGIC:
-        size, head = _gzip_content(path)
+        size, head = _gzip_content(path, max_mib * 2**20)
     else:
         size = path.stat().st_size
     if path.name.endswith(".xplane.pb"):
@@ -338,17 +343,19 @@ def sniff(path: Path, max_mib: float = MAX_TRACE_MIB) -> str:
     return "kineto"
 
 
-def _too_big(path: Path, size: float, max_mib: float) -> TraceError:
+def _too_big(path: Path, size: float, max_mib: float, read_whole: bool = True) -> TraceError:
+    at_least = "" if read_whole else "at least "
     return TraceError(
-        f"{path}: {size / 2**20:.0f} MiB of trace is over explain's limit of {max_mib:g} MiB "
-        f"(held in memory, about 5x its size): profile fewer steps (torch.profiler.schedule's "
-        "active=, tf.profiler for fewer steps), or pass --max-trace-mib if this machine has the "
-        "memory")
+        f"{path}: {at_least}{size / 2**20:.0f} MiB of trace is over explain's limit of "
+        f"{max_mib:g} MiB (held in memory, up to {MEMORY_PER_TRACE_BYTE}x its size): profile "
+        "fewer steps (torch.profiler.schedule's active=, tf.profiler for fewer steps), or pass "
+        "--max-trace-mib if this machine has the memory")
 
 
-def _gzip_content(path: Path) -> tuple[int, bytes]:
+def _gzip_content(path: Path, limit: float) -> tuple[int, bytes]:
     """The size and first bytes of a gzip file's content, reading it to the end: raises
-    TraceError for a stream cut short or corrupt."""
+    TraceError for a stream cut short or corrupt, and for one that unpacks to more than `limit`
+    bytes as soon as it has (a small file can unpack to any size)."""
     size, head = 0, b""
     try:
         with gzip.open(path, "rb") as f:
@@ -356,6 +363,8 @@ def _gzip_content(path: Path) -> tuple[int, bytes]:
                 if not head:
                     head = chunk[:4096]
                 size += len(chunk)
+                if size > limit:
+                    raise _too_big(path, size, limit / 2**20, read_whole=False)
     except (EOFError, gzip.BadGzipFile, zlib.error) as e:
         raise TraceError(f"{path}: the gzip stream is truncated or corrupt ({e}); the trace "
                          "was cut short while it was written or copied") from None
@@ -396,18 +405,77 @@ def read_profile(path: Path, max_mib: float = MAX_TRACE_MIB) -> Profile:
 
 # ---- PyTorch: HTA -------------------------------------------------------------------------------
 
-def read_kineto(path: Path) -> Profile:
-    import ijson
-    import numpy as np
-    from hta.common.trace import Trace
+# The event args HTA keeps as columns: those explain reads (external_id, bytes, input_dims,
+# input_type) and those the HTA analyses it calls need (stream, correlation). Each other default
+# arg (input_strides, memory_bw_gbps, wait_on_*) is a column of every event, copied at each step
+# of HTA's parse.
+HTA_ARGS = ("stream", "correlation", "external_id", "bytes", "input_dims", "input_type")
+# Event categories HTA's parse drops anyway, for having no duration (flows, instant events): not
+# read at all, rather than held as rows until it drops them. python_function is HTA's default.
+HTA_SKIPPED = frozenset({"python_function", "ac2g", "fwdbwd", "cpu_instant_event"})
+
+
+def _hta_config():
     from hta.configs.parser_config import ParserBackend, ParserConfig
 
     config = ParserConfig.get_default_cfg()
     config.parser_backend = ParserBackend.IJSON_BATCH_AND_COMPRESS  # streamed, compressed
+    config.set_args([a for a in config.get_args() if a.name in HTA_ARGS])
+    config.set_skip_event_types(set(HTA_SKIPPED))
+    return config
+
+
+def stream_number(value) -> int:
+    """An event's stream as HTA 0.5 normalises it: int(value), or -1 where that is no number
+    (HTA's catches ValueError only; a None, which its parse fills in before, would stop it)."""
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return -1
+
+
+@contextmanager
+def _stream_numbers_by_column() -> Iterator[None]:
+    """HTA 0.5's parse normalises the events' stream numbers with DataFrame.apply(axis=1), which
+    boxes every cell of every event as a Python object: on a trace of many tiny events, a fifth
+    of the parse's peak memory. HTA has since fixed it upstream (facebookresearch/
+    HolisticTraceAnalysis#296, in no release yet) by converting the one column; while HTA
+    parses, the same conversion (the same numbers, stream_number) replaces the row-wise one
+    where the installed HTA still has it."""
+    import inspect
+
+    from hta.common import trace_parser
+
+    row_wise = getattr(trace_parser, "normalize_gpu_stream_numbers", None)
+    try:
+        by_row = row_wise is not None and "axis=1" in inspect.getsource(row_wise)
+    except (OSError, TypeError):
+        by_row = False
+    if not by_row:
+        yield
+        return
+
+    def by_column(df) -> None:
+        if "stream" in df.columns:
+            df["stream"] = df["stream"].map(stream_number).astype("int64")
+
+    trace_parser.normalize_gpu_stream_numbers = by_column
+    try:
+        yield
+    finally:
+        trace_parser.normalize_gpu_stream_numbers = row_wise
+
+
+def read_kineto(path: Path) -> Profile:
+    import ijson
+    import numpy as np
+    from hta.common.trace import Trace
+
+    config = _hta_config()
     # HTA rounds nanosecond times to whole microseconds by default, which leaves the sub-
     # microsecond ops of a per-element loop (aten::item, views) with no length: kept exact.
     os.environ["HTA_DISABLE_NS_ROUNDING"] = "1"
-    with quiet():
+    with quiet(), _stream_numbers_by_column():
         try:
             trace = Trace(trace_files={0: str(path)}, trace_dir="", parser_config=config)
             trace.load_traces(include_last_profiler_step=True, use_multiprocessing=False,

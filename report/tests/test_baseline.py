@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from gapbench_ci import baseline
+from gapbench_ci import baseline, baseline_folder
 from gapbench_ci.runner import RunSpec, run_gapbench
 from gapbench_report.commandline import ToolError
 from gapbench_report.results import load_results
@@ -21,12 +21,12 @@ GPU = "preprocess/vectorized/gpu/op:sumsq/rows:10000/cols:100/manual_time"
 
 
 def test_spread_is_the_interquartile_range_over_the_median():
-    assert baseline.spread((1.0, 2.0, 3.0, 4.0, 5.0)) == pytest.approx((4 - 2) / 3)
-    assert baseline.spread((5.0,) * 10) == 0
+    assert baseline_folder.spread((1.0, 2.0, 3.0, 4.0, 5.0)) == pytest.approx((4 - 2) / 3)
+    assert baseline_folder.spread((5.0,) * 10) == 0
     # One stray repetition of ten moves the quartiles little; the cv a lot.
     stray = (100.0, 101, 99, 100.5, 99.5, 100.2, 99.8, 100.1, 99.9, 300)
-    assert baseline.spread(stray) < 0.02
-    assert baseline.coefficient_of_variation(stray) > 0.5
+    assert baseline_folder.spread(stray) < 0.02
+    assert baseline_folder.coefficient_of_variation(stray) > 0.5
 
 
 def _results(**benchmarks):
@@ -38,18 +38,18 @@ def _results(**benchmarks):
 
 def test_check_run_accepts_a_quiet_run_and_summarizes_it():
     quiet = [1e-4 * (1 + 0.001 * k) for k in range(10)]
-    summary = baseline.check_run(_results(**{SUMSQ: quiet, IMAGE: quiet[::-1],
+    summary = baseline_folder.check_run(_results(**{SUMSQ: quiet, IMAGE: quiet[::-1],
                                              GPU: "no CUDA device"}))
     assert summary["timed"] == 2 and summary["skipped"] == 1
-    assert summary["worst_spread"] < 0.01 and summary["limit"] == baseline.SPREAD_LIMIT
+    assert summary["worst_spread"] < 0.01 and summary["limit"] == baseline_folder.SPREAD_LIMIT
 
 
 def test_check_run_names_the_noisy_benchmarks():
     quiet = [1e-4] * 5 + [1.001e-4] * 5
     noisy = [1e-4, 3e-4, 1e-4, 3.2e-4, 1.1e-4, 0.9e-4, 2.9e-4, 1e-4, 3e-4, 3.1e-4]
-    assert baseline.spread(tuple(noisy)) > baseline.SPREAD_LIMIT
-    with pytest.raises(baseline.Refused) as refused:
-        baseline.check_run(_results(**{SUMSQ: quiet, IMAGE: noisy}))
+    assert baseline_folder.spread(tuple(noisy)) > baseline_folder.SPREAD_LIMIT
+    with pytest.raises(baseline_folder.Refused) as refused:
+        baseline_folder.check_run(_results(**{SUMSQ: quiet, IMAGE: noisy}))
     text = str(refused.value)
     assert "1 of 2 benchmarks spread too wide" in text
     assert IMAGE in text and SUMSQ not in text
@@ -59,10 +59,10 @@ def test_check_run_names_the_noisy_benchmarks():
 def test_check_run_refuses_failures_and_empty_runs():
     failed = in_memory(runs(SUMSQ, [1e-4] * 5) + [{
         **runs(IMAGE, [1e-4])[0], "error_occurred": True, "error_message": "validation failed"}])
-    with pytest.raises(baseline.Refused, match="1 benchmark\\(s\\) failed"):
-        baseline.check_run(failed)
-    with pytest.raises(baseline.Refused, match="nothing was timed"):
-        baseline.check_run(_results(**{GPU: "no CUDA device"}))
+    with pytest.raises(baseline_folder.Refused, match="1 benchmark\\(s\\) failed"):
+        baseline_folder.check_run(failed)
+    with pytest.raises(baseline_folder.Refused, match="nothing was timed"):
+        baseline_folder.check_run(_results(**{GPU: "no CUDA device"}))
 
 
 # ---- README --------------------------------------------------------------------------------
@@ -75,27 +75,28 @@ PROV = {"machine": {"cpu.model": "AMD EPYC", "cpu.cores": "2", "machine.id": "ab
 
 
 def test_readme_row_names_machine_time_commit_and_command():
-    row = baseline.readme_row("cpu-2core", PROV)
+    row = baseline_folder.readme_row("cpu-2core", PROV)
     assert row.startswith("| [`cpu-2core`](cpu-2core.json) | AMD EPYC; 2 cores; no usable GPU; "
                           "machine.id abc | 2026-01-02 03:04:05+00:00 | `0123456789ab` |")
     assert "widest spread 3.4%" in row
     assert "filter `^(peak\\|preprocess)/`" in row  # pipes escaped for the table
     assert row.count(" | ") == 5
-    dirty = baseline.readme_row("x", {**PROV, "gapbench_dirty": True})
+    dirty = baseline_folder.readme_row("x", {**PROV, "gapbench_dirty": True})
     assert "(uncommitted changes)" in dirty
 
 
 def test_update_readme_creates_adds_replaces_and_keeps_the_rest():
-    text = baseline.update_readme("", "b", "| [`b`](b.json) | one |")
+    text = baseline_folder.update_readme("", "b", "| [`b`](b.json) | one |")
     assert text.startswith("# Baselines") and "| [`b`](b.json) | one |" in text
-    text = baseline.update_readme(text, "a", "| [`a`](a.json) | two |")
-    text = baseline.update_readme(text, "b", "| [`b`](b.json) | three |")
-    table = text.split(baseline.README_BEGIN)[1].split(baseline.README_END)[0].splitlines()
+    text = baseline_folder.update_readme(text, "a", "| [`a`](a.json) | two |")
+    text = baseline_folder.update_readme(text, "b", "| [`b`](b.json) | three |")
+    table = text.split(baseline_folder.README_BEGIN)[1].split(baseline_folder.README_END)[0]
+    table = table.splitlines()
     assert [line for line in table if line.startswith("| [")] == [
         "| [`a`](a.json) | two |", "| [`b`](b.json) | three |"]
     assert "| one |" not in text
     # A README written by hand keeps its text, and gets the table at the end.
-    text = baseline.update_readme("# Mine\n\nnotes\n", "a", "| [`a`](a.json) | x |")
+    text = baseline_folder.update_readme("# Mine\n\nnotes\n", "a", "| [`a`](a.json) | x |")
     assert text.startswith("# Mine\n\nnotes\n") and "| [`a`](a.json) | x |" in text
 
 
@@ -160,7 +161,7 @@ def test_the_spread_limit_can_be_set(tmp_path, capsys):
     code, out, _ = capture(tmp_path, "--spread-limit", "0.02", noisy={"memcpy": 0.05})
     assert code == 1 and "above 2%" in capsys.readouterr().err
     prov = json.loads((out / "cpu-test.json").read_text())["provenance"]  # the first capture's
-    assert prov["spread"]["limit"] == baseline.SPREAD_LIMIT
+    assert prov["spread"]["limit"] == baseline_folder.SPREAD_LIMIT
     for bad in ("0", "1.5", "nan"):
         assert capture(tmp_path, "--spread-limit", bad)[0] == 2
 
@@ -207,7 +208,7 @@ def test_bad_arguments_exit_2(tmp_path, capsys, args, words):
 def test_committed_baselines_are_listed_and_carry_their_provenance():
     folder = Path(__file__).resolve().parents[2] / "results" / "baselines"
     readme = (folder / "README.md").read_text(encoding="utf-8")
-    assert baseline.README_BEGIN in readme and baseline.README_END in readme
+    assert baseline_folder.README_BEGIN in readme and baseline_folder.README_END in readme
     for path in sorted(folder.glob("*.json")):
         data = json.loads(path.read_text(encoding="utf-8"))
         prov = data["provenance"]
@@ -222,7 +223,8 @@ def test_committed_baselines_are_listed_and_carry_their_provenance():
             continue
         if prov.get("adopted"):  # measured elsewhere: what each file gave, and how it was made
             assert prov["how"] and prov["files"], path
-            assert sum(f["benchmarks"] for f in prov["files"]) == len(load_results(path).benchmarks())
+            rows = len(load_results(path).benchmarks())
+            assert sum(f["benchmarks"] for f in prov["files"]) == rows, path
         else:
             assert prov["profile"] == "full" and prov["random_interleaving"] is True, path
             assert prov["repetitions"] >= 5, path
@@ -230,7 +232,7 @@ def test_committed_baselines_are_listed_and_carry_their_provenance():
         assert prov["gapbench_commit"] and prov["captured_at"], path
         assert f"[`{path.stem}`]({path.name})" in readme, f"{path.name} has no README row"
         results = load_results(path)
-        baseline.check_run(results, prov["spread"]["limit"])  # it passed the rule it was made by
+        baseline_folder.check_run(results, prov["spread"]["limit"])  # the rule it was made by
 
 
 def test_a_second_capture_into_the_folder_at_once_is_refused_in_one_line(tmp_path, capsys):

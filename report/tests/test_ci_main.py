@@ -3,8 +3,10 @@ exit status 2 for an unknown one, and the console script that report/pyproject.t
 
 from __future__ import annotations
 
+import ast
 import importlib
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -60,3 +62,37 @@ def test_the_console_script_points_at_the_dispatcher():
     scripts = tomllib.loads((REPORT / "pyproject.toml").read_text())["project"]["scripts"]
     module, _, name = scripts["gapbench-ci"].partition(":")
     assert getattr(importlib.import_module(module), name) is ci.main
+
+
+def imported_modules(path: Path) -> set[str]:
+    """The gapbench_ci modules a source file imports, anywhere in it."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module == "gapbench_ci":
+            found.update(f"gapbench_ci.{a.name}" for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            found.add(node.module)
+    return {m for m in found if m.startswith("gapbench_ci.")}
+
+
+def test_no_module_a_ci_script_runs_imports_itself_back():
+    """ci/X runs its module as __main__ (python -m gapbench_ci.X): a module it imports, directly
+    or through others, that imported it back would load a second copy, with classes of its own
+    (ci/baseline's Refused then ended as "internal error", exit 2, where gapbench-ci baseline
+    refused with exit 1)."""
+    package = REPORT / "gapbench_ci"
+    imports = {f"gapbench_ci.{p.stem}": imported_modules(p) for p in package.glob("*.py")}
+    scripts = [s for s in sorted((REPORT.parent / "ci").iterdir()) if s.is_file()]
+    as_main = {m for s in scripts
+               for m in re.findall(r"-m (gapbench_ci\.\w+)", s.read_text(encoding="utf-8"))}
+    assert "gapbench_ci.baseline" in as_main
+    for module in sorted(as_main):
+        reached, todo = set(), list(imports[module])
+        while todo:
+            m = todo.pop()
+            if m not in reached:
+                reached.add(m)
+                todo += imports.get(m, ())
+        assert module not in reached, f"{module} is imported back by a module it imports"

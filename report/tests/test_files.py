@@ -53,6 +53,34 @@ def test_a_failed_write_keeps_the_earlier_file(tmp_path, monkeypatch):
     assert [p.name for p in tmp_path.iterdir()] == ["x.md"]  # no temporary file
 
 
+def test_files_written_together_all_arrive_or_none(tmp_path, monkeypatch):
+    """write_atomic_together: ci/baseline's baseline, its framework side and the README, as one set."""
+    a, b, c = tmp_path / "a.json", tmp_path / "b.json", tmp_path / "README.md"
+    for path in (a, b, c):
+        write_atomic(path, "earlier\n")
+    files.write_atomic_together({a: "new a\n", b: b"new b\n", c: "new README\n"})
+    assert [p.read_text() for p in (a, b, c)] == ["new a\n", "new b\n", "new README\n"]
+    synced = []
+
+    def full_at_the_third(fd):  # the disk fills while the last file goes to it
+        synced.append(fd)
+        if len(synced) == 3:
+            raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(files.os, "fsync", full_at_the_third)
+    with pytest.raises(OSError, match="No space left"):
+        files.write_atomic_together({a: "newer a\n", b: "newer b\n", c: "newer README\n"})
+    assert [p.read_text() for p in (a, b, c)] == ["new a\n", "new b\n", "new README\n"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["README.md", "a.json", "b.json"]
+    # A target that cannot be replaced (a folder) stops the set before any file is replaced.
+    monkeypatch.undo()
+    (tmp_path / "d").mkdir()
+    with pytest.raises(OSError, match="is a directory, not a regular file"):
+        files.write_atomic_together({a: "x\n", tmp_path / "d": "y\n"})
+    assert a.read_text() == "new a\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["README.md", "a.json", "b.json", "d"]
+
+
 def test_a_failed_rename_keeps_the_earlier_file(tmp_path, monkeypatch):
     path = tmp_path / "x.json"
     write_json_atomic(path, {"k": 1})
