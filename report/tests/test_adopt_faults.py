@@ -220,8 +220,9 @@ def test_replace_swaps_the_whole_baseline_and_says_what_it_replaced(workdir, cap
         ("h200-ubuntu24.json", "e49b4bca775614d9", old["captured_at"])]
     assert " --replace" in prov["command"]
     # The old framework side was the old machine's: it goes with the baseline it sat beside.
-    assert sorted(p.name for p in folder.iterdir()) == ["README.md", "ci-cpu-2core.json",
-                                                        "h200-ubuntu24.json"]
+    assert sorted(p.name for p in folder.iterdir()) == [
+        "README.md", "ci-cpu-2core.json", "h100-ubuntu24.framework-torch.json",
+        "h100-ubuntu24.json", "h200-ubuntu24.json"]
     readme = (folder / "README.md").read_text()
     assert readme.count("[`h200-ubuntu24`]") == 1 and "machine.id lent-gpu" in readme
     assert "NVIDIA H200" not in readme.split("<!-- baselines:begin")[1]
