@@ -370,6 +370,7 @@ TEST(NvmlSession, ReportsWhyInsteadOfFailing) {
     EXPECT_FALSE(device.ok());
     EXPECT_FALSE(session.pcie_gen_current(nullptr).ok());
     EXPECT_FALSE(session.throttle_reasons(nullptr).ok());
+    EXPECT_EQ(session.memory_bus_width_bits(nullptr).error, session.error());
   } else {
     dlclose(probe);
     if (session.ok()) {
