@@ -22,9 +22,10 @@ constexpr const char* kUsage =
     "usage: gapbench doctor [--json]\n"
     "\n"
     "Shows what this machine brings to a benchmark run: GPU, NVIDIA driver, CUDA runtime, cuBLAS\n"
-    "and cuDNN, the PCIe link between CPU and GPU, GPU clocks, the CPU and its libraries\n"
-    "(OpenBLAS, oneDNN), and how Google Benchmark was built. Then it lists findings: anything\n"
-    "here that makes GPU or CPU timings slower or noisier than they should be.\n"
+    "and cuDNN, the PCIe link between CPU and GPU, GPU clocks and memory bandwidth, the CPU and\n"
+    "its libraries (OpenBLAS, oneDNN), the host (hypervisor, clock source), and how Google\n"
+    "Benchmark was built. Then it lists findings: anything here that makes GPU or CPU timings\n"
+    "slower or noisier than they should be.\n"
     "\n"
     "  --json   print {\"facts\": {...}, \"findings\": [...]} instead: the facts every results\n"
     "           file carries in its context (numbers as JSON numbers), each finding as\n"
@@ -50,10 +51,11 @@ class Report {
 
   std::string get(const char* key) const { return fact(facts_, key); }
 
-  // "<value><unit>" ("63 C"), or "" when the fact is unknown.
+  // "<value><unit>" ("63 C"); the value alone when it is not a number ("unavailable (...)"), ""
+  // when the fact is unknown.
   std::string with_unit(const std::string& key, const std::string& unit) const {
     const std::string value = fact(facts_, key);
-    return value.empty() ? value : value + unit;
+    return parse_number(value) ? value + unit : value;
   }
 
   // "a / b" from two keys, with a unit; one side alone when the other is unknown.
@@ -126,9 +128,9 @@ class Report {
 // (versions such as "13.0" included: they are not quantities).
 bool numeric_fact(const std::string& key) {
   static const char* const kSuffixes[] = {
-      "_bytes",   "_mhz",           "_gbps",      "_count",           "_c",
-      "_w",       "_pct",           ".cores",     ".threads",         ".gen_current",
-      ".gen_max", ".width_current", ".width_max", "compute_processes"};
+      "_bytes",       "_mhz",     "_gbps",          "_count",     "_c",
+      "_bits",        "_w",       "_pct",           ".cores",     ".threads",
+      ".gen_current", ".gen_max", ".width_current", ".width_max", "compute_processes"};
   for (const char* suffix : kSuffixes) {
     const std::string s = suffix;
     if (key.size() >= s.size() && key.compare(key.size() - s.size(), s.size(), s) == 0) {
@@ -148,6 +150,8 @@ std::string text_report(const std::vector<Fact>& facts, const std::vector<Findin
   r.section("System", {
                           {"Operating system", r.get("os.name")},
                           {"Kernel", r.get("os.kernel")},
+                          {"Hypervisor", r.get("host.hypervisor")},
+                          {"Clock source (host timers)", r.get("host.clocksource")},
                           {"glibc", r.get("os.glibc")},
                           {"gapbench compiled with", r.get("gapbench.compiler")},
                       });
@@ -225,11 +229,19 @@ std::string text_report(const std::vector<Fact>& facts, const std::vector<Findin
             },
             nvml_missing);
 
+  // "3352.3 GB/s (2 x 2619 MHz x 5120 bits / 8)", or why it is unknown.
+  std::string memory_bandwidth = r.get("gpu.memory_bandwidth_theoretical_gbps");
+  if (parse_number(memory_bandwidth)) {
+    memory_bandwidth += " GB/s (2 x " + r.get("gpu.clock_mem_max_mhz") + " MHz x " +
+                        r.get("gpu.memory_bus_width_bits") + " bits / 8)";
+  }
   r.section(
-      "GPU clocks",
+      "GPU clocks and memory",
       {
           {"SM (compute) clock", r.now_max("gpu.clock_sm_mhz", "gpu.clock_sm_max_mhz", "", " MHz")},
           {"Memory clock", r.now_max("gpu.clock_mem_mhz", "gpu.clock_mem_max_mhz", "", " MHz")},
+          {"Memory bus width", r.with_unit("gpu.memory_bus_width_bits", " bits")},
+          {"Memory bandwidth (theoretical)", memory_bandwidth},
           {"Clock limits (throttle reasons)", r.get("gpu.throttle_reasons")},
           {"Persistence mode", r.get("gpu.persistence_mode")},
       },
@@ -239,10 +251,13 @@ std::string text_report(const std::vector<Fact>& facts, const std::vector<Findin
                        {"Model", r.get("cpu.model")},
                        {"Instruction set extensions", r.get("cpu.isa")},
                        {"bf16 instructions", r.get("cpu.bf16")},
+                       {"Signature", r.get("cpu.signature")},
                        {"Logical cores", r.get("cpu.cores")},
                        {"Memory, total", r.gib("cpu.memory_total_bytes")},
                        {"Frequency governor", r.get("cpu.governor")},
                        {"Frequency scaling", r.get("cpu.frequency_scaling")},
+                       {"Frequency, nominal", r.with_unit("cpu.frequency_nominal_mhz", " MHz")},
+                       {"Frequency, max", r.with_unit("cpu.frequency_max_mhz", " MHz")},
                    });
 
   // "VAR=value" for a fact set from an environment variable, "" (no row) when it is not set.

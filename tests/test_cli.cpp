@@ -315,6 +315,9 @@ TEST_F(Cli, ResultsCarryDoctorsFindings) {
        at = json.find("\"finding.", at + 1))
     ++carried;
   EXPECT_EQ(carried, findings.size());
+  // And every fact doctor gathers, these among them.
+  for (const char* key : {"\"host.hypervisor\": ", "\"cpu.frequency_nominal_mhz\": "})
+    EXPECT_NE(json.find(key), std::string::npos) << key;
 }
 
 TEST_F(Cli, GpuVariantsSkipWithAReasonAndDoNotFailTheRun) {
@@ -517,6 +520,21 @@ TEST_F(Cli, HelpAndDoctor) {
   r = run({"doctor", "--json"});
   EXPECT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.out.find("\"facts\""), std::string::npos);
+  // The host facts that tell two machines apart, always there; a frequency is a JSON number, or
+  // a string that says why there is none.
+  for (const char* key : {"cpu.signature", "cpu.frequency_nominal_mhz", "cpu.frequency_max_mhz",
+                          "host.hypervisor", "host.clocksource"}) {
+    EXPECT_NE(r.out.find("\"" + std::string(key) + "\": "), std::string::npos) << key;
+  }
+  EXPECT_TRUE(std::regex_search(
+      r.out, std::regex("\"cpu\\.frequency_max_mhz\": ([0-9]+|\"unavailable \\(.+\\)\"),")))
+      << r.out;
+  r = run({"doctor"});
+  EXPECT_EQ(r.status, 0) << r.err;
+  for (const char* row : {"  Hypervisor ", "  Clock source (host timers) ", "  Signature ",
+                          "  Frequency, nominal ", "  Frequency, max "}) {
+    EXPECT_NE(r.out.find(row), std::string::npos) << row;
+  }
 }
 
 // ---- a full disk, closed streams, devices, FIFOs and links as results -----------------------

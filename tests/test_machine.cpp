@@ -183,6 +183,140 @@ TEST(MachinePcie, UnknownGenerationIsZero) {
   EXPECT_EQ(pcie_bandwidth_gbps(99, 16), 0.0);
 }
 
+// ---- GPU memory bandwidth ---------------------------------------------------------------------
+
+// Two transfers per cycle of NVML's max memory clock, checked against the datasheets.
+TEST(MachineGpuMemory, TheoreticalBandwidthMatchesDatasheets) {
+  EXPECT_NEAR(gpu_memory_bandwidth_gbps(2619, 5120), 3352.3, 0.1);  // H100 SXM, HBM3: 3.35 TB/s
+  EXPECT_NEAR(gpu_memory_bandwidth_gbps(1215, 5120), 1555.2, 0.1);  // A100 40GB, HBM2: 1555 GB/s
+  EXPECT_NEAR(gpu_memory_bandwidth_gbps(5001, 256), 320.0, 0.1);    // T4, GDDR6: 320 GB/s
+  // The H200's recorded 3201 MHz on its 6144-bit HBM3e: 4917 GB/s, 2% above the datasheet's
+  // rounded 4.8 TB/s.
+  EXPECT_NEAR(gpu_memory_bandwidth_gbps(3201, 6144), 4916.7, 0.1);
+  EXPECT_EQ(gpu_memory_bandwidth_gbps(0, 5120), 0.0);
+  EXPECT_EQ(gpu_memory_bandwidth_gbps(2619, 0), 0.0);
+}
+
+// Runs where NVML finds the GPU (skipped here): the two facts agree with the clock they follow.
+TEST(MachineGpuMemory, RecordedBandwidthFollowsTheRecordedClockAndBusWidth) {
+  const std::vector<Fact> facts = machine_facts();
+  const std::string bits = fact(facts, "gpu.memory_bus_width_bits");
+  const std::string gbps = fact(facts, "gpu.memory_bandwidth_theoretical_gbps");
+  if (bits.empty()) GTEST_SKIP() << "NVML found no GPU: " << fact(facts, "nvml.status");
+  ASSERT_FALSE(gbps.empty());
+  const auto width = parse_number(bits);
+  const auto clock = parse_number(fact(facts, "gpu.clock_mem_max_mhz"));
+  if (!width || !clock) {
+    EXPECT_EQ(gbps.rfind("unavailable (", 0), 0u) << gbps;
+    if (!width) {
+      EXPECT_EQ(bits.rfind("unavailable (", 0), 0u) << bits;
+    }
+    return;
+  }
+  EXPECT_NEAR(
+      parse_number(gbps).value_or(-1),
+      gpu_memory_bandwidth_gbps(static_cast<unsigned>(*clock), static_cast<unsigned>(*width)),
+      0.05);
+}
+
+// ---- host facts -------------------------------------------------------------------------------
+
+std::string value_of(const std::vector<Fact>& facts, const std::string& key) {
+  EXPECT_TRUE(has_key(facts, key)) << key;
+  return fact(facts, key);
+}
+
+// A KVM guest as the GPU hosts are: a generic model name, no cpufreq, the TSC's rate as cpu MHz.
+TEST(MachineHost, KvmGuestWithoutCpufreq) {
+  HostFiles files;
+  files.cpuinfo =
+      "processor\t: 0\nvendor_id\t: GenuineIntel\ncpu family\t: 6\nmodel\t\t: 143\n"
+      "model name\t: Intel(R) Xeon(R) Processor\nstepping\t: 8\ncpu MHz\t\t: 2100.000\n"
+      "flags\t\t: fpu tsc constant_tsc nonstop_tsc hypervisor avx512f\n\n"
+      "processor\t: 1\ncpu family\t: 6\nmodel\t\t: 207\ncpu MHz\t\t: 2399.998\n";
+  files.clocksource = "kvm-clock\n";
+  files.hypervisor_signature = "KVMKVMKVM";
+  const std::vector<Fact> facts = host_facts(files);
+  EXPECT_EQ(facts.size(), 5u);
+  EXPECT_EQ(value_of(facts, "cpu.signature"), "family 6 model 143 stepping 8");
+  EXPECT_EQ(value_of(facts, "cpu.frequency_nominal_mhz"), "2100");
+  EXPECT_EQ(value_of(facts, "cpu.frequency_max_mhz"), "unavailable (no cpufreq)");
+  EXPECT_EQ(value_of(facts, "host.hypervisor"), "KVMKVMKVM");
+  EXPECT_EQ(value_of(facts, "host.clocksource"), "kvm-clock");
+
+  // A hypervisor whose cpuid leaf says nothing is still one.
+  files.hypervisor_signature = "";
+  EXPECT_EQ(fact(host_facts(files), "host.hypervisor"), "yes (signature unknown)");
+}
+
+// Bare metal: cpu MHz is the clock of the moment, so the nominal comes from cpufreq or the name.
+TEST(MachineHost, BareMetalNominalFromCpufreqThenTheModelName) {
+  HostFiles files;
+  files.cpuinfo =
+      "processor\t: 0\ncpu family\t: 6\nmodel\t\t: 106\nstepping\t: 6\n"
+      "model name\t: Intel(R) Xeon(R) Gold 6338 CPU @ 2.00GHz\ncpu MHz\t\t: 3150.123\n"
+      "flags\t\t: fpu tsc constant_tsc aperfmperf avx512f\n";
+  files.cpufreq = true;
+  files.cpufreq_max_khz = "3200000\n";
+  files.cpufreq_base_khz = "2100000\n";  // intel_pstate's, preferred to the name's
+  files.clocksource = "tsc\n";
+  std::vector<Fact> facts = host_facts(files);
+  EXPECT_EQ(value_of(facts, "cpu.frequency_nominal_mhz"), "2100");
+  EXPECT_EQ(value_of(facts, "cpu.frequency_max_mhz"), "3200");
+  EXPECT_EQ(value_of(facts, "host.hypervisor"), "none");
+  EXPECT_EQ(value_of(facts, "host.clocksource"), "tsc");
+
+  files.cpufreq_base_khz = "";  // acpi-cpufreq has none
+  EXPECT_EQ(fact(host_facts(files), "cpu.frequency_nominal_mhz"), "2000");
+
+  // An AMD name gives none, and cpu MHz (with APERF/MPERF, or cpufreq) is no nominal figure.
+  files.cpuinfo =
+      "cpu family\t: 25\nmodel\t\t: 1\nstepping\t: 1\n"
+      "model name\t: AMD EPYC 7763 64-Core Processor\ncpu MHz\t\t: 2445.404\n"
+      "flags\t\t: fpu tsc constant_tsc aperfmperf avx2\n";
+  facts = host_facts(files);
+  EXPECT_EQ(value_of(facts, "cpu.signature"), "family 25 model 1 stepping 1");
+  EXPECT_EQ(value_of(facts, "cpu.frequency_nominal_mhz").rfind("unavailable (", 0), 0u);
+  files.cpufreq = false;
+  EXPECT_EQ(fact(host_facts(files), "cpu.frequency_nominal_mhz").rfind("unavailable (", 0), 0u);
+}
+
+TEST(MachineHost, ArmAndUnreadableFilesSayUnavailable) {
+  HostFiles files;
+  files.cpuinfo =
+      "processor\t: 0\nBogoMIPS\t: 2000.00\nFeatures\t: fp asimd sve sve2 bf16\n"
+      "CPU implementer\t: 0x41\nCPU architecture: 8\nCPU variant\t: 0x0\nCPU part\t: 0xd4f\n"
+      "CPU revision\t: 0\n";
+  files.cpufreq = true;
+  files.cpufreq_max_khz = "3447000";
+  std::vector<Fact> facts = host_facts(files);
+  EXPECT_EQ(value_of(facts, "cpu.signature"), "implementer 0x41 part 0xd4f variant 0x0 revision 0");
+  EXPECT_EQ(value_of(facts, "cpu.frequency_max_mhz"), "3447");
+  EXPECT_EQ(value_of(facts, "host.hypervisor"), "unavailable (no x86 flags in /proc/cpuinfo)");
+  EXPECT_EQ(value_of(facts, "cpu.frequency_nominal_mhz").rfind("unavailable (", 0), 0u);
+
+  // Nothing readable: every key present, each with its reason; a garbled kHz is no figure.
+  files = HostFiles{};
+  files.cpufreq = true;
+  files.cpufreq_max_khz = "n/a";
+  facts = host_facts(files);
+  ASSERT_EQ(facts.size(), 5u);
+  for (const Fact& f : facts) EXPECT_EQ(f.value.rfind("unavailable (", 0), 0u) << f.key;
+  EXPECT_EQ(fact(facts, "cpu.frequency_max_mhz"), "unavailable (no cpufreq cpuinfo_max_freq)");
+}
+
+TEST(MachineHost, ThisMachineRecordsEveryHostFact) {
+  const std::vector<Fact> facts = machine_facts();
+  for (const char* key : {"cpu.signature", "cpu.frequency_nominal_mhz", "cpu.frequency_max_mhz",
+                          "host.hypervisor", "host.clocksource"}) {
+    EXPECT_FALSE(fact(facts, key).empty()) << key;
+  }
+  for (const char* key : {"cpu.frequency_nominal_mhz", "cpu.frequency_max_mhz"}) {
+    const std::string mhz = fact(facts, key);
+    EXPECT_TRUE(parse_number(mhz).value_or(0) > 0 || mhz.rfind("unavailable (", 0) == 0) << mhz;
+  }
+}
+
 // ---- cuDNN version numbers --------------------------------------------------------------------
 
 TEST(MachineCudnn, DecodesBothVersionSchemes) {
@@ -236,6 +370,7 @@ TEST(NvmlSession, ReportsWhyInsteadOfFailing) {
     EXPECT_FALSE(device.ok());
     EXPECT_FALSE(session.pcie_gen_current(nullptr).ok());
     EXPECT_FALSE(session.throttle_reasons(nullptr).ok());
+    EXPECT_EQ(session.memory_bus_width_bits(nullptr).error, session.error());
   } else {
     dlclose(probe);
     if (session.ok()) {
