@@ -7,7 +7,7 @@ import math
 import re
 import sys
 from collections import Counter
-from collections.abc import Callable, Hashable, Iterable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, replace
 
 from gapbench_report import commandline, framework
@@ -42,6 +42,7 @@ from gapbench_report.results import (
     load_results,
     merged_benchmarks,
 )
+from gapbench_report.same_work import fastest_by, work
 
 PROG = "gapbench-report diagnose"
 
@@ -79,25 +80,6 @@ class Run:
     @property
     def library_files(self) -> list[Results]:
         return [r for r in self.files if not framework.is_framework_file(r)]
-
-
-def fastest_by(benchmarks: Iterable[Benchmark], key: Callable[[Benchmark], Hashable]
-               ) -> dict[Hashable, Benchmark]:
-    """The fastest timed benchmark per key (the first one on a tie, as min() picks), in one pass:
-    scanning every benchmark for each one that needs its rival took seconds at 5,000."""
-    fastest: dict[Hashable, Benchmark] = {}
-    for b in benchmarks:
-        if b.median:
-            k = key(b)
-            if k not in fastest or b.median < fastest[k].median:
-                fastest[k] = b
-    return fastest
-
-
-def shape(b: Benchmark) -> tuple:
-    """The family, the axes (in any order) and the arithmetic (Benchmark.math): what makes two
-    variants comparable. A row that may have used TF32 is never one of float32's."""
-    return b.parsed.family, frozenset(b.parsed.axes_but_math().items()), b.math
 
 
 def mib(n: float) -> str:
@@ -287,9 +269,9 @@ def rule_naive_vs_library(run: Run) -> list[Finding]:
     the fastest library variant, quoting the worst."""
     worst: dict[tuple[str, str], list[tuple[float, Benchmark, Benchmark]]] = {}
     libraries = fastest_by((b for b in run.benchmarks if b.parsed.variant in LIBRARIES),
-                           key=lambda b: (shape(b), b.parsed.device))
+                           key=lambda b: (work(b), b.parsed.device))
     for naive in (b for b in run.benchmarks if b.parsed.variant == "naive" and b.median):
-        best = libraries.get((shape(naive), naive.parsed.device))
+        best = libraries.get((work(naive), naive.parsed.device))
         if best and naive.median >= NAIVE_SLOWDOWN * best.median:
             key = (naive.parsed.family, naive.parsed.device)
             worst.setdefault(key, []).append((naive.median / best.median, naive, best))
@@ -316,10 +298,10 @@ def rule_gpu_loses(run: Run) -> list[Finding]:
     found = []
     e2e = [b for b in run.benchmarks
            if b.parsed.device == "gpu" and b.parsed.variant.endswith("_e2e") and b.median]
-    cpu = fastest_by((b for b in run.benchmarks if b.parsed.device == "cpu"), key=shape)
+    cpu = fastest_by((b for b in run.benchmarks if b.parsed.device == "cpu"), key=work)
     losing: dict[str, list[tuple[float, Benchmark, Benchmark]]] = {}
     for g in e2e:
-        best = cpu.get(shape(g))
+        best = cpu.get(work(g))
         if best and g.median > best.median:
             losing.setdefault(g.parsed.family, []).append((g.median / best.median, g, best))
     for family, rows in losing.items():  # one finding per family: one cause, its worst case
@@ -349,7 +331,7 @@ def _crossovers(e2e: list[Benchmark], cpu: dict[Hashable, Benchmark]) -> list[Fi
         series: dict[tuple, list[tuple[float, float, float]]] = {}
         for g in e2e:
             size = number(g.parsed.axes.get(axis))
-            best = cpu.get(shape(g))
+            best = cpu.get(work(g))
             if size is None or not best:
                 continue
             rest = tuple(sorted((k, v) for k, v in g.parsed.axes.items() if k != axis))
@@ -872,17 +854,17 @@ def _above_gemm_peak(rows: list[Benchmark], peaks: dict[tuple[str, str], Benchma
                      ) -> list[Finding]:
     found = []
     for b in rows:
-        work, rate = gemm_work(b), b.counter("flops")
+        how, rate = gemm_work(b), b.counter("flops")
         peak = peaks.get((b.parsed.device, b.math))
         ceiling = peak.counter("flops") if peak else None
-        if not (work and rate and ceiling and rate > GEMM_MARGIN * ceiling):
+        if not (how and rate and ceiling and rate > GEMM_MARGIN * ceiling):
             continue
         math = math_words(b.math)
         found.append(Finding(
             "above_ceiling", "warning",
             f"gapbench's {b.parsed.family} row is faster than the {b.parsed.device.upper()}'s "
             f"{math} GEMM peak allows",
-            f"{b.name} ({work}, read as {math}) reaches {fmt_si(rate, 'FLOP/s')}, "
+            f"{b.name} ({how}, read as {math}) reaches {fmt_si(rate, 'FLOP/s')}, "
             f"{rate / ceiling:.2f}x the {math} GEMM peak measured beside it ({peak.name}: "
             f"{fmt_si(ceiling, 'FLOP/s')}); a row that does the multiplications it counts cannot "
             f"pass that peak by more than {GEMM_MARGIN:g}x. Its time, its FLOP count or its math "

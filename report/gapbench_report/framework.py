@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
 from gapbench_report.results import FP32, MATH_AXIS, TF32, Benchmark, Name, Results
+from gapbench_report.same_work import fastest_by, work, work_key
 
 FAMILY = "framework"
 COMPILED = ("mode", "compiled")  # the framework's compiled mode; absent, eager
@@ -92,8 +93,9 @@ def library_first(runs: Iterable[Results]) -> list[Results]:
 
 def twin_key(family: str, variant: str, device: str, axes: Mapping[str, str], math: str
              ) -> tuple:
-    """`axes` without the math axis: `math` is the row's (Benchmark.math)."""
-    return family, variant, device, frozenset(axes.items()), math
+    """A library row's variant and device, and its work (same_work.work_key): `axes` without
+    the math axis, `math` the row's (Benchmark.math)."""
+    return variant, device, work_key(family, axes, math)
 
 
 @dataclass(frozen=True)
@@ -152,13 +154,8 @@ def pairs(benchmarks: Iterable[Benchmark], contexts: Mapping[str, Mapping] | Non
     (each row's Benchmark.math), in the framework's order; `contexts` maps a framework's name
     to its file's context (framework_contexts), for its version."""
     benchmarks = list(benchmarks)
-    fastest: dict[tuple, Benchmark] = {}
-    for b in benchmarks:
-        if b.parsed.family != FAMILY and b.median:
-            key = twin_key(b.parsed.family, b.parsed.variant, b.parsed.device,
-                           b.parsed.axes_but_math(), b.math)
-            if key not in fastest or b.median < fastest[key].median:
-                fastest[key] = b
+    fastest = fastest_by((b for b in benchmarks if b.parsed.family != FAMILY),
+                         key=lambda b: (b.parsed.variant, b.parsed.device, work(b)))
 
     def fastest_twin(twins: tuple[Twin, ...], name: Name, math: str) -> Benchmark | None:
         rivals = [fastest.get(twin_key(twin.family, v, name.device, twin.axes(name), math))

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from gapbench_report.catalogue import SHARED_WORK
 from gapbench_report.results import FP32, Benchmark, Results
+from gapbench_report.same_work import fastest_by
 
 # Context keys that identify a machine and its software, shown side by side against a baseline.
 FINGERPRINT_KEYS = (
@@ -266,20 +267,14 @@ def portable_metrics(results: Results) -> dict[str, float]:
 
 
 def _fastest_per_work(benchmarks: Iterable[Benchmark]) -> dict[tuple, Benchmark]:
-    """The fastest float32 timed row per (family, axes), any variant and any device: a GPU's
-    kernel time, a CPU's wall time."""
-    fastest: dict[tuple, Benchmark] = {}
-    for b in benchmarks:
-        if b.parsed.family in SHARED_WORK and b.median and b.math == FP32:
-            key = (b.parsed.family, tuple(sorted(b.parsed.axes_but_math().items())))
-            if key not in fastest or b.median < fastest[key].median:
-                fastest[key] = b
-    return fastest
+    """The fastest float32 timed row per work (same_work.work), any variant and any device: a
+    GPU's kernel time, a CPU's wall time."""
+    return fastest_by(b for b in benchmarks if b.parsed.family in SHARED_WORK and b.math == FP32)
 
 
 def _work_size(key: tuple) -> float:
     size = 1.0
-    for _, value in key[1]:
+    for _, value in sorted(key[1]):
         if (n := number(value)) is not None:
             size *= n
     return size
