@@ -40,8 +40,8 @@ from gapbench_report.results import (
     Benchmark,
     Results,
     load_results,
-    merged_benchmarks,
 )
+from gapbench_report.run_model import Run
 from gapbench_report.same_work import fastest_by, work
 
 PROG = "gapbench-report diagnose"
@@ -58,28 +58,6 @@ class Finding:
     lesson: bool = False  # true on every machine, not a fact about this one
     subject: str | None = None  # the benchmark quoted, for its ratio to a baseline machine
     defect: bool = False  # gapbench's own (its tracker's), not a fact about this machine
-
-
-@dataclass(frozen=True)
-class Run:
-    """One run: the machine's context and every benchmark of its files, once each."""
-
-    context: dict
-    benchmarks: list[Benchmark]
-    files: tuple[Results, ...] = ()  # each family's file, for what is per file (its ceilings)
-
-    @classmethod
-    def of(cls, runs: list[Results]) -> Run:
-        runs = framework.library_first(runs)  # the machine's context is gapbench's own
-        return cls(runs[0].context if runs else {}, merged_benchmarks(runs), tuple(runs))
-
-    @property
-    def framework_files(self) -> list[Results]:
-        return [r for r in self.files if framework.is_framework_file(r)]
-
-    @property
-    def library_files(self) -> list[Results]:
-        return [r for r in self.files if not framework.is_framework_file(r)]
 
 
 def mib(n: float) -> str:
@@ -701,9 +679,8 @@ def rule_framework_overhead(run: Run) -> list[Finding]:
     the library's, and the difference, its overhead per op. On the GPU the library's figure is
     kernel time only, while the framework's call also launches and waits: gapbench's own launch
     and sync floor is added to the library's side, and without it the GPU stays unjudged."""
-    contexts = framework.framework_contexts(run.framework_files)
     smallest: dict[tuple[str, str], framework.Pair] = {}
-    for pair in framework.pairs(run.benchmarks, contexts):
+    for pair in run.pairs:
         if pair.op != "matmul" or pair.compiled:
             continue
         name = pair.framework.parsed
@@ -756,8 +733,7 @@ def rule_library_not_best(run: Run) -> list[Finding]:
     CPU's) is off by as much. A defect for gapbench's tracker, not a finding about this machine;
     one per op and device, quoting the widest gap."""
     worst: dict[tuple[str, str], list[framework.Pair]] = {}
-    contexts = framework.framework_contexts(run.framework_files)
-    for pair in framework.pairs(run.benchmarks, contexts):
+    for pair in run.pairs:
         if pair.ratio < LIBRARY_NOT_BEST:
             worst.setdefault((pair.op, pair.framework.parsed.device), []).append(pair)
     found = []
@@ -913,10 +889,15 @@ def rank(f: Finding) -> tuple:
 
 def diagnose(runs: list[Results], baselines: list[Results] | None = None,
              baseline_labels: list[str] | None = None) -> list[Finding]:
+    """diagnose_run over the run these files make."""
+    return diagnose_run(Run.of(runs), baselines, baseline_labels)
+
+
+def diagnose_run(run: Run, baselines: list[Results] | None = None,
+                 baseline_labels: list[str] | None = None) -> list[Finding]:
     """Every rule over one run, ranked (see rank()). With baselines (other machines), each
     finding about a benchmark also says how that benchmark compares with theirs; the findings
     themselves are about this machine only."""
-    run = Run.of(runs)
     findings = sorted((f for rule in RULES for f in rule(run)), key=rank)
     if baselines:
         labels = baseline_labels or [b.path.stem for b in baselines]

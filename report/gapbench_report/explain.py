@@ -11,12 +11,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from gapbench_report import commandline
-from gapbench_report.diagnose import Finding, Run
+from gapbench_report.diagnose import Finding
 from gapbench_report.files import write_atomic
 from gapbench_report.html_writer import esc, page
 from gapbench_report.labels import fmt_seconds, md_cell
 from gapbench_report.metrics import crossover, find, pipeline_ideal, preprocess_metrics
 from gapbench_report.results import FP32, Benchmark, ResultsError, load_results, results_runs
+from gapbench_report.run_model import Run
 from gapbench_report.traces import (
     LOOP_ELEMENT_SHARE,
     MAX_TRACE_MIB,

@@ -19,7 +19,8 @@ from gapbench_report.labels import (
     with_threads,
     with_unnamed_math,
 )
-from gapbench_report.results import Benchmark, Results, merged_benchmarks
+from gapbench_report.results import Benchmark, Results
+from gapbench_report.run_model import Run
 
 
 @dataclass(frozen=True)
@@ -101,10 +102,9 @@ def baseline_labels(baselines: Sequence[Results]) -> list[str]:
 
 
 def build_report(runs: list[Results], baselines: list[Results]) -> Report:
-    context = merged_context(framework.library_first(runs))  # the machine's, not a framework's
-    benchmarks = merged_benchmarks(runs)
-    report = Report(runs, baselines, context, by_family(benchmarks),
-                    pairs=framework.pairs(benchmarks, framework.framework_contexts(runs)))
+    run = Run.of(runs)  # built once: the rules, the ratios and the rows below all read it
+    context = merged_context(run.files)  # gapbench's files first: the machine's, not a framework's
+    report = Report(runs, baselines, context, by_family(run.benchmarks), pairs=list(run.pairs))
     ids = {str(r.context.get("machine.id")) for r in runs}
     if len(ids) > 1:
         report.notes.append(f"The run's files come from {len(ids)} machines "
@@ -114,17 +114,18 @@ def build_report(runs: list[Results], baselines: list[Results]) -> Report:
                                                  for label, b in zip(labels, baselines)]
     # A broken rule or metric must not cost the reader the charts: say so in the report instead.
     try:
-        findings = list(diagnose.diagnose(runs, baselines, labels))
+        findings = list(diagnose.diagnose_run(run, baselines, labels))
         report.verdict = diagnose.verdict(findings) if findings else ""
         report.findings = findings
     except Exception as e:  # noqa: BLE001
         report.notes.append(f"The diagnosis could not be made: {type(e).__name__}: {e}")
     if baselines:
         try:
-            report.portable = [("this run", metrics.run_metrics(runs))] + [
+            report.portable = [("this run", metrics.run_metrics(run.files))] + [
                 (label, metrics.portable_metrics(b)) for label, b in zip(labels, baselines)]
             # The same work on each machine, whatever device ran it (GPU against CPU).
-            shared = metrics.shared_work(benchmarks, [b.benchmarks().values() for b in baselines])
+            shared = metrics.shared_work(run.benchmarks,
+                                         [b.benchmarks().values() for b in baselines])
             for (_, values), work in zip(report.portable, shared):
                 values.update(work)
         except Exception as e:  # noqa: BLE001
@@ -134,10 +135,10 @@ def build_report(runs: list[Results], baselines: list[Results]) -> Report:
     facts, report.defects, report.lessons = split_findings(report.findings)
     report.facts = grouped_findings(facts)
     report.fingerprint = fingerprint_rows(report.machines, runs, baselines)
-    report.ceilings = ceilings_rows(runs)
+    report.ceilings = ceilings_rows(run.files)
     report.framework_headlines = framework.headlines(report.pairs)
     report.framework_rows = framework_rows(report.pairs)
-    report.ratio_rows = ratio_rows(report.portable, runs)
+    report.ratio_rows = ratio_rows(report.portable, run.files)
     report.sections = [family_section(family, rows) for family, rows in report.families.items()]
     return report
 

@@ -360,7 +360,7 @@ def test_a_broken_diagnosis_still_renders(real, tmp_path, monkeypatch):
     def broken(*_args):
         raise ValueError("rule exploded")
 
-    monkeypatch.setattr(model.diagnose, "diagnose", broken)
+    monkeypatch.setattr(model.diagnose, "diagnose_run", broken)
     page = render.render(real, [], tmp_path / "r").read_text(encoding="utf-8")
     assert "The diagnosis could not be made: ValueError: rule exploded" in page
 
