@@ -8,10 +8,11 @@ import re
 import sys
 from collections import Counter
 from collections.abc import Callable, Hashable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from gapbench_report import commandline, framework
 from gapbench_report.catalogue import SEVERITIES
+from gapbench_report.findings import Finding, costliest_first, fix_first
 from gapbench_report.labels import (
     axes_label,
     describe,
@@ -19,6 +20,8 @@ from gapbench_report.labels import (
     fmt_si,
     is_unheld,
     math_words,
+    mib,
+    pct,
     variant_label,
 )
 from gapbench_report.metrics import (
@@ -45,27 +48,6 @@ from gapbench_report.run_model import Run
 from gapbench_report.same_work import fastest_by, work
 
 PROG = "gapbench-report diagnose"
-
-
-@dataclass(frozen=True)
-class Finding:
-    rule: str
-    severity: str  # one of catalogue.SEVERITIES
-    title: str
-    text: str
-    impact: float | None = None  # the measured factor this cause costs here (ranks findings)
-    cause: str = ""  # a few plain words for the verdict ("pageable h2d copies")
-    lesson: bool = False  # true on every machine, not a fact about this one
-    subject: str | None = None  # the benchmark quoted, for its ratio to a baseline machine
-    defect: bool = False  # gapbench's own (its tracker's), not a fact about this machine
-
-
-def mib(n: float) -> str:
-    return f"{n / 2**20:g} MiB"
-
-
-def pct(x: float) -> str:
-    return f"{100 * x:.0f}%"
 
 
 # ---- benchmarks that failed -----------------------------------------------------------------
@@ -884,7 +866,7 @@ def rank(f: Finding) -> tuple:
     """Failed benchmarks first; facts about this machine, then gapbench's own defects, then
     lessons; problems, warnings, info; the largest measured loss first."""
     return (f.rule != FAILED_RULE, f.lesson, f.defect, SEVERITIES.index(f.severity),
-            -(f.impact or 0.0))
+            costliest_first(f))
 
 
 def diagnose(runs: list[Results], baselines: list[Results] | None = None,
@@ -946,9 +928,9 @@ def verdict(findings: list[Finding], limit: int = 3) -> str:
         if defects else "")
     problems = [f for f in findings if f.severity == "problem" and not f.lesson and not f.defect]
     if problems:
-        return "Fix first: " + "; ".join(f.title for f in problems[:limit]) + "." + own
+        return fix_first([f.title for f in problems[:limit]]) + own
     losses = sorted((f for f in findings if not f.lesson and not f.defect and f.impact
-                     and f.cause), key=lambda f: -f.impact)[:limit]
+                     and f.cause), key=costliest_first)[:limit]
     if not losses:
         return ("No measured loss on this machine beyond what holds everywhere (see the "
                 "lessons).") + own

@@ -11,10 +11,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from gapbench_report import commandline
-from gapbench_report.diagnose import Finding
 from gapbench_report.files import write_atomic
+from gapbench_report.findings import Finding, costliest_first, fix_first
 from gapbench_report.html_writer import esc, page
-from gapbench_report.labels import fmt_seconds, md_cell
+from gapbench_report.labels import fmt_seconds, md_cell, mib, pct
 from gapbench_report.metrics import crossover, find, pipeline_ideal, preprocess_metrics
 from gapbench_report.results import FP32, Benchmark, ResultsError, load_results, results_runs
 from gapbench_report.run_model import Run
@@ -63,7 +63,7 @@ TENSOR_CORES_FROM = (7, 0)  # fp16 tensor cores from Volta; TF32 from (8, 0)
 
 @dataclass(frozen=True)
 class Explained(Finding):
-    """A diagnose.Finding of a trace: `impact` is the expected saving per step in seconds where
+    """A Finding of a trace: `impact` is the expected saving per step in seconds where
     priced, else the time lost; the rest says which."""
 
     lost: float = 0.0  # seconds per step the trace shows this cause costing
@@ -83,10 +83,6 @@ def explained(rule: str, severity: str, title: str, text: str, lost: float,
 
 def ms(seconds: float) -> str:
     return fmt_seconds(seconds) if seconds > 0 else "0 s"
-
-
-def pct(x: float) -> str:
-    return f"{100 * x:.0f}%"
 
 
 # ---- gapbench's measurements of the machine ------------------------------------------------------
@@ -311,7 +307,7 @@ def rule_pageable(p: Profile, prices: Prices | None) -> list[Explained]:
             text += (f" Pinned copies ran at {pinned / 1e9:.1f} GB/s against "
                      f"{pageable / 1e9:.1f} pageable here: your {mb:.0f} MB/step of pageable "
                      f"{direction} would take {ms(expected)} instead of {ms(c.seconds)}.")
-            basis = (f"gapbench's pinned {direction} at {at / 2**20:g} MiB: "
+            basis = (f"gapbench's pinned {direction} at {mib(at)}: "
                      f"{pinned / 1e9:.1f} GB/s ({bench.name})")
         text += (" Pin the host buffers: DataLoader(pin_memory=True) and "
                  ".to(device, non_blocking=True), or a pinned staging tensor (pin_memory()).")
@@ -559,7 +555,7 @@ RULES: tuple[Rule, ...] = (rule_input, rule_gpu_idle, rule_pageable, rule_sync, 
 
 def rank(f: Explained) -> tuple:
     """The largest expected saving first (the time lost where unpriced)."""
-    return (-(f.impact or 0.0), f.rule)
+    return (costliest_first(f), f.rule)
 
 
 def explain(profile: Profile, prices: Prices | None) -> list[Explained]:
@@ -577,8 +573,7 @@ def verdict(profile: Profile, findings: list[Explained], limit: int = 3) -> str:
                  if f.saving is not None else
                  f"costs {ms(f.lost)} of {ms(profile.step_seconds)} a step")
         parts.append(f"{f.cause} ({worth})")
-    return "Fix first: " + parts[0] + (("; then " + "; ".join(parts[1:])) if parts[1:] else "") \
-        + "."
+    return fix_first(parts, then=True)
 
 
 # ---- the machine the results come from ----------------------------------------------------------

@@ -51,6 +51,16 @@ def fmt_si(x: float, unit: str = "") -> str:
     return f"{x:.3g} {unit}".rstrip()
 
 
+def pct(x: float) -> str:
+    """0.257 -> "26%"."""
+    return f"{100 * x:.0f}%"
+
+
+def mib(n: float) -> str:
+    """A byte count in MiB as exactly as it goes: 268435456 -> "256 MiB"."""
+    return f"{n / 2**20:g} MiB"
+
+
 def fmt_bytes(n: float) -> str:
     """4096 -> "4 KiB" (binary prefixes, as the transfer sizes are chosen)."""
     for prefix, scale in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
@@ -82,7 +92,7 @@ def fmt_throughput(b: Benchmark) -> str:
     if (v := b.counter("items_per_second")) is not None:
         parts.append(f"{fmt_si(v)} items/s")
     if (v := b.counter("overhead_share")) is not None:
-        parts.append(f"overhead {100 * v:.0f}%")
+        parts.append(f"overhead {pct(v)}")
     return " · ".join(parts)
 
 

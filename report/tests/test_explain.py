@@ -27,6 +27,7 @@ from pathlib import Path
 import pytest
 
 from gapbench_report import commandline, explain, traces
+from gapbench_report.labels import pct
 from tests import synthetic
 
 DATA = Path(__file__).parent / "data" / "traces"
@@ -242,7 +243,7 @@ def test_the_issues_trace_at_the_defaults_leads_with_its_loop(pytorch, capsys):
     assert set(burst["evidence"]["top_ops"]) >= {"aten::sub", "aten::div"}
     assert burst["evidence"]["confidence"] == "unknown"
     assert f"A burst of {ops:,.0f} tiny host ops a step (most: sub " in burst["text"]
-    assert f"({explain.pct(share)})" in burst["text"]
+    assert f"({pct(share)})" in burst["text"]
     assert "over elements or over rows (this trace has no input shapes to tell which" in \
         burst["text"]
     assert doc["verdict"].startswith(f"Fix first: a Python loop of {ops:,.0f} tiny ops (costs ")

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 
 from gapbench_report import diagnose, render
+from gapbench_report.findings import Finding
 from gapbench_report.results import load_results
 from gapbench_report.run_model import Run
 from tests.synthetic import failed, in_memory, runs, skipped, write
@@ -123,5 +124,5 @@ def test_a_report_of_skips_alone_has_no_failure(tmp_path):
 
 def test_a_failure_ranks_before_a_problem_with_a_measured_loss():
     failure = diagnose.rule_failed(Run.of([in_memory(user_run())]))[0]
-    costly = diagnose.Finding("some_problem", "problem", "A costly problem", "", impact=5.0)
+    costly = Finding("some_problem", "problem", "A costly problem", "", impact=5.0)
     assert sorted([costly, failure], key=diagnose.rank) == [failure, costly]
