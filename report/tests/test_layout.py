@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from gapbench_report import catalogue, diagnose, html_writer, markdown_writer, model
+from gapbench_report import catalogue, commandline, diagnose, html_writer, markdown_writer, model
 from gapbench_report.results import load_results
 from tests.synthetic import in_memory, runs
 
@@ -24,7 +24,9 @@ REPO = REPORT.parent
 PACKAGE = REPORT / "gapbench_report"
 # Every Python package of the repository that could hold a copy of the catalogue.
 SOURCES = [PACKAGE, REPORT / "gapbench_ci", REPO / "probe"]
-COMMANDS = ["render", "compare", "diagnose", "check", "trend", "explain", "fleet"]
+# Each command of gapbench-report and its module (a command's module is named for its command
+# where no other module has that name: the fleet's is fleet_report).
+COMMANDS = commandline.COMMANDS
 
 
 def catalogue_copies(tree: ast.AST) -> list[tuple[int, str]]:
@@ -253,9 +255,19 @@ def test_a_markdown_table_aligns_numbers_and_quotes_code():
 LAZY_IMPORTS = {("compare", "mann_whitney_batch"): {"scipy.stats"}}
 
 
+def module_file(command: str) -> Path:
+    return PACKAGE / f"{COMMANDS[command].rpartition('.')[2]}.py"
+
+
+def test_the_commands_are_the_reports_own():
+    assert list(COMMANDS) == ["render", "compare", "diagnose", "check", "trend", "explain",
+                              "fleet"]
+    assert all(module_file(command).is_file() for command in COMMANDS)
+
+
 @pytest.mark.parametrize("command", COMMANDS)
 def test_every_command_has_compares_shape(command):
-    module = importlib.import_module(f"gapbench_report.{command}")
+    module = importlib.import_module(COMMANDS[command])
     assert callable(module._parser) and callable(module._run)
     assert inspect.signature(module.main).parameters["argv"].default is None
     assert module._parser().prog == module.PROG
@@ -263,7 +275,7 @@ def test_every_command_has_compares_shape(command):
 
 @pytest.mark.parametrize("command", COMMANDS)
 def test_commands_import_at_the_top(command):
-    tree = ast.parse((PACKAGE / f"{command}.py").read_text(encoding="utf-8"))
+    tree = ast.parse(module_file(command).read_text(encoding="utf-8"))
     wrong = []
     for function in (n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)):
         allowed = LAZY_IMPORTS.get((command, function.name), set())
@@ -272,6 +284,6 @@ def test_commands_import_at_the_top(command):
                 names = ({a.name for a in node.names} if isinstance(node, ast.Import)
                          else {node.module})
                 if not names <= allowed:
-                    wrong.append(f"{command}.py:{node.lineno}: {sorted(names)} in "
+                    wrong.append(f"{module_file(command).name}:{node.lineno}: {sorted(names)} in "
                                  f"{function.name}()")
     assert not wrong
