@@ -26,7 +26,8 @@ from pathlib import Path
 
 import pytest
 
-from gapbench_report import commandline, explain, traces
+from gapbench_report import commandline, traces
+from gapbench_report import explain_rules as explain
 from gapbench_report.labels import pct
 from tests import synthetic
 
