@@ -32,7 +32,7 @@ input or a tool error, with one line on stderr."""
 # The report's own commands, imported on demand: compare and check must not pay for matplotlib.
 COMMANDS = {"render": "gapbench_report.render", "compare": "gapbench_report.compare",
             "diagnose": "gapbench_report.diagnose", "check": "gapbench_report.check",
-            "trend": "gapbench_report.trend", "explain": "gapbench_report.explain_rules",
+            "trend": "gapbench_report.trend", "explain": "gapbench_report.explain",
             "fleet": "gapbench_report.fleet"}
 # Other installed packages add commands under this entry-point group (gapbench-ci adds baseline
 # and nightly): the analysis never imports the orchestration, which imports it.

@@ -1,33 +1,16 @@
-"""`gapbench-report explain`: the classic causes of a slow GPU in the user's own profiler trace,
-each priced with gapbench's measurements of the machine. The rules: docs/explain.md."""
+"""explain's rules: the classic causes of a slow GPU in the user's own profiler trace (a
+traces.Profile), each a rule that prices its fix with gapbench's measurements of the machine
+(explain_prices.Prices), ranked, in one verdict. The rules: docs/explain.md."""
 
 from __future__ import annotations
 
-import json
-import math
-import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 
-from gapbench_report import commandline
-from gapbench_report.files import write_atomic
+from gapbench_report.explain_prices import Prices, machine_note
 from gapbench_report.findings import Finding, costliest_first, fix_first
-from gapbench_report.html_writer import esc, page
-from gapbench_report.labels import fmt_seconds, md_cell, mib, pct
-from gapbench_report.metrics import crossover, find, pipeline_ideal, preprocess_metrics
-from gapbench_report.results import FP32, Benchmark, ResultsError, load_results, results_runs
-from gapbench_report.run_model import Run
-from gapbench_report.traces import (
-    LOOP_ELEMENT_SHARE,
-    MAX_TRACE_MIB,
-    Profile,
-    merged,
-    read_profile,
-    trace_files,
-)
-
-PROG = "gapbench-report explain"
+from gapbench_report.labels import fmt_seconds, mib, pct
+from gapbench_report.traces import LOOP_ELEMENT_SHARE, Profile, merged
 
 # ---- thresholds (each a named rule of thumb, with where it comes from) ------------------------
 
@@ -83,114 +66,6 @@ def explained(rule: str, severity: str, title: str, text: str, lost: float,
 
 def ms(seconds: float) -> str:
     return fmt_seconds(seconds) if seconds > 0 else "0 s"
-
-
-# ---- gapbench's measurements of the machine ------------------------------------------------------
-
-class Prices:
-    """The figures of a gapbench run that price the fixes, each with the benchmark it comes
-    from."""
-
-    def __init__(self, run: Run, label: str):
-        self.run, self.label = run, label
-        self.benchmarks = run.benchmarks
-        ctx = run.context
-        self.machine = str(ctx.get("machine.id", ""))
-        self.host = ctx.get("host_name")
-        self.gpu = ctx.get("gpu.name") if ctx.get("gpu.status") == "ok" else None
-
-    def _median(self, family, variant, device, **axes) -> Benchmark | None:
-        found = find(self.benchmarks, family, variant, device, **axes)
-        return found[0] if found else None
-
-    def transfer(self, direction: str, size: float):
-        """(pinned B/s, pageable B/s, bytes, pinned benchmark) at the measured size nearest a
-        copy of `size` bytes: pinned async (the copy engine), pageable sync (staged)."""
-        pinned = {int(b.parsed.axes["bytes"]): b for b in find(
-            self.benchmarks, "transfer", "pinned", "gpu", dir=direction, mode="async")}
-        pageable = {int(b.parsed.axes["bytes"]): b for b in find(
-            self.benchmarks, "transfer", "pageable", "gpu", dir=direction, mode="sync")}
-        sizes = [s for s in pinned if s in pageable and pinned[s].counter("bytes_per_second")
-                 and pageable[s].counter("bytes_per_second")]
-        if not sizes:
-            return None
-        at = min(sizes, key=lambda s: abs(s - size) / s)
-        return (pinned[at].counter("bytes_per_second"), pageable[at].counter("bytes_per_second"),
-                at, pinned[at])
-
-    def launch(self, what: str) -> Benchmark | None:
-        b = self._median("overhead", "launch", "gpu", what=what)
-        return b if b and b.median else None
-
-    def matmuls(self) -> tuple[dict[int, Benchmark], dict[int, Benchmark]]:
-        """OpenBLAS and cuBLAS end to end, float32 (no math axis), by n."""
-        cpu = {int(b.parsed.axes["n"]): b for b in find(
-            self.benchmarks, "overhead", "openblas", "cpu", op="matmul") if b.median}
-        gpu = {int(b.parsed.axes["n"]): b for b in find(
-            self.benchmarks, "overhead", "cublas_e2e", "gpu", op="matmul")
-            if b.median and "math" not in b.parsed.axes}
-        return cpu, gpu
-
-    def crossover(self) -> tuple[int, bool] | None:
-        """(n, True): the GPU end to end beats the CPU from n on; (n, False): it never did, up
-        to the largest n measured."""
-        cpu, gpu = self.matmuls()
-        sizes = sorted(set(cpu) & set(gpu))
-        if len(sizes) < 2:
-            return None
-        at = crossover(sizes, [cpu[n].median for n in sizes], [gpu[n].median for n in sizes])
-        return (int(at), True) if at is not None else (sizes[-1], False)
-
-    def cpu_matmul_seconds(self, n: float, flops: float) -> tuple[float, Benchmark] | None:
-        """OpenBLAS's time for `flops` of a matmul of side about n, scaled from the measured size
-        nearest it by the flops."""
-        cpu, _ = self.matmuls()
-        if not cpu:
-            return None
-        at = min(cpu, key=lambda s: abs(s - n))
-        return cpu[at].median * flops / (2.0 * at**3), cpu[at]
-
-    def tf32_gain(self) -> tuple[float, Benchmark, Benchmark] | None:
-        """cuBLAS float32 time over TF32 time at the largest n both measured."""
-        for family, variant, kw in (("overhead", "cublas", {"op": "matmul"}),
-                                    ("peak", "gemm", {})):
-            fp32 = {b.parsed.axes["n"]: b for b in find(self.benchmarks, family, variant, "gpu",
-                                                          **kw)
-                    if b.median and b.math == FP32}
-            tf32 = {b.parsed.axes["n"]: b for b in find(self.benchmarks, family, variant, "gpu",
-                                                          math="tf32", **kw) if b.median}
-            common = [n for n in fp32 if n in tf32]
-            if common:
-                n = max(common, key=int)
-                return fp32[n].median / tf32[n].median, fp32[n], tf32[n]
-        return None
-
-    def pipelines(self, device: str) -> list[tuple[Benchmark, float, int, int]]:
-        """Each prefetch and parallel benchmark on `device` with its measured share of its ideal
-        (at most 1), its workers and the cores it counted."""
-        out = []
-        for variant in ("prefetch", "parallel"):
-            for b in find(self.benchmarks, "pipeline", variant, device):
-                ideal = pipeline_ideal(b)
-                if ideal and ideal.cores:
-                    workers = int(b.parsed.axes.get("workers", "1"))
-                    out.append((b, min(1.0, ideal.ratio), workers, ideal.cores))
-        return out
-
-    def dense(self, device: str) -> tuple[Benchmark, Benchmark] | None:
-        """The dense training step at its smallest and largest batch (samples/s)."""
-        variant = "openblas" if device == "cpu" else "cublas_e2e"
-        rows = [b for b in find(self.benchmarks, "overhead", variant, device, op="dense")
-                if b.counter("items_per_second")]
-        if len(rows) < 2:
-            return None
-        rows.sort(key=lambda b: int(b.parsed.axes["batch"]))
-        return rows[0], rows[-1]
-
-    def elementwise(self, device: str) -> float | None:
-        ratios = [v for k, v in preprocess_metrics(self.benchmarks).items()
-                  if f"{device.upper()} element-wise / vectorized" in k and v]
-        return max(ratios) if ratios else None
 
 
 # ---- the rules ---------------------------------------------------------------------------------
@@ -576,51 +451,7 @@ def verdict(profile: Profile, findings: list[Explained], limit: int = 3) -> str:
     return fix_first(parts, then=True)
 
 
-# ---- the machine the results come from ----------------------------------------------------------
-
-def load_prices(paths: Sequence[str]) -> Prices | None:
-    """gapbench's results, one machine's: files or folders (one run). Results of several machines
-    are refused with one line."""
-    if not paths:
-        return None
-    files = [f for run in results_runs(paths) for f in run]
-    loaded = [load_results(f) for f in files]
-    machines = sorted({r.machine for r in loaded})
-    if len(machines) > 1:
-        raise ResultsError(f"the --results files come from {len(machines)} machines "
-                           f"(machine.id {', '.join(machines)}): give one machine's results")
-    label = ", ".join(str(f) for f in files[:3]) + (f" (+{len(files) - 3} more)"
-                                                     if len(files) > 3 else "")
-    return Prices(Run.of(loaded), label)
-
-
-def _gpu_key(name: str) -> str:
-    return " ".join(name.lower().replace("nvidia", "").split())
-
-
-def machine_note(profile: Profile, prices: Prices | None) -> str:
-    if prices is None:
-        return ("No --results: the findings are ranked by the time the trace shows them costing; "
-                "each names the gapbench family whose figures would price its fix (run them on "
-                "this machine: cmake --workflow --preset bench).")
-    who = f"machine.id {prices.machine}, host {prices.host or 'unknown'}"
-    differ = []
-    if profile.host_name and prices.host and profile.host_name != prices.host:
-        differ.append(f"the trace's host is {profile.host_name}, the results' {prices.host}")
-    if profile.gpus and prices.gpu and not any(_gpu_key(g) == _gpu_key(prices.gpu)
-                                               for g in profile.gpus):
-        differ.append(f"the trace's GPU is {', '.join(profile.gpus)}, the results' {prices.gpu}")
-    if profile.gpus and not prices.gpu:
-        differ.append(f"the trace ran on {', '.join(profile.gpus)}; the results' machine had no "
-                      "usable GPU")
-    if differ:
-        return (f"The results come from another machine ({who}): {'; '.join(differ)}. The "
-                "savings are what each fix would be worth on that machine, not on the one traced.")
-    if not profile.host_name:
-        return (f"Priced with gapbench's results ({who}); the trace does not name its host, so "
-                "whether they are the traced machine's is not known.")
-    return f"Priced with gapbench's results of this machine ({who})."
-
+# ---- the answer: a trace's findings, its notes and its verdict -----------------------------------
 
 def notes(profile: Profile, prices: Prices | None) -> list[str]:
     out = [machine_note(profile, prices)]
@@ -632,8 +463,6 @@ def notes(profile: Profile, prices: Prices | None) -> list[str]:
     return out + profile.notes
 
 
-# ---- output -------------------------------------------------------------------------------------
-
 @dataclass
 class Answer:
     profile: Profile
@@ -643,130 +472,3 @@ class Answer:
     @property
     def verdict(self) -> str:
         return verdict(self.profile, self.findings)
-
-
-def _seconds(x: float | None) -> float | None:
-    return None if x is None else round(x, 9)
-
-
-def as_json(answers: list[Answer], prices: Prices | None) -> dict:
-    return {
-        "results": None if prices is None else {
-            "machine.id": prices.machine, "host_name": prices.host, "files": prices.label},
-        "traces": [{
-            "path": a.profile.path, "framework": a.profile.framework,
-            "host_name": a.profile.host_name, "gpus": a.profile.gpus,
-            "has_device": a.profile.has_device, "steps": a.profile.steps,
-            "step_seconds": _seconds(a.profile.step_seconds), "verdict": a.verdict,
-            "notes": a.notes,
-            "findings": [{
-                "rule": f.rule, "severity": f.severity, "title": f.title, "text": f.text,
-                "lost_seconds_per_step": _seconds(f.lost),
-                "saving_seconds_per_step": _seconds(f.saving), "basis": f.basis,
-                "family": f.family, "evidence": _plain(f.evidence)} for f in a.findings]}
-            for a in answers]}
-
-
-def _plain(value):
-    """Evidence as JSON: numbers rounded, what JSON lacks as text."""
-    if isinstance(value, dict):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    if isinstance(value, float):
-        return round(value, 9)
-    if value is None or isinstance(value, (int, str, bool)):
-        return value
-    return str(value)
-
-
-def _saving_cell(f: Explained) -> str:
-    return f"{ms(f.saving)}" if f.saving is not None else "not priced"
-
-
-def markdown(answers: list[Answer], prices: Prices | None) -> str:
-    lines = ["# gapbench-report explain", ""]
-    for a in answers:
-        p = a.profile
-        lines += [f"## {md_cell(Path(p.path).name)}", "",
-                  f"{p.framework}, {p.steps} step{'s' if p.steps != 1 else ''} of "
-                  f"{ms(p.step_seconds)} on average.", "", f"**{md_cell(a.verdict)}**", ""]
-        lines += [f"- {md_cell(n)}" for n in a.notes] + [""]
-        if a.findings:
-            lines += ["| # | finding | the trace shows, per step | expected saving per step | "
-                      "priced by |", "|---|---|---|---|---|"]
-            lines += [f"| {i} | {md_cell(f.title)} | {ms(f.lost)} | {_saving_cell(f)} | "
-                      f"{md_cell(f.basis)} |" for i, f in enumerate(a.findings, 1)]
-            lines.append("")
-        for i, f in enumerate(a.findings, 1):
-            lines += [f"### {i}. {md_cell(f.title)}", "", f"[{f.severity}] {md_cell(f.text)}", "",
-                      f"*Priced by:* {md_cell(f.basis)} (gapbench family: `{f.family}`).", ""]
-    return "\n".join(lines).rstrip() + "\n"
-
-
-def html_page(answers: list[Answer], prices: Prices | None) -> str:
-    body = ["<h1>gapbench-report explain</h1>"]
-    for a in answers:
-        p = a.profile
-        body += [f"<h2>{esc(Path(p.path).name)}</h2>",
-                 f'<p class="meta">{esc(p.framework)}, {p.steps} step(s) of '
-                 f"{esc(ms(p.step_seconds))} on average</p>",
-                 f'<p class="verdict">{esc(a.verdict)}</p>',
-                 *[f'<p class="note">{esc(n)}</p>' for n in a.notes]]
-        if a.findings:
-            rows = "".join(f"<tr><td>{i}</td><td>{esc(f.title)}</td><td class=\"num\">"
-                           f"{esc(ms(f.lost))}</td><td class=\"num\">{esc(_saving_cell(f))}</td>"
-                           f"<td>{esc(f.basis)}</td></tr>" for i, f in enumerate(a.findings, 1))
-            body.append("<table><thead><tr><th>#</th><th>finding</th><th>the trace shows, per "
-                        "step</th><th>expected saving per step</th><th>priced by</th></tr>"
-                        f"</thead><tbody>{rows}</tbody></table>")
-        body += [f'<div class="finding {esc(f.severity)}"><span class="badge {esc(f.severity)}">'
-                 f"{esc(f.severity)}</span><strong>{esc(f.title)}</strong><br>{esc(f.text)}"
-                 f"<br><em>Priced by:</em> {esc(f.basis)} (gapbench family "
-                 f"<code>{esc(f.family)}</code>)</div>" for f in a.findings]
-    return page("gapbench explain", body)
-
-
-# ---- the command --------------------------------------------------------------------------------
-
-def _parser() -> commandline.Parser:
-    p = commandline.parser(PROG, __doc__, epilog="")
-    p.add_argument("traces", nargs="+", metavar="TRACE",
-                   help="PyTorch profiler traces (*.pt.trace.json[.gz]) or TensorFlow's "
-                        "*.xplane.pb, or folders of them")
-    p.add_argument("--results", nargs="+", default=[], metavar="DIR_OR_FILE",
-                   help="gapbench results of one machine (files, or a folder of them) that price "
-                        "the fixes")
-    p.add_argument("--json", action="store_true", help="print JSON instead of Markdown")
-    p.add_argument("--out", type=Path, help="also write explain.html and explain.md there")
-    p.add_argument("--max-trace-mib", type=float, default=MAX_TRACE_MIB,
-                   help=f"the largest trace read, as JSON (default {MAX_TRACE_MIB} MiB)")
-    return p
-
-
-def _run(argv: list[str]) -> int:
-    args = _parser().parse_args(argv)
-    if not 0 < args.max_trace_mib < math.inf:  # NaN too: it would let every trace through
-        raise commandline.UsageError(f"--max-trace-mib must be a positive number of MiB, not "
-                                     f"{args.max_trace_mib:g}")
-    prices = load_prices(args.results)
-    answers = []
-    for path in trace_files(args.traces):
-        profile = read_profile(path, args.max_trace_mib)
-        answers.append(Answer(profile, explain(profile, prices), notes(profile, prices)))
-    text = (json.dumps(as_json(answers, prices), indent=1) + "\n" if args.json
-            else markdown(answers, prices))
-    if args.out:
-        write_atomic(args.out / "explain.md", markdown(answers, prices))
-        write_atomic(args.out / "explain.html", html_page(answers, prices))
-    sys.stdout.write(text)
-    return 0
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """0 (findings or none); 2 bad input or a missing library (one line on stderr)."""
-    return commandline.run(PROG, _run, argv, command="explain")
-
-
-if __name__ == "__main__":
-    sys.exit(main())

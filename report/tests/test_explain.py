@@ -26,8 +26,7 @@ from pathlib import Path
 
 import pytest
 
-from gapbench_report import commandline, traces
-from gapbench_report import explain_rules as explain
+from gapbench_report import commandline, explain, explain_rules, traces
 from gapbench_report.labels import pct
 from tests import synthetic
 
@@ -208,9 +207,9 @@ def test_every_cause_found_in_every_style_and_clean_traces_fire_nothing(name):
     expected = (twin_expected(name.removesuffix(DEFAULTS)) if name.endswith(DEFAULTS)
                 else CORPUS[name])
     assert profile.shapes != name.endswith(DEFAULTS) or name.startswith("tf_")
-    found = explain.explain(profile, None)
+    found = explain_rules.explain(profile, None)
     assert {f.rule for f in found} == expected, [(f.rule, f.text) for f in found]
-    assert explain.verdict(profile, found).startswith(
+    assert explain_rules.verdict(profile, found).startswith(
         "Fix first: " if expected else "Nothing in this trace")
 
 
@@ -240,7 +239,7 @@ def test_the_issues_trace_at_the_defaults_leads_with_its_loop(pytorch, capsys):
     ops, share = burst["evidence"]["ops"], burst["lost_seconds_per_step"] / doc["step_seconds"]
     # per row: min, max, min, sub, unbind, stack, and (v - lo) / scale for each of its 16 values;
     # around them the batch's slices, its stack and concatenation
-    assert 64 * 16 * 2 <= ops <= 64 * (16 * 2 + 6) + 8 and share >= explain.BURST_SHARE
+    assert 64 * 16 * 2 <= ops <= 64 * (16 * 2 + 6) + 8 and share >= explain_rules.BURST_SHARE
     assert set(burst["evidence"]["top_ops"]) >= {"aten::sub", "aten::div"}
     assert burst["evidence"]["confidence"] == "unknown"
     assert f"A burst of {ops:,.0f} tiny host ops a step (most: sub " in burst["text"]
@@ -265,15 +264,15 @@ def burst_profile(ops: float, share: float, confidence_shapes: bool = False) -> 
 def test_a_burst_is_a_finding_from_its_thresholds_on():
     """BURST_MIN_OPS tiny ops a step and BURST_SHARE of the step: both, or no finding; below them
     the verdict says nothing points to a known cause."""
-    ops, share = explain.BURST_MIN_OPS, explain.BURST_SHARE
+    ops, share = explain_rules.BURST_MIN_OPS, explain_rules.BURST_SHARE
     for args, fires in (((ops, share), True), ((ops - 1, 0.9), False),
                         ((10 * ops, share * 0.99), False)):
         profile = burst_profile(*args)
-        found = explain.explain(profile, None)
+        found = explain_rules.explain(profile, None)
         assert [f.rule for f in found] == ([BURST] if fires else []), args
-        assert explain.verdict(profile, found).startswith(
+        assert explain_rules.verdict(profile, found).startswith(
             "Fix first: a Python loop of " if fires else "Nothing in this trace")
-    (rows,) = explain.explain(burst_profile(ops, 0.5, confidence_shapes=True), None)
+    (rows,) = explain_rules.explain(burst_profile(ops, 0.5, confidence_shapes=True), None)
     assert rows.evidence["confidence"] == "rows" and "over rows or small tensors" in rows.text
 
 
@@ -363,7 +362,7 @@ def test_the_same_trace_without_its_shapes_is_judged_as_its_default_twin(pytorch
     default-settings twin (another run) is expected to, and says what it cannot judge."""
     profile = traces.read_profile(without_shapes(corpus_file(name), tmp_path))
     assert not profile.shapes
-    assert {f.rule for f in explain.explain(profile, None)} == twin_expected(name)
+    assert {f.rule for f in explain_rules.explain(profile, None)} == twin_expected(name)
     assert any(n.startswith("This trace has no input shapes") for n in profile.notes)
     assert not any("no input shapes" in n for n in corpus_profile(name).notes)
 
@@ -374,7 +373,7 @@ def test_what_a_loop_is_over(pytorch, tmp_path):
     def confidence(name, stripped=False):
         trace = without_shapes(corpus_file(name), tmp_path) if stripped else corpus_file(name)
         profile = traces.read_profile(trace)
-        return {f.rule: f.evidence["confidence"] for f in explain.explain(profile, None)
+        return {f.rule: f.evidence["confidence"] for f in explain_rules.explain(profile, None)
                 if f.rule in (LOOP, BURST)}
     assert confidence("torch_cpu_loop_iterate") == {LOOP: "elements"}
     assert confidence("torch_cpu_loop_iterate", stripped=True) == {BURST: "unknown"}
@@ -389,7 +388,7 @@ def test_what_a_loop_is_over(pytorch, tmp_path):
 def test_every_rule_has_a_planted_trace():
     planted = {c for c in SYNTHESISED_GPU.values() if c} | set().union(
         *CORPUS.values(), *WITHOUT_SHAPES.values())
-    names = {r.__name__ for r in explain.RULES}
+    names = {r.__name__ for r in explain_rules.RULES}
     # One trace per rule id (the input rule has two: without workers, and with them).
     assert len(names) == 10 and planted == {
         "input_no_prefetch", "input_bound", "gpu_idle", "pageable_copies", "sync_calls",
@@ -576,9 +575,9 @@ def test_without_results_ranked_by_the_trace_and_the_family_named(pytorch, capsy
 
 def test_findings_ranked_by_expected_saving():
     def finding(rule, lost, saving):
-        return explain.explained(rule, "warning", rule, "", lost, saving, "", "", rule)
+        return explain_rules.explained(rule, "warning", rule, "", lost, saving, "", "", rule)
     ranked = sorted([finding("a", 5e-3, None), finding("b", 9e-3, 1e-3),
-                     finding("c", 1e-3, 7e-3)], key=explain.rank)
+                     finding("c", 1e-3, 7e-3)], key=explain_rules.rank)
     assert [f.rule for f in ranked] == ["c", "a", "b"]
 
 

@@ -16,8 +16,7 @@ import gzip
 import pytest
 
 from bench_explain import peak_of_explain, tiny_trace
-from gapbench_report import explain_rules as explain
-from gapbench_report import traces
+from gapbench_report import explain, traces
 
 MIB = 2**20
 
