@@ -252,15 +252,23 @@ def rule_per_element(p: Profile, prices: Prices | None) -> list[Explained]:
             "pays the interpreter, and each op the framework's dispatch (on a GPU, a launch), "
             "for one element's work. Write it as whole-tensor operations "
             "(x = (x - x.mean(1, keepdim=True)) / x.std(1, keepdim=True)).")
-    saving, basis = None, "the loop's time in the trace"
-    ratio = prices.elementwise(device_of(p)) if prices else None
-    if ratio:
-        saving = loop.seconds * (1 - 1 / ratio)
-        basis = (f"gapbench's element-wise loops took {ratio:.0f}x the time of one vectorized "
-                 f"pass here (preprocess, {device_of(p).upper()})")
+    saving, basis = vectorized_saving(p, prices, loop.seconds, "the loop's time in the trace")
     return [explained("per_element_loop", "warning", "A per-element Python loop", text,
                       loop.seconds, saving, basis, "preprocess", "per-element Python loop",
                       ops=loop.ops, seconds=loop.seconds, confidence=loop.confidence)]
+
+
+def vectorized_saving(p: Profile, prices: Prices | None, seconds: float, unpriced: str
+                      ) -> tuple[float | None, str]:
+    """(saving, basis) of writing `seconds` a step of a Python loop as whole-tensor operations:
+    priced by gapbench's element-wise loops against one vectorized pass on this device, else
+    (None, `unpriced`)."""
+    ratio = prices.elementwise(device_of(p)) if prices else None
+    if not ratio:
+        return None, unpriced
+    return seconds * (1 - 1 / ratio), (
+        f"gapbench's element-wise loops took {ratio:.0f}x the time of one vectorized pass here "
+        f"(preprocess, {device_of(p).upper()})")
 
 
 # What a loop is over (traces.Loop.confidence), as the findings say it.
@@ -292,12 +300,7 @@ def rule_op_burst(p: Profile, prices: Prices | None) -> list[Explained]:
             "values' work. Write it as whole-tensor operations on the batch (x = (x - "
             "x.amin(1, keepdim=True)) / (x.amax(1, keepdim=True) - x.amin(1, keepdim=True))), or "
             "move it into a Dataset read by DataLoader workers.")
-    saving, basis = None, "the burst's time in the trace"
-    ratio = prices.elementwise(device_of(p)) if prices else None
-    if ratio:
-        saving = burst.seconds * (1 - 1 / ratio)
-        basis = (f"gapbench's element-wise loops took {ratio:.0f}x the time of one vectorized "
-                 f"pass here (preprocess, {device_of(p).upper()})")
+    saving, basis = vectorized_saving(p, prices, burst.seconds, "the burst's time in the trace")
     return [explained("op_burst", "warning", "A burst of tiny host ops (a Python loop)", text,
                       burst.seconds, saving, basis, "preprocess",
                       f"a Python loop of {burst.ops:,.0f} tiny ops", ops=burst.ops,
