@@ -33,7 +33,7 @@ input or a tool error, with one line on stderr."""
 COMMANDS = {"render": "gapbench_report.render", "compare": "gapbench_report.compare",
             "diagnose": "gapbench_report.diagnose", "check": "gapbench_report.check",
             "trend": "gapbench_report.trend", "explain": "gapbench_report.explain",
-            "fleet": "gapbench_report.fleet"}
+            "fleet": "gapbench_report.fleet_report"}
 # Other installed packages add commands under this entry-point group (gapbench-ci adds baseline
 # and nightly): the analysis never imports the orchestration, which imports it.
 ENTRY_POINT_GROUP = "gapbench_report.commands"

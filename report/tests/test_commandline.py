@@ -47,7 +47,7 @@ def test_parser_with_an_epilog_of_its_own_fills_it():
 # Every command of both packages: --help works, a bad flag is one line and exit status 2.
 COMMANDS = ["gapbench_report.check", "gapbench_report.compare", "gapbench_report.diagnose",
             "gapbench_report.render", "gapbench_report.trend", "gapbench_report.explain",
-            "gapbench_report.fleet", "gapbench_ci.baseline", "gapbench_ci.fleet_submit",
+            "gapbench_report.fleet_report", "gapbench_ci.baseline", "gapbench_ci.fleet_submit",
             "gapbench_ci.fleet_status",
             "gapbench_ci.nightly", "gapbench_ci.gate_proof", "gapbench_ci.gpu_check",
             "gapbench_ci.gpu_kit", "gapbench_ci.gpu_quick_estimate"]

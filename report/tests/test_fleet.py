@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from gapbench_report import fleet
+from gapbench_report import fleet_report as fleet
 from gapbench_report.fleet_files import DIGEST, node_folders, read_fleet
 
 HERE = Path(__file__).resolve().parent

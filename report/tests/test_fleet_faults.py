@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 
 from gapbench_ci import fleet_cluster, fleet_status
-from gapbench_report import fleet
+from gapbench_report import fleet_report as fleet
 from gapbench_report.fleet_files import DIGEST, read_node
 
 HERE = Path(__file__).resolve().parent
