@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from gapbench_report.files import kind_of, write_atomic
+from gapbench_report.machine_facts import load_average
 from gapbench_report.metrics import number
 from gapbench_report.results import (
     SECONDS_PER_UNIT,
@@ -199,9 +200,8 @@ def read_results_file(path: Path, node: Node) -> None:
             rates.setdefault(name, []).append(float(rate))
     if not node.context:
         node.context = context
-    load = context.get("load_avg")
-    if isinstance(load, list) and load and finite_number(load[0]):
-        node.load = max(node.load or 0.0, float(load[0]))
+    if (load := load_average(context)) is not None:
+        node.load = max(node.load or 0.0, load)
     for name, samples in times.items():
         node.medians.setdefault(name, statistics.median(samples))
     for name, samples in rates.items():

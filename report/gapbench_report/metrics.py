@@ -37,6 +37,10 @@ def number(value: object) -> float | None:
     return found if math.isfinite(found) else None
 
 
+def median_or_none(values: Sequence[float]) -> float | None:
+    return statistics.median(values) if values else None
+
+
 def find(benchmarks: Iterable[Benchmark], family: str, variant: str, device: str,
          **axes: str) -> list[Benchmark]:
     """The timed benchmarks of one variant whose axes include `axes`."""

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from gapbench_report import fleet_report as fleet
+from gapbench_report import fleet_judge, fleet_page
 from gapbench_report.fleet_files import DIGEST, node_folders, read_fleet
 
 HERE = Path(__file__).resolve().parent
@@ -41,8 +41,8 @@ def make_fleet(root: Path, runs: list[str], others: bool = True) -> Path:
     return root
 
 
-def judged(root: Path) -> fleet.Fleet:
-    return fleet.build_fleet(root, read_fleet(node_folders(root)))
+def judged(root: Path) -> fleet_judge.Fleet:
+    return fleet_judge.build_fleet(root, read_fleet(node_folders(root)))
 
 
 def report(*args: str) -> subprocess.CompletedProcess:
@@ -62,25 +62,25 @@ def ci(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
 def test_sse41_run_is_found_first_and_blamed_on_the_cap(tmp_path):
     f = judged(make_fleet(tmp_path, [*NORMAL, "sse41"]))
     first = f.outliers[0]
-    assert first.node.label == "sse41", [o.headline() for o in f.outliers]
+    assert first.node.label == "sse41", [fleet_page.headline(o) for o in f.outliers]
     assert first.differences[0].key == "onednn.isa_cap"
     assert first.differences[0].value == "SSE41"
-    assert "onednn.isa_cap` SSE41" in first.headline()
+    assert "onednn.isa_cap` SSE41" in fleet_page.headline(first)
     assert first.cost > 1.1 and all(first.cost > o.cost for o in f.outliers[1:])
 
 
 def test_loaded_run_is_found_first_and_blamed_on_the_load(tmp_path):
     f = judged(make_fleet(tmp_path, [*NORMAL, "loaded"]))
     first = f.outliers[0]
-    assert first.node.label == "loaded", [o.headline() for o in f.outliers]
-    assert first.differences[0].key == "load_avg", first.headline()
-    assert "1-minute load average: `load_avg` 23.42" in first.headline()
+    assert first.node.label == "loaded", [fleet_page.headline(o) for o in f.outliers]
+    assert first.differences[0].key == "load_avg", fleet_page.headline(first)
+    assert "1-minute load average: `load_avg` 23.42" in fleet_page.headline(first)
 
 
 def test_both_slow_runs_lead_the_ranking_each_with_its_cause(tmp_path):
     f = judged(make_fleet(tmp_path, [*NORMAL, "sse41", "loaded"]))
     top = {o.node.label: o.differences[0].key for o in f.outliers[:2]}
-    assert top == {"sse41": "onednn.isa_cap", "loaded": "load_avg"}, [o.headline()
+    assert top == {"sse41": "onednn.isa_cap", "loaded": "load_avg"}, [fleet_page.headline(o)
                                                                  for o in f.outliers]
 
 
@@ -115,7 +115,7 @@ def test_a_link_trained_lower_is_named_with_doctors_facts(tmp_path):
     assert [o.node.label for o in f.outliers] == ["gpu2"]
     assert [d.key for d in f.outliers[0].differences] == ["pcie.gen_current",
                                                           "pcie.width_current"]
-    assert "`pcie.gen_current` 3; the others: 5 (median)" in f.outliers[0].headline()
+    assert "`pcie.gen_current` 3; the others: 5 (median)" in fleet_page.headline(f.outliers[0])
 
 
 def test_page_and_summary_give_the_verdict_first(tmp_path):
@@ -133,7 +133,7 @@ def test_page_and_summary_give_the_verdict_first(tmp_path):
 
 def test_filter_compares_only_the_work_asked_for(tmp_path):
     root = make_fleet(tmp_path, [*NORMAL, "sse41"], others=False)
-    f = fleet.build_fleet(root, read_fleet(node_folders(root)), __import__("re").compile(
+    f = fleet_judge.build_fleet(root, read_fleet(node_folders(root)), __import__("re").compile(
         "^peak/memcpy/"))
     assert all(s.name.startswith("peak/memcpy/") for o in f.outliers for s in o.slow)
     assert "only the benchmarks matching" in f.notes[0]

@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 
 from gapbench_ci import fleet_cluster, fleet_status
-from gapbench_report import fleet_report as fleet
+from gapbench_report import fleet_report
 from gapbench_report.fleet_files import DIGEST, read_node
 
 HERE = Path(__file__).resolve().parent
@@ -311,7 +311,7 @@ def problems_of(summary: str, node: str) -> list[str]:
 def report_renders(tmp_path: Path, root: Path, capsys) -> str:
     """The report on `root` (in this process: many cases): exit 0, nothing on stderr, both files
     written, the verdict on the good runs."""
-    assert fleet.main([str(root), "--out", str(tmp_path / "out")]) == 0
+    assert fleet_report.main([str(root), "--out", str(tmp_path / "out")]) == 0
     assert capsys.readouterr().err == ""
     summary = (tmp_path / "out" / "summary.md").read_text(encoding="utf-8")
     assert "Slowest for this work: sse41" in summary
@@ -464,14 +464,14 @@ def test_page_and_summary_come_from_one_run_or_neither_is_written(tmp_path, monk
 
     def broken(_fleet):
         raise RuntimeError("the page could not be made")
-    monkeypatch.setattr(fleet, "html_report", broken)
-    assert fleet.main([str(root), "--out", str(out)]) == 2
+    monkeypatch.setattr(fleet_report, "html_report", broken)
+    assert fleet_report.main([str(root), "--out", str(out)]) == 2
     assert [(out / f).read_text() for f in ("summary.md", "index.html")] == ["the last run's\n"] * 2
     assert sorted(p.name for p in out.iterdir()) == ["index.html", "summary.md"]  # no temporary
     monkeypatch.undo()
     (out / "index.html").unlink()
     os.mkfifo(out / "index.html")  # a file that cannot be replaced: refused before any write
-    assert fleet.main([str(root), "--out", str(out)]) == 2
+    assert fleet_report.main([str(root), "--out", str(out)]) == 2
     assert (out / "summary.md").read_text() == "the last run's\n"
 
 
