@@ -9,7 +9,7 @@ drawing) and a `draw_*()` function that writes `<stem>.png` and `<stem>.svg` and
   per sweep, so a new family adds a row), with reference lines (the PCIe link), crossover marks
   and the ideal;
 - metrics_chart (machines.py): the portable ratios of this machine beside each baseline's;
-- framework_chart (framework.py): the user's framework's time over the library's, per pair.
+- framework_chart (framework_chart.py): the user's framework's time over the library's, per pair.
 
 common.py holds what they share (style, value axis, Grid, save); trend.py draws with it too.
 """
@@ -36,7 +36,7 @@ from gapbench_report.plots.family import (
     family_chart_data,
     family_metric,
 )
-from gapbench_report.plots.framework import (
+from gapbench_report.plots.framework_chart import (
     FrameworkChart,
     draw_framework_chart,
     framework_chart,
