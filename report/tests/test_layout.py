@@ -5,12 +5,15 @@ every command in compare's shape."""
 from __future__ import annotations
 
 import ast
+import graphlib
 import importlib
+import importlib.util
 import inspect
 import os
 import re
 import subprocess
 import sys
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -112,6 +115,77 @@ def test_nothing_imports_render_back():
     wrong = [p.name for p in sorted(PACKAGE.rglob("*.py"))
              if p.name != "render.py" and "gapbench_report.render" in imported_modules(p)]
     assert not wrong
+
+
+def package_modules(package: str) -> dict[str, Path]:
+    """Each module of an importable package (wherever it is installed from) -> its file."""
+    spec = importlib.util.find_spec(package)
+    assert spec and spec.submodule_search_locations, f"{package} is not importable here"
+    root = Path(next(iter(spec.submodule_search_locations)))
+    return {".".join((package, *p.relative_to(root).with_suffix("").parts)).removesuffix(
+        ".__init__"): p for p in sorted(root.rglob("*.py")) if "__pycache__" not in p.parts}
+
+
+def import_graph(modules: dict[str, Path]) -> dict[str, set[str]]:
+    """Module -> the modules among `modules` it imports (anywhere in it, a function's imports
+    too; `from . import x` resolved against its package)."""
+    graph = {}
+    for name, path in modules.items():
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        found = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                found |= {a.name for a in node.names}
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    parts = package.split(".")
+                    base = ".".join(parts[:len(parts) - node.level + 1] + ([base] if base else []))
+                found |= {base} | {f"{base}.{a.name}" for a in node.names}
+        graph[name] = (found & set(modules)) - {name}
+    return graph
+
+
+def import_circle(graph: dict[str, set[str]]) -> list[str]:
+    """One circle of imports in `graph` (its modules in order, the first again last), or []."""
+    try:
+        tuple(graphlib.TopologicalSorter(graph).static_order())
+    except graphlib.CycleError as e:
+        return list(e.args[1])
+    return []
+
+
+def both_packages() -> dict[str, Path]:
+    return {**package_modules("gapbench_report"), **package_modules("gapbench_ci")}
+
+
+def test_no_import_circles():
+    """Each package's modules import one way (render's model before its writers, explain's rules
+    before its writer, the fleet's judging before its page), and neither package back into the
+    other."""
+    graph = import_graph(both_packages())
+    assert len(graph) > 40 and graph["gapbench_report.fleet_report"] >= {
+        "gapbench_report.fleet_judge", "gapbench_report.fleet_page"}
+    assert import_circle(graph) == []
+
+
+def test_the_circle_check_finds_a_circle():
+    assert import_circle({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) in (
+        ["a", "c", "b", "a"], ["b", "a", "c", "b"], ["c", "b", "a", "c"])
+    assert import_circle({"a": {"b"}, "b": set()}) == []
+    tree = REPORT / "gapbench_report"
+    assert import_graph({"gapbench_report.model": tree / "model.py",
+                         "gapbench_report.diagnose": tree / "diagnose.py"}) == {
+        "gapbench_report.model": {"gapbench_report.diagnose"}, "gapbench_report.diagnose": set()}
+
+
+def test_no_two_modules_share_a_name():
+    """A module's name says which one it is, across the report and the CI packages (`fleet.py`
+    was both the CI's fleet command and the report's)."""
+    names = Counter(path.stem for path in both_packages().values()
+                    if path.stem not in ("__init__", "__main__"))
+    assert len(names) > 40
+    assert [name for name, n in names.items() if n > 1] == []
 
 
 LATER_STEPS = ("gapbench_report.render", "gapbench_report.plots", "gapbench_report.trend",
