@@ -188,6 +188,17 @@ def test_no_two_modules_share_a_name():
     assert [name for name, n in names.items() if n > 1] == []
 
 
+def test_contributing_md_names_every_module_of_the_report():
+    """docs/contributing.md's table of the report's modules follows the package: a module that
+    is not in it (a new one, or one renamed) has no stated job there."""
+    text = (REPO / "docs" / "contributing.md").read_text(encoding="utf-8")
+    table = text[text.index("### The report packages"):text.index("`gapbench_ci` is")]
+    named = set(re.findall(r"`([a-z_]+)\.py`", table))
+    files = {p.stem for p in PACKAGE.rglob("*.py")
+             if "__pycache__" not in p.parts and p.stem not in ("__init__", "__main__")}
+    assert len(files) > 30 and files - named == set(), "modules missing from contributing.md"
+
+
 LATER_STEPS = ("gapbench_report.render", "gapbench_report.plots", "gapbench_report.trend",
                "gapbench_report.explain", "matplotlib")
 
