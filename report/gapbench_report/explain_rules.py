@@ -297,9 +297,10 @@ def rule_op_burst(p: Profile, prices: Prices | None) -> list[Explained]:
             f"({pct(burst.seconds / p.step_seconds)}), outside the model's layers, autograd and "
             f"the optimizer: a Python loop {LOOPS_OVER[burst.confidence]}. Each iteration pays "
             "the interpreter, and each op the framework's dispatch (on a GPU, a launch), for a few "
-            "values' work. Write it as whole-tensor operations on the batch (x = (x - "
-            "x.amin(1, keepdim=True)) / (x.amax(1, keepdim=True) - x.amin(1, keepdim=True))), or "
-            "move it into a Dataset read by DataLoader workers.")
+            "values' work. Write it as whole-tensor operations on the batch (a per-row min-max "
+            "scaling, for example, is x = (x - x.amin(1, keepdim=True)) / (x.amax(1, "
+            "keepdim=True) - x.amin(1, keepdim=True))), or move it into a Dataset read by "
+            "DataLoader workers.")
     saving, basis = vectorized_saving(p, prices, burst.seconds, "the burst's time in the trace")
     return [explained("op_burst", "warning", "A burst of tiny host ops (a Python loop)", text,
                       burst.seconds, saving, basis, "preprocess",
