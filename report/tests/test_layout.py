@@ -23,7 +23,7 @@ REPORT = Path(__file__).resolve().parents[1]
 REPO = REPORT.parent
 PACKAGE = REPORT / "gapbench_report"
 # Every Python package of the repository that could hold a copy of the catalogue.
-SOURCES = [PACKAGE, REPORT / "gapbench_ci", REPO / "probe"]
+SOURCES = [PACKAGE, REPO / "ci" / "gapbench_ci", REPO / "probe"]
 COMMANDS = ["render", "compare", "diagnose", "check", "trend", "explain", "fleet"]
 
 

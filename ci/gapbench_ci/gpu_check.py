@@ -61,7 +61,7 @@ STEP_LIMIT_S = {"build": 180, "doctor": 20, "tests": 45, "memcheck": 60, "racech
 # (ci/gpu-check --kit, 2026-11-27): doctor 0.6 s, the GPU tests 5.2, the probe 50.6, the key rows
 # 70 (less the two plain cuDNN conv rows since dropped), the report 6.8; a build on the machine,
 # 70 s on 2 cores (the kit's binaries take none). The four sanitizer plans costed test by test
-# from that run's logs (report/tests/test_gpu_sanitizer.py: memcheck 27, racecheck 50,
+# from that run's logs (ci/tests/test_gpu_sanitizer.py: memcheck 27, racecheck 50,
 # synccheck 20, initcheck 51); bench is ci/gpu-quick-estimate's sum for the quick GPU families
 # on the H100's files (153 s), with the listing and the 6% the model undercounted there.
 # docs/gpu-check.md shows them; a test holds their sum within DEFAULT_BUDGET_S.
@@ -87,7 +87,7 @@ KEY_FILTER = ("^conv/[^/]+/gpu/n:32/c:64/hw:56/k:64/r:3/"
 KEY_FLAGS = ("--profile=full", "--benchmark_repetitions=3", "--benchmark_min_time=0.1")
 # The source files whose content says "the same source" (no git needed: a copy of the tree).
 SOURCE_PARTS = ("CMakeLists.txt", "CMakePresets.json", "cmake", "bench", "fixtures", "kernels",
-                "tests", "probe/gapbench_probe", "report/gapbench_report", "report/gapbench_ci")
+                "tests", "probe/gapbench_probe", "report/gapbench_report", "ci/gapbench_ci")
 
 
 # ---- finding the GPU ---------------------------------------------------------------------------

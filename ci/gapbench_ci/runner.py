@@ -20,7 +20,7 @@ from pathlib import Path
 from gapbench_report.commandline import ToolError
 from gapbench_report.results import PROCESS_KEY
 
-# report/gapbench_ci/runner.py -> the repository root.
+# ci/gapbench_ci/runner.py -> the repository root.
 REPO_ROOT = Path(__file__).resolve().parents[2]
 # Characters with a meaning in the POSIX extended regular expressions of --benchmark_filter.
 _ERE_SPECIAL = set(".[]{}()\\*+?^$|")

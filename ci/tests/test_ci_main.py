@@ -1,5 +1,5 @@
 """gapbench-ci, gapbench_ci's own entry point: every command reached through it, one line and
-exit status 2 for an unknown one, and the console script that report/pyproject.toml installs."""
+exit status 2 for an unknown one, and the console script that ci/pyproject.toml installs."""
 
 from __future__ import annotations
 
@@ -14,9 +14,10 @@ from pathlib import Path
 import pytest
 
 from gapbench_ci import __main__ as ci
+from tests import PYTHONPATH, REPO
 
-REPORT = Path(__file__).resolve().parents[1]
-ENV = {**os.environ, "PYTHONPATH": str(REPORT)}
+CI = REPO / "ci"
+ENV = {**os.environ, "PYTHONPATH": PYTHONPATH}
 PROGS = {"baseline": "ci/baseline", "nightly": "ci/nightly", "gate-proof": "ci/gate-proof",
          "gpu-check": "ci/gpu-check"}
 
@@ -59,7 +60,7 @@ def test_python_dash_m_runs_it():
 
 def test_the_console_script_points_at_the_dispatcher():
     tomllib = pytest.importorskip("tomllib")  # Python 3.11 and later
-    scripts = tomllib.loads((REPORT / "pyproject.toml").read_text())["project"]["scripts"]
+    scripts = tomllib.loads((CI / "pyproject.toml").read_text())["project"]["scripts"]
     module, _, name = scripts["gapbench-ci"].partition(":")
     assert getattr(importlib.import_module(module), name) is ci.main
 
@@ -82,9 +83,9 @@ def test_no_module_a_ci_script_runs_imports_itself_back():
     or through others, that imported it back would load a second copy, with classes of its own
     (ci/baseline's Refused then ended as "internal error", exit 2, where gapbench-ci baseline
     refused with exit 1)."""
-    package = REPORT / "gapbench_ci"
+    package = CI / "gapbench_ci"
     imports = {f"gapbench_ci.{p.stem}": imported_modules(p) for p in package.glob("*.py")}
-    scripts = [s for s in sorted((REPORT.parent / "ci").iterdir()) if s.is_file()]
+    scripts = [s for s in sorted(CI.iterdir()) if s.is_file()]
     as_main = {m for s in scripts
                for m in re.findall(r"-m (gapbench_ci\.\w+)", s.read_text(encoding="utf-8"))}
     assert "gapbench_ci.baseline" in as_main
@@ -96,3 +97,4 @@ def test_no_module_a_ci_script_runs_imports_itself_back():
                 reached.add(m)
                 todo += imports.get(m, ())
         assert module not in reached, f"{module} is imported back by a module it imports"
+

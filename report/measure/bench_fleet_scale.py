@@ -1,6 +1,6 @@
 """Benchmark of the fleet report: `gapbench-report fleet` on 1,000 machines x 900 benchmarks.
 
-    .venv/bin/python report/bench_fleet_scale.py [--machines 1000] [--benchmarks 900]
+    .venv/bin/python report/measure/bench_fleet_scale.py [--machines 1000] [--benchmarks 900]
                                                  [--runs 1] [--limit 30] [--keep DIR]
 
 The fleet is made from real files: the H200's pipeline results and doctor.json, and the CPU
@@ -32,12 +32,12 @@ import tempfile
 import time
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
+REPORT = Path(__file__).resolve().parents[1]  # report/: the package, its tests and data
+sys.path.insert(0, str(REPORT))
 from gapbench_report.fleet_files import DIGEST  # noqa: E402
 
-H200 = HERE / "tests" / "data" / "fleet" / "h200"
-CPU = HERE.parent / "results" / "baselines" / "ci-cpu-2core.json"
+H200 = REPORT / "tests" / "data" / "fleet" / "h200"
+CPU = REPORT.parent / "results" / "baselines" / "ci-cpu-2core.json"
 VARIANTS = 20
 
 
@@ -134,7 +134,7 @@ def main(argv: list[str] | None = None) -> int:
             make_fleet(fleet, args.machines, args.benchmarks)
             print(f"made {args.machines} machines x {args.benchmarks} benchmarks in "
                   f"{time.perf_counter() - start:.0f} s", flush=True)
-        env = {**os.environ, "PYTHONPATH": str(HERE)}
+        env = {**os.environ, "PYTHONPATH": str(REPORT)}
 
         def timed() -> float:
             start = time.perf_counter()

@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "report"))
+sys.path[:0] = [str(ROOT / "ci"), str(ROOT / "report")]
 
 from gapbench_report.commandline import ToolError  # noqa: E402
 from gapbench_report.fleet_files import DIGEST, sources  # noqa: E402
@@ -127,7 +127,7 @@ def main(argv: list[str]) -> int:
     except ToolError as e:
         print(f"the one-node cluster did not start: {e}", file=sys.stderr)
         return 1
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT / "report"),
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT / "ci"), str(ROOT / "report"),
                                                       env.get("PYTHONPATH")]))
     try:
         check_fleet(gapbench, work, env)

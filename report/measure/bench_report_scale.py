@@ -1,6 +1,6 @@
 """Benchmark of the report itself: render and diagnose of 5,000 benchmarks x 5 repetitions.
 
-    .venv/bin/python report/bench_report_scale.py [--runs 3] [--limit 10] [--keep DIR]
+    .venv/bin/python report/measure/bench_report_scale.py [--runs 3] [--limit 10] [--keep DIR]
 
 A user's nightly history or a full sweep can reach 5,000 benchmarks. This script writes two such
 files, as Google Benchmark writes them (every repetition plus the mean, median, stddev and cv
@@ -34,7 +34,7 @@ from pathlib import Path
 
 BENCHMARKS = 5000
 REPETITIONS = 5
-HERE = Path(__file__).resolve().parent
+REPORT = Path(__file__).resolve().parents[1]  # report/: the package, its tests and data
 CONTEXT = {
     "gapbench.schema": "1", "gapbench.version": "0.1.0", "gapbench.profile": "full",
     "gapbench.seed": "42", "machine.id": "scale-test", "gpu.status": "ok",
@@ -200,7 +200,7 @@ def write(path: Path, shape) -> Path:
 def timed(args: list[str]) -> float:
     """Wall-clock seconds of `gapbench-report ARGS` in a fresh process; exits on a failure."""
     env = {**os.environ, "MPLBACKEND": "Agg",
-           "PYTHONPATH": os.pathsep.join(filter(None, [str(HERE), os.environ.get("PYTHONPATH")]))}
+           "PYTHONPATH": os.pathsep.join(filter(None, [str(REPORT), os.environ.get("PYTHONPATH")]))}
     start = time.perf_counter()
     done = subprocess.run([sys.executable, "-m", "gapbench_report", *args], env=env,
                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)

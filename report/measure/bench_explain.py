@@ -1,6 +1,6 @@
 """How long `gapbench-report explain` takes, and how much memory, on a large trace.
 
-    python report/bench_explain.py [--mib 100] [--events launch|tiny] [--keep FILE]
+    python report/measure/bench_explain.py [--mib 100] [--events launch|tiny] [--keep FILE]
 
 Writes a synthesised PyTorch trace of about --mib MiB of JSON, then runs `gapbench-report
 explain` on it in a fresh process and reports its wall time and peak resident memory (the
@@ -28,8 +28,8 @@ import tempfile
 import time
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE / "tests" / "traces"))
+REPORT = Path(__file__).resolve().parents[1]  # report/: the package, its tests and data
+sys.path.insert(0, str(REPORT / "tests" / "traces"))
 
 import synthesise_gpu_traces as synth  # noqa: E402
 
@@ -93,7 +93,7 @@ def peak_of_explain(trace: Path, timeout: float = 3600.0) -> tuple[int, float, d
     in bytes, its wall seconds and its JSON. RuntimeError when it fails."""
     start = time.perf_counter()
     done = subprocess.run([sys.executable, "-c", RUN_AND_REPORT_PEAK, "explain", str(trace),
-                           "--json"], cwd=HERE, capture_output=True, text=True, timeout=timeout)
+                           "--json"], cwd=REPORT, capture_output=True, text=True, timeout=timeout)
     seconds = time.perf_counter() - start
     *message, peak = done.stderr.splitlines() or ["", "0"]
     if done.returncode != 0:

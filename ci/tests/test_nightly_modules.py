@@ -6,11 +6,11 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
-REPORT = Path(__file__).resolve().parents[1]
+from tests import PYTHONPATH
+
 # What importing each part may load of gapbench_ci, itself included.
 MAY_LOAD = {
     "gapbench_ci.nightly_gate": {"gapbench_ci.runner"},
@@ -24,7 +24,7 @@ LOADED = "import sys, {0}; print(*sorted(m for m in sys.modules if m.startswith(
 def test_no_part_of_the_nightly_imports_the_command(module):
     # A fresh interpreter: this one has imported every module already.
     done = subprocess.run([sys.executable, "-c", LOADED.format(module)],
-                          env={**os.environ, "PYTHONPATH": str(REPORT)}, capture_output=True,
+                          env={**os.environ, "PYTHONPATH": PYTHONPATH}, capture_output=True,
                           text=True, timeout=120, check=True)
     loaded = set(done.stdout.split())
     assert module in loaded  # the probe sees what it imported

@@ -476,7 +476,7 @@ def test_a_test_that_runs_a_gapbench_kernel_cannot_be_left_out(monkeypatch):
 
 # Each GPU test's time under each tool on an H100 (2026-11-27): the file says where each number
 # comes from.
-H100_TIMES = json.loads((REPO_ROOT / "report" / "tests" / "data" / "h100-sanitizer-times.json")
+H100_TIMES = json.loads((REPO_ROOT / "ci" / "tests" / "data" / "h100-sanitizer-times.json")
                         .read_text(encoding="utf-8"))
 
 

@@ -20,10 +20,10 @@ from pathlib import Path
 import pytest
 
 from gapbench_ci import baseline
+from tests import PYTHONPATH, REPO
 
-REPORT = Path(__file__).resolve().parents[1]
-REPO = REPORT.parent
-DATA = REPORT / "tests" / "data"
+DATA = REPO / "ci" / "tests" / "data"
+REPORT_DATA = REPO / "report" / "tests" / "data"  # the report's own bad files
 COMMITTED = REPO / "results" / "baselines"
 COMMIT, HOW = "42634e8", "GPU variants only, on a lent GPU."
 TOO_MANY = "use letters, digits, '.', '_' and '-' (at most 64), starting with a letter or digit"
@@ -130,7 +130,7 @@ def workdir(tmp_path, monkeypatch):
         shutil.copy(path, tmp_path)
     for name in ("empty.json", "truncated.json", "compare/not_json.json",
                  "compare/wrong_schema.json"):
-        shutil.copy(DATA / name, tmp_path)
+        shutil.copy(REPORT_DATA / name, tmp_path)
     (tmp_path / "link-to-conv.json").symlink_to("conv.json")
     os.link(tmp_path / "conv.json", tmp_path / "hard-link-to-conv.json")
     shutil.copy(tmp_path / "conv.json", tmp_path / "copy-of-conv.json")
@@ -181,7 +181,7 @@ def test_an_unreadable_file(workdir, capsys):
 def run_both_ways(args: list[str], cwd: Path) -> list[tuple[int, str, str]]:
     """(exit status, stdout, stderr) of `ci/baseline ARGS` (the script: the module as __main__)
     and of `gapbench-ci baseline ARGS` (the entry point: the module imported)."""
-    env = {**os.environ, "PYTHONPATH": str(REPORT)}
+    env = {**os.environ, "PYTHONPATH": PYTHONPATH}
     ways = [[str(REPO / "ci" / "baseline"), *args],
             [sys.executable, "-m", "gapbench_ci", "baseline", *args]]
     done = [subprocess.run(way, cwd=cwd, env=env, capture_output=True, text=True, timeout=120)

@@ -52,7 +52,7 @@ class ToolPlan:
 
 # Tests that run no gapbench kernel, only a library's: racecheck, which watches gapbench's
 # kernels alone (kns=gapbench), has nothing to check in them. Named one by one, so that a new
-# test is covered until it is shown to be one of these (report/tests/test_gpu_sanitizer.py reads
+# test is covered until it is shown to be one of these (ci/tests/test_gpu_sanitizer.py reads
 # each one's source for a gapbench kernel).
 _CUBLAS_ONLY = ("runs cuBLAS's kernels only, which racecheck does not watch here (on an H200 it "
                 "failed inside them: an internal sanitizer error)")

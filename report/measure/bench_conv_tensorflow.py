@@ -2,7 +2,7 @@
 
     bash ci/setup --tensorflow          # .venv-tf (TensorFlow's CPU build)
     cmake --preset default && cmake --build build/default --target gapbench
-    .venv-tf/bin/python report/bench_conv_tensorflow.py [--rounds 4] [--reps 5] [--threads N]
+    .venv-tf/bin/python report/measure/bench_conv_tensorflow.py [--rounds 4] [--reps 5] [--threads N]
                                                        [--max-isa ISA] [--gapbench PATH] [--verbose]
                                                        [--precedence]
 
@@ -51,7 +51,7 @@ import sys
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 N, C, HW, K, R = 32, 64, 56, 64, 3
 ROW = f"conv/onednn/cpu/n:{N}/c:{C}/hw:{HW}/k:{K}/r:{R}/stride:1/pad:1"
 MATHS = ("fp32", "bf16")
