@@ -23,7 +23,7 @@ from gapbench_report.commandline import ToolError, UsageError
 from gapbench_report.files import write_atomic, write_json_atomic
 from gapbench_report.results import load_results
 
-from gapbench_ci import baseline_adopt
+from gapbench_ci import baseline_adopt, tools
 from gapbench_ci.baseline_folder import (
     LIBRARY_KEYS,
     NAME_PATTERN,
@@ -42,7 +42,6 @@ from gapbench_ci.runner import (
     doctor_facts,
     read_document,
     run_gapbench,
-    run_logged,
     tree_state,
 )
 
@@ -78,10 +77,9 @@ def build_default(cmake_args: list[str]) -> Path:
     """The default preset's gapbench, configured and built where needed."""
     build = REPO_ROOT / "build" / "default"
     if cmake_args or not (build / "CMakeCache.txt").exists():
-        run_logged(["cmake", "--preset", "default", *cmake_args], "configuring (preset default)",
-                   cwd=REPO_ROOT)
-    run_logged(["cmake", "--build", "--preset", "default", "--target", "gapbench"],
-               "building (preset default)", cwd=REPO_ROOT)
+        tools.configure(REPO_ROOT, preset="default", extra=cmake_args,
+                        what="configuring (preset default)", echo=True)
+    tools.build(preset="default", what="building (preset default)", cwd=REPO_ROOT, echo=True)
     return build / "gapbench"
 
 

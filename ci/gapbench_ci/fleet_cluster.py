@@ -33,8 +33,8 @@ from pathlib import Path
 from gapbench_report import commandline
 from gapbench_report.commandline import ToolError, UsageError
 
-from gapbench_ci import fleet_commands
-from gapbench_ci.fleet_commands import program
+from gapbench_ci import tools
+from gapbench_ci.tools import program
 
 PROG = "python -m gapbench_ci.fleet_cluster"
 DAEMONS = "daemons.json"
@@ -198,8 +198,8 @@ def remove_sockets_folder(folder: Path) -> None:
 
 
 def node_state(env: dict[str, str]) -> str:
-    done = fleet_commands.run([program("sinfo"), "-h", "-o", "%t"], env=env)
-    return done.stdout.strip() if done.returncode == 0 else ""
+    done = tools.slurm(["sinfo", "-h", "-o", "%t"], env=env)
+    return done.out.strip() if done.status == 0 else ""
 
 
 def wait_for(condition, timeout: float, message: str) -> None:

@@ -38,7 +38,7 @@ from gapbench_report.fleet_files import (
 )
 from gapbench_report.results import ResultsError, shown
 
-from gapbench_ci import fleet_commands
+from gapbench_ci import tools
 
 PROG = "gapbench-ci fleet status"
 RUNNING, FAILED, DONE = 3, 1, 0
@@ -59,28 +59,23 @@ class Job:
     nodes: str
 
 
-def slurm(args: list[str]):
-    return fleet_commands.run([fleet_commands.program(args[0]), *args[1:]])
-
-
 def job_state(job: str) -> Job:
     """The job as squeue sees it, else as scontrol still remembers it (MinJobAge)."""
-    done = slurm(["squeue", "-h", "-j", job, "-o", "%T|%r|%N"])
-    line = done.stdout.strip().splitlines()[0] if done.returncode == 0 and done.stdout.strip() \
-        else ""
+    done = tools.slurm(["squeue", "-h", "-j", job, "-o", "%T|%r|%N"])
+    line = done.out.strip().splitlines()[0] if done.status == 0 and done.out.strip() else ""
     if line:
         state, reason, nodes = (line.split("|") + ["", ""])[:3]
         if not STATE.fullmatch(state):
             raise ToolError(f"squeue answered no job state for job {job}: "
                             f"{printable(repr(line[:200]))}")
         return Job(state, printable(reason), "", printable(nodes))
-    shown_job = slurm(["scontrol", "show", "job", "-o", job])
-    if shown_job.returncode != 0:
-        message = fleet_commands.last_line(shown_job.stderr)
+    shown_job = tools.slurm(["scontrol", "show", "job", "-o", job])
+    if shown_job.status != 0:
+        message = shown_job.last
         if "Invalid job id" in message:
             return Job("unknown", "Slurm no longer knows this job", "", "")
-        raise ToolError(f"scontrol show job {job}: {message or f'exit {shown_job.returncode}'}")
-    fields = dict(part.split("=", 1) for part in shown_job.stdout.split() if "=" in part)
+        raise ToolError(f"scontrol show job {job}: {message or f'exit {shown_job.status}'}")
+    fields = dict(part.split("=", 1) for part in shown_job.out.split() if "=" in part)
     state = fields.get("JobState", "unknown")
     return Job(state if STATE.fullmatch(state) else "unknown", printable(fields.get("Reason", "")),
                printable(fields.get("ExitCode", "")), printable(fields.get("NodeList", "")))

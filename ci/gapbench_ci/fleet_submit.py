@@ -43,7 +43,7 @@ from gapbench_report.commandline import ToolError, UsageError
 from gapbench_report.files import json_text, write_atomic_together
 from gapbench_report.fleet_files import RECORD, SCRIPT, printable
 
-from gapbench_ci import fleet_commands
+from gapbench_ci import tools
 from gapbench_ci.runner import REPO_ROOT
 
 PROG = "gapbench-ci fleet submit"
@@ -166,12 +166,11 @@ def sbatch_script(args) -> str:
 def count_hosts(nodelist: str) -> int:
     """How many hosts a Slurm host list names (node[1-3,5] is 4), as `scontrol show hostnames`
     expands it; ToolError with Slurm's message when it cannot."""
-    done = fleet_commands.run([fleet_commands.program("scontrol"), "show", "hostnames",
-                               nodelist])
-    hosts = done.stdout.split()
-    if done.returncode != 0 or not hosts:
+    done = tools.slurm(["scontrol", "show", "hostnames", nodelist])
+    hosts = done.out.split()
+    if done.status != 0 or not hosts:
         raise ToolError(f"scontrol show hostnames {nodelist}: "
-                        f"{fleet_commands.last_line(done.stderr) or f'exit {done.returncode}'}")
+                        f"{done.last or f'exit {done.status}'}")
     return len(set(hosts))  # Slurm reads a host named twice as one
 
 
@@ -222,7 +221,7 @@ def seconds_of(time: str) -> int | None:
 
 def check(args) -> None:
     """Every argument, before anything is made or submitted; UsageError for a bad one."""
-    fleet_commands.timeout()  # GAPBENCH_SLURM_TIMEOUT, refused now rather than half-way
+    tools.slurm_timeout()  # GAPBENCH_SLURM_TIMEOUT, refused now rather than half-way
     for flag, value in (("--out", str(args.out)), ("--gapbench", str(args.gapbench)),
                         ("--job-name", args.job_name), ("--partition", args.partition),
                         ("--nodelist", args.nodelist), ("--gpus-per-node", args.gpus_per_node),
@@ -286,16 +285,15 @@ def check_filters(args) -> None:
     together = args.filter or f"^(peak|{'|'.join(families)})/"
     if not os.access(args.gapbench, os.X_OK):  # a dry run without a build: nothing to ask
         return
-    done = fleet_commands.run([str(args.gapbench), f"--profile={args.profile}",
-                               f"--benchmark_filter={together}", "--benchmark_list_tests=true"],
-                              stuck="is it the gapbench executable?")
-    if done.returncode == 2:
-        line = fleet_commands.last_line(done.stderr).removeprefix("gapbench: ")
-        raise UsageError(f"{args.gapbench} refuses the run: {line.removesuffix(' (try --help)')}")
-    if done.returncode != 0:
-        raise ToolError(f"{args.gapbench} --benchmark_list_tests=true exited with status "
-                        f"{done.returncode}: {fleet_commands.last_line(done.stderr)}")
-    listed = {line.split("/", 1)[0] for line in done.stdout.split()}
+    try:
+        names = tools.list_benchmarks(args.gapbench, args.profile, together,
+                                      tools.slurm_timeout())
+    except tools.CommandFailed as e:
+        if e.status != 2:
+            raise
+        line = e.last.removeprefix("gapbench: ").removesuffix(" (try --help)")
+        raise UsageError(f"{args.gapbench} refuses the run: {line}") from None
+    listed = {name.split("/", 1)[0] for name in names}
     missing = [f for f in families if f not in listed]
     if missing:
         raise UsageError(f"--families: {args.gapbench} has no {', '.join(missing)} benchmarks "
@@ -315,13 +313,13 @@ def submit(args) -> str:
     script = sbatch_script(args)
     name = shlex.quote(args.job_name)
     try:
-        done = fleet_commands.run([fleet_commands.program("sbatch"), "--parsable"],
-                                  input=script, stuck=f"{fleet_commands.SLURM_STUCK}; it may have "
-                                  f"queued the job all the same: squeue --me --name={name}")
-        if done.returncode != 0:
-            message = fleet_commands.last_line(done.stderr or done.stdout)
-            raise ToolError(f"sbatch refused the job: {message or f'exit {done.returncode}'}")
-        answer = done.stdout.strip()
+        done = tools.slurm(["sbatch", "--parsable"], input=script,
+                           stuck=f"{tools.SLURM_STUCK}; it may have queued the job all the same: "
+                                 f"squeue --me --name={name}")
+        if done.status != 0:
+            message = tools.last_line(done.err or done.out)
+            raise ToolError(f"sbatch refused the job: {message or f'exit {done.status}'}")
+        answer = done.out.strip()
         parsed = JOB_ID.fullmatch(answer)
         if parsed is None:
             raise ToolError(f"sbatch exited 0 but answered no job id ({printable(repr(answer))}"

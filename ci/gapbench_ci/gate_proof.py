@@ -27,13 +27,12 @@ from gapbench_report import compare as cmp
 from gapbench_report.commandline import UsageError
 from gapbench_report.files import write_atomic, write_json_atomic
 
-from gapbench_ci import nightly_gate
+from gapbench_ci import nightly_gate, tools
 from gapbench_ci.runner import (
     REPO_ROOT,
     RunSpec,
     Side,
     build_gapbench,
-    list_benchmarks,
     tree_state,
 )
 
@@ -366,7 +365,8 @@ def _run(argv: list[str]) -> int:
                                 off + ["-DGAPBENCH_TEST_INJECT=OFF"], args.jobs)
         inject = build_gapbench(REPO_ROOT, args.build_root / "inject",
                                 off + ["-DGAPBENCH_TEST_INJECT=ON"], args.jobs)
-    names = list_benchmarks(normal, s.spec())
+    spec = s.spec()
+    names = tools.list_benchmarks(normal, spec.profile, spec.filter)
     injected = {n for n in names if re.search(s.injected, n)}
     if not injected or len(injected) == len(names):
         raise UsageError(f"--injected must match some but not all of the {len(names)} "

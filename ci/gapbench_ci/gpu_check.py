@@ -16,10 +16,8 @@ from __future__ import annotations
 
 import argparse
 import io
-import json
 import os
 import shutil
-import subprocess
 import sys
 import tarfile
 import time
@@ -33,10 +31,9 @@ from gapbench_report import commandline
 from gapbench_report.files import write_atomic, write_json_atomic
 from gapbench_report.results import Results, load_results
 
-from gapbench_ci import gpu_sanitizer
-from gapbench_ci.gpu_kit import Kit
-from gapbench_ci.gpu_run import (ARCHIVE_RESERVE_S, PROG, Budget, StepCut, StepFailed,
-                                 hash_files, last_line, run_logged_to)
+from gapbench_ci import gpu_sanitizer, tools
+from gapbench_ci.gpu_kit import BUILD_SOURCES, Kit
+from gapbench_ci.gpu_run import ARCHIVE_RESERVE_S, PROG, Budget, StepFailed, hash_files
 from gapbench_ci.gpu_summary import Done, Summary
 from gapbench_ci.runner import REPO_ROOT, exact_filter, tree_state
 
@@ -85,9 +82,9 @@ KEY_FILTER = ("^conv/[^/]+/gpu/n:32/c:64/hw:56/k:64/r:3/"
               "|^overhead/cublas[^/]*/gpu/op:matmul/n:(4096|2048)/"
               "|^transfer/[^/]+/gpu/.*bytes:268435456/|^peak/[^/]+/gpu/")
 KEY_FLAGS = ("--profile=full", "--benchmark_repetitions=3", "--benchmark_min_time=0.1")
-# The source files whose content says "the same source" (no git needed: a copy of the tree).
-SOURCE_PARTS = ("CMakeLists.txt", "CMakePresets.json", "cmake", "bench", "fixtures", "kernels",
-                "tests", "probe/gapbench_probe", "report/gapbench_report", "ci/gapbench_ci")
+# The source files whose content says "the same source" (no git needed: a copy of the tree): the
+# binaries' and the Python's that runs the steps.
+SOURCE_PARTS = (*BUILD_SOURCES, "probe/gapbench_probe", "report/gapbench_report", "ci/gapbench_ci")
 
 
 # ---- finding the GPU ---------------------------------------------------------------------------
@@ -98,14 +95,13 @@ def gpu_absent_reason(nvidia_smi: str | None = None) -> str | None:
     if not smi:
         return "no NVIDIA driver here (nvidia-smi not found)"
     try:
-        done = subprocess.run([str(smi), "-L"], capture_output=True, text=True, timeout=60,
-                              check=False)
-    except (OSError, subprocess.TimeoutExpired) as e:
+        done = tools.run([smi, "-L"], limit=60, ok=None)
+    except tools.CommandFailed as e:
         return f"nvidia-smi did not answer ({e})"
-    gpus = [line for line in done.stdout.splitlines() if line.startswith("GPU ")]
-    if done.returncode != 0 or not gpus:
-        last = (done.stderr.strip() or done.stdout.strip()).splitlines()
-        return f"nvidia-smi lists no GPU ({last[-1] if last else f'exit status {done.returncode}'})"
+    gpus = [line for line in done.out.splitlines() if line.startswith("GPU ")]
+    if done.status != 0 or not gpus:
+        last = tools.last_line(done.err) or tools.last_line(done.out)
+        return f"nvidia-smi lists no GPU ({last or f'exit status {done.status}'})"
     return None
 
 
@@ -189,13 +185,6 @@ class Check:
             return seconds, why if why != "its limit" else "what was left of bench's limit"
         return self.budget.limit(own)
 
-    def configure_command(self) -> list[str]:
-        native = ["-DCMAKE_CUDA_ARCHITECTURES=native"] if self.native else []
-        return ["cmake", "-S", str(REPO_ROOT), "-B", str(self.build_dir), "-G", "Ninja",
-                "-DCMAKE_BUILD_TYPE=Release", *native,
-                f"-DPython3_EXECUTABLE={sys.executable}", "-DGAPBENCH_REQUIRE_GPU_LIBRARIES=ON",
-                *(f"-D{d}" for d in self.cmake_defines)]
-
     def build(self) -> str:
         if self.kit is not None:
             usable, why = self.kit.usable_binaries({})
@@ -204,42 +193,36 @@ class Check:
                 return f"not built: {why} load here"
             print(f"{PROG}: building: {why}", file=sys.stderr, flush=True)
         log = self.logs / "build.log"
-        if run_logged_to(self.configure_command(), log, "configure", self.limit("build")) != 0:
-            missing = last_line(log, "GAPBENCH_REQUIRE_GPU_LIBRARIES")
-            raise StepFailed(f"configuring failed: {missing or last_line(log)} (logs/build.log)")
+        # The Python running the check: CMake finds cuDNN in its nvidia.cudnn package.
+        done = tools.configure(REPO_ROOT, self.build_dir, python=sys.executable,
+                               cuda_architectures="native" if self.native else None,
+                               require_gpu_libraries=True,
+                               extra=[f"-D{d}" for d in self.cmake_defines], what="configure",
+                               limit=self.limit("build"), log=log, ok=None)
+        if done.status != 0:
+            missing = tools.last_log_line(log, "GAPBENCH_REQUIRE_GPU_LIBRARIES")
+            raise StepFailed(f"configuring failed: {missing or done.last} (logs/build.log)")
         build_log = self.logs / "build-compile.log"
         # The two binaries only: the check needs no CPU unit test, and a lent machine's time is
         # short.
-        if run_logged_to(["cmake", "--build", str(self.build_dir), "--target", "gapbench",
-                          "gapbench_gpu_tests"], build_log, "build",
-                         self.limit("build")) != 0:
-            raise StepFailed(f"building failed: {last_line(build_log, 'error')} "
+        done = tools.build(self.build_dir, tools.GAPBENCH_AND_GPU_TESTS, what="build",
+                           limit=self.limit("build"), log=build_log, ok=None)
+        if done.status != 0:
+            raise StepFailed(f"building failed: {tools.last_log_line(build_log, 'error')} "
                              "(logs/build-compile.log)")
         if not self.gpu_tests.exists():
             raise StepFailed("built without CUDA: CMake found no usable nvcc (logs/build.log)")
-        cudnn = last_line(log, "-- cuDNN: ").removeprefix("-- ")
+        cudnn = tools.last_log_line(log, "-- cuDNN: ").removeprefix("-- ")
         target = ("for this GPU" if self.native
                   else "without a GPU in hand (for CMake's default architectures, or -D's)")
         return f"built {target} in {self.build_dir}; {cudnn}"
 
     def doctor(self) -> str:
-        seconds, why = self.limit("doctor")
-        try:
-            done = subprocess.run([str(self.binary), "doctor", "--json"], capture_output=True,
-                                  text=True, timeout=seconds, check=False)
-        except subprocess.TimeoutExpired:
-            raise StepCut(f"doctor still running after {seconds:.0f} s ({why})") from None
-        except OSError as e:
-            raise StepFailed(f"cannot run {self.binary}: {e}") from None
-        try:
-            data = json.loads(done.stdout)
-            facts = data["facts"]
-        except (json.JSONDecodeError, KeyError, TypeError):
-            raise StepFailed(
-                f"doctor --json gave no JSON (exit status {done.returncode})") from None
+        exit_status, data = tools.doctor(self.binary, self.limit("doctor"))
         write_json_atomic(self.out / "doctor.json", data)
+        facts = data["facts"]
         status = facts.get("gpu.status", "missing")
-        if done.returncode != 0 or status != "ok":
+        if exit_status != 0 or status != "ok":
             raise StepFailed(f"gpu.status: {status}")
         return (f"{facts.get('gpu.name', 'GPU')} (compute capability "
                 f"{facts.get('gpu.compute_capability', '?')}); driver "
@@ -251,8 +234,9 @@ class Check:
         """The GPU test binary itself (no ctest: the kit's binaries have no build folder)."""
         junit = self.logs / "gpu-tests.xml"
         junit.unlink(missing_ok=True)  # an earlier run's counts must not stand in for this one's
-        status = run_logged_to([str(self.gpu_tests), f"--gtest_output=xml:{junit.resolve()}"],
-                               self.logs / "gpu-tests.log", "the GPU tests", self.limit("tests"))
+        status = tools.run([self.gpu_tests, f"--gtest_output=xml:{junit.resolve()}"],
+                           "the GPU tests", self.limit("tests"), log=self.logs / "gpu-tests.log",
+                           ok=None).status
         counts = junit_counts(junit) if junit.exists() else None
         if counts is None:
             raise StepFailed(f"the GPU tests wrote no results (exit status {status}; "
@@ -270,19 +254,9 @@ class Check:
     def families(self) -> dict[str, list[str]]:
         """Each family's benchmarks that --filter selects, with peak's beside each (as
         `ctest -L bench` runs them: each file carries the machine's ceilings)."""
-        seconds, _ = self.limit("list")
-        try:
-            done = subprocess.run([str(self.binary), f"--profile={self.profile}",
-                                   f"--benchmark_filter={self.filter}",
-                                   "--benchmark_list_tests=true"],
-                                  capture_output=True, text=True, timeout=seconds, check=False)
-        except (OSError, subprocess.TimeoutExpired) as e:
-            raise StepFailed(f"{self.binary} could not list its benchmarks: {e}") from None
-        if done.returncode != 0:
-            raise StepFailed(f"{self.binary} could not list its benchmarks: "
-                             f"{done.stderr.strip()}")
         by_family: dict[str, list[str]] = {}
-        for name in done.stdout.split():
+        for name in tools.list_benchmarks(self.binary, self.profile, self.filter,
+                                          self.limit("list")):
             by_family.setdefault(name.split("/", 1)[0], []).append(name)
         if not by_family:
             raise StepFailed(f"--filter {self.filter!r} selects no benchmark")
@@ -301,8 +275,8 @@ class Check:
         out = self.results / f"{name}.json"
         self.results.mkdir(parents=True, exist_ok=True)
         before = _stamp(out)
-        status = run_logged_to([str(self.binary), *flags, f"--benchmark_out={out}"],
-                               self.logs / f"bench-{name}.log", name, limit)
+        status = tools.run([self.binary, *flags, f"--benchmark_out={out}"], name, limit,
+                           log=self.logs / f"bench-{name}.log", ok=None).status
         if status not in (0, 1) or _stamp(out) == before:
             raise StepFailed(f"gapbench exited with status {status} and wrote no results "
                              f"(logs/bench-{name}.log); any earlier {out.name} is kept")
@@ -324,15 +298,14 @@ class Check:
         before = _stamp(out)
         path = os.pathsep.join(filter(None, [str(REPO_ROOT / "probe"),
                                              os.environ.get("PYTHONPATH")]))
-        status = run_logged_to(
+        done = tools.run(
             [sys.executable, "-m", "gapbench_probe", "--framework", "torch", "--device", "gpu",
-             "--profile", self.profile, "--out", str(self.results), "--gapbench",
-             str(self.binary)],
-            self.logs / "probe.log", "gapbench-probe", self.limit("probe"),
+             "--profile", self.profile, "--out", self.results, "--gapbench", self.binary],
+            "gapbench-probe", self.limit("probe"), log=self.logs / "probe.log", ok=None,
             env={"PYTHONPATH": path, "PYTHONUNBUFFERED": "1"})
-        if status not in (0, 1) or _stamp(out) == before:
-            raise StepFailed(f"gapbench-probe exited with status {status} and wrote no results "
-                             f"(logs/probe.log): {last_line(self.logs / 'probe.log')}")
+        if done.status not in (0, 1) or _stamp(out) == before:
+            raise StepFailed(f"gapbench-probe exited with status {done.status} and wrote no "
+                             f"results (logs/probe.log): {done.last}")
         self.written.append(out)
         return gpu_verdict(load_results(out), "benchmarks")
 
@@ -342,12 +315,11 @@ class Check:
         files = list(dict.fromkeys(f for f in self.written if f.exists()))
         if not files:
             raise StepFailed("no results of this run to render")
-        log = self.logs / "report.log"
-        status = run_logged_to([sys.executable, "-m", "gapbench_report", "render",
-                                *map(str, files), "--out", str(self.out / "report")], log,
-                               "render", self.limit("report"))
-        if status != 0:
-            raise StepFailed(f"render failed: {last_line(log)} (logs/report.log)")
+        done = tools.run([sys.executable, "-m", "gapbench_report", "render", *files, "--out",
+                          self.out / "report"], "render", self.limit("report"),
+                         log=self.logs / "report.log", ok=None)
+        if done.status != 0:
+            raise StepFailed(f"render failed: {done.last} (logs/report.log)")
         return f"{self.out / 'report' / 'index.html'}"
 
 

@@ -24,7 +24,6 @@ import json
 import os
 import shutil
 import site
-import subprocess
 import sys
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -34,8 +33,9 @@ from gapbench_report import commandline
 from gapbench_report.commandline import ToolError
 from gapbench_report.files import write_json_atomic
 
+from gapbench_ci import tools
 from gapbench_ci.gpu_run import hash_files
-from gapbench_ci.runner import REPO_ROOT, run_logged, tree_state
+from gapbench_ci.runner import REPO_ROOT, tree_state
 
 PROG = "ci/gpu-kit"
 DEFAULT_DIR = REPO_ROOT / ".gpu-kit"
@@ -46,11 +46,14 @@ PACKAGES = ("libbenchmark-dev", "libbenchmark1debian", "libgtest-dev", "libopenb
             "libopenblas0", "libopenblas0-pthread", "libopenblas-pthread-dev", "libgfortran5",
             "libdnnl-dev", "libdnnl2", "ocl-icd-opencl-dev", "ocl-icd-libopencl1",
             "opencl-c-headers", "opencl-clhpp-headers")
-# The C++ sources the binaries are built from: the kit's binaries stand for this hash only.
+# The C++ sources the binaries are built from: the kit's binaries stand for this hash only (and
+# ci/gpu-check's record of what it did, for these and the Python that runs the steps).
 BUILD_SOURCES = ("CMakeLists.txt", "CMakePresets.json", "cmake", "bench", "fixtures", "kernels",
                  "tests")
 # The NVIDIA libraries a machine's Python wheels bring (PyTorch's), by the file that marks them.
 WHEEL_LIBRARIES = ("libcudnn.so.9", "libcublas.so.13", "libcublas.so.12")
+# apt-get download of every package: a guard against a hang, far above its minute or so.
+DOWNLOAD_S = 1800
 
 
 def build_source_hash(root: Path = REPO_ROOT) -> str:
@@ -94,10 +97,7 @@ class Kit:
         shutil.rmtree(self.prefix, ignore_errors=True)
         self.prefix.mkdir(parents=True)
         for deb in debs:
-            got = subprocess.run(["dpkg-deb", "-x", str(deb), str(self.prefix)],
-                                 capture_output=True, text=True, check=False)
-            if got.returncode != 0:
-                raise ToolError(f"cannot unpack {deb.name}: {got.stderr.strip()}")
+            tools.run(["dpkg-deb", "-x", deb, self.prefix], f"unpacking {deb.name}")
         done.write_text(names, encoding="utf-8")
 
     def environment(self, python: str = sys.executable) -> dict[str, str]:
@@ -125,14 +125,11 @@ class Kit:
             return False, "the kit's binaries were built from other sources"
         for name in BINARIES:
             try:
-                got = subprocess.run([str(self.binary(name)), "--help"], capture_output=True,
-                                     text=True, timeout=60, env={**os.environ, **env},
-                                     check=False)
-            except (OSError, subprocess.TimeoutExpired) as e:
+                got = tools.run([self.binary(name), "--help"], limit=60, env=env, ok=None)
+            except tools.CommandFailed as e:
                 return False, f"{Path(name).name} does not start here: {e}"
-            if got.returncode != 0:
-                last = (got.stderr.strip().splitlines() or ["?"])[-1]
-                return False, f"{Path(name).name} does not load here: {last}"
+            if got.status != 0:
+                return False, f"{Path(name).name} does not load here: {got.last or '?'}"
         return True, (f"the kit's binaries (built {made.get('date', '?')} for "
                       f"sm_{made.get('arch', '?')}, {made.get('commit', '?')})")
 
@@ -143,11 +140,10 @@ def wheel_library_dirs(python: str = sys.executable) -> list[str]:
         roots = [*site.getsitepackages(), site.getusersitepackages()]
     else:
         try:
-            got = subprocess.run([python, "-c", "import site; print('\\n'.join("
-                                  "site.getsitepackages() + [site.getusersitepackages()]))"],
-                                 capture_output=True, text=True, timeout=60, check=False)
-            roots = got.stdout.split()
-        except (OSError, subprocess.TimeoutExpired):
+            roots = tools.run([python, "-c", "import site; print('\\n'.join("
+                               "site.getsitepackages() + [site.getusersitepackages()]))"],
+                              limit=60, ok=None).out.split()
+        except tools.CommandFailed:
             roots = []
     found: list[str] = []
     for root in roots:
@@ -168,11 +164,11 @@ def make(kit_dir: Path, arch: str, build: bool, debs: bool) -> str:
     made = Kit(kit_dir).manifest() or {}
     if build:
         build_dir = REPO_ROOT / "build" / f"gpu-kit-sm{arch}"
-        run_logged(["cmake", "-S", str(REPO_ROOT), "-B", str(build_dir), "-G", "Ninja",
-                    "-DCMAKE_BUILD_TYPE=Release", f"-DCMAKE_CUDA_ARCHITECTURES={arch}",
-                    "-DGAPBENCH_REQUIRE_GPU_LIBRARIES=ON"], "configuring")
-        run_logged(["cmake", "--build", str(build_dir), "--target", "gapbench",
-                    "gapbench_gpu_tests"], "building")
+        # Built here for another machine: CMake's own choice of Python (this checkout's .venv),
+        # as for any build here, not the one running this (ci/gpu-check names its own there).
+        tools.configure(REPO_ROOT, build_dir, python=None, cuda_architectures=arch,
+                        require_gpu_libraries=True, what="configuring", echo=True)
+        tools.build(build_dir, tools.GAPBENCH_AND_GPU_TESTS, what="building", echo=True)
         (kit_dir / "bin").mkdir(exist_ok=True)
         for name in BINARIES:
             shutil.copy2(build_dir / name, kit_dir / "bin" / Path(name).name)
@@ -184,7 +180,8 @@ def make(kit_dir: Path, arch: str, build: bool, debs: bool) -> str:
         fresh = kit_dir / "debs.tmp"
         shutil.rmtree(fresh, ignore_errors=True)
         fresh.mkdir()
-        run_logged(["apt-get", "download", *PACKAGES], "apt-get download", cwd=fresh)
+        tools.run(["apt-get", "download", *PACKAGES], "apt-get download", DOWNLOAD_S,
+                  cwd=fresh, echo=True, missing="apt-get downloads the packages (Debian, Ubuntu)")
         shutil.rmtree(kit_dir / "debs", ignore_errors=True)
         fresh.rename(kit_dir / "debs")
         made["packages"] = sorted(p.name for p in (kit_dir / "debs").glob("*.deb"))

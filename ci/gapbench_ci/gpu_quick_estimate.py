@@ -19,7 +19,6 @@ count UNMEASURED_ROW_S each, and are listed. Without it, the rows in the results
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -28,6 +27,8 @@ from pathlib import Path
 from gapbench_report import commandline
 from gapbench_report.commandline import ToolError
 from gapbench_report.files import write_json_atomic
+
+from gapbench_ci import tools
 
 PROG = "ci/gpu-quick-estimate"
 # One family's process around its rows: start-up, the stability probes, a CUDA context.
@@ -98,15 +99,7 @@ def estimate(names: Iterable[str], costs: dict[str, float]) -> dict[str, Family]
 
 
 def quick_gpu_names(gapbench: Path) -> list[str]:
-    try:
-        done = subprocess.run([str(gapbench), "--profile=quick", "--benchmark_filter=/gpu/",
-                               "--benchmark_list_tests=true"], capture_output=True, text=True,
-                              timeout=120, check=False)
-    except (OSError, subprocess.TimeoutExpired) as e:
-        raise ToolError(f"cannot list {gapbench}'s benchmarks: {e}") from None
-    if done.returncode != 0:
-        raise ToolError(f"{gapbench} could not list its benchmarks: {done.stderr.strip()}")
-    return done.stdout.split()
+    return tools.list_benchmarks(gapbench, "quick", "/gpu/")
 
 
 def table(families: dict[str, Family]) -> str:

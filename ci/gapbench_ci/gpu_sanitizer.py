@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import fnmatch
 import re
-import subprocess
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from gapbench_ci.gpu_run import StepCut, StepFailed, find_cuda_tool, run_logged_to
+from gapbench_ci import tools
+from gapbench_ci.gpu_run import StepFailed, find_cuda_tool
 from gapbench_ci.runner import REPO_ROOT
 
 TOOLS = ("memcheck", "racecheck", "synccheck", "initcheck")
@@ -92,15 +92,8 @@ PLANS = {
 
 def list_tests(gpu_tests: Path, timeout: float = 30) -> dict[str, list[str]]:
     """The GPU test binary's tests by suite, in its order (--gtest_list_tests needs no GPU)."""
-    try:
-        done = subprocess.run([str(gpu_tests), "--gtest_list_tests"], capture_output=True,
-                              text=True, timeout=timeout, check=False)
-    except (OSError, subprocess.TimeoutExpired) as e:
-        raise StepFailed(f"cannot list the GPU tests: {e}") from None
-    if done.returncode != 0:
-        raise StepFailed(f"cannot list the GPU tests (exit status {done.returncode}): "
-                         f"{(done.stderr.strip().splitlines() or [''])[-1]}")
-    return parse_test_list(done.stdout)
+    done = tools.run([gpu_tests, "--gtest_list_tests"], "listing the GPU tests", timeout)
+    return parse_test_list(done.out)
 
 
 def parse_test_list(text: str) -> dict[str, list[str]]:
@@ -311,9 +304,8 @@ class ToolRun:
     def one(self, name: str, gtest_filter: str, suppressions: Path | None) -> Outcome:
         log = self.logs / f"{name}.log"
         self.processes += 1
-        run_logged_to(command(self.sanitizer, self.tool, self.gpu_tests, gtest_filter,
-                              suppressions), log, f"{self.tool} {name}",
-                      (max(1.0, self.left()), self.why))
+        tools.run(command(self.sanitizer, self.tool, self.gpu_tests, gtest_filter, suppressions),
+                  f"{self.tool} {name}", (max(1.0, self.left()), self.why), log=log, ok=None)
         got = read_outcome(log.read_text(encoding="utf-8", errors="replace"))
         self.outcome.add(got)
         return got
@@ -324,8 +316,8 @@ def run_tool(tool: str, gpu_tests: Path, logs: Path, limit: tuple[float, str],
              suppressions_dir: Path = SUPPRESSIONS_DIR,
              progress: Callable[[str], None] = lambda _: None) -> str:
     """Runs one tool over its tests, a process per suite, then the tests of a suite that did
-    not pass one per process. Returns the detail for the summary; raises StepFailed (StepCut
-    when time ran out) naming what failed or was left."""
+    not pass one per process. Returns the detail for the summary; raises StepFailed
+    (tools.TimedOut when time ran out) naming what failed or was left."""
     sanitizer = sanitizer or find_cuda_tool("compute-sanitizer")
     if sanitizer is None:
         raise StepFailed("compute-sanitizer not found (it comes with the CUDA toolkit)")
@@ -357,11 +349,11 @@ def run_tool(tool: str, gpu_tests: Path, logs: Path, limit: tuple[float, str],
                 if single in ("OK", "SKIPPED") and results[name] != single:
                     alone.append(name)
                 results[name] = single
-    except StepCut as e:
+    except tools.TimedOut as e:
         cut = [n for s, ts in suites.items() for n in (f"{s}.{t}" for t in ts)
                if n not in results]
-        raise StepCut(f"{e}; {describe(tool, results, left_out, run, alone)}; "
-                      f"not run: {len(cut)} tests ({_first(cut)})") from None
+        raise tools.TimedOut(f"{e}; {describe(tool, results, left_out, run, alone)}; "
+                             f"not run: {len(cut)} tests ({_first(cut)})", e.command) from None
     detail = describe(tool, results, left_out, run, alone)
     failed = [n for n, r in results.items() if r not in ("OK", "SKIPPED")]
     if failed or run.outcome.errors:

@@ -16,7 +16,8 @@ from gapbench_report.commandline import ToolError
 from gapbench_report.files import write_atomic, write_json_atomic
 from gapbench_report.results import ResultsError
 
-from gapbench_ci.gpu_run import PROG, Budget, StepCut, StepFailed
+from gapbench_ci.gpu_run import PROG, Budget, StepFailed
+from gapbench_ci.tools import TimedOut
 
 # What a run of the same source has done is remembered here, in the build folder.
 DONE_FILE = "gpu-check-done.json"
@@ -91,10 +92,10 @@ class Summary:
 
     def run(self, name: str, body: Callable[[], str], key: str | None = None,
             written: Callable[[], Iterable[Path]] = tuple, limit: float | None = None) -> bool:
-        """Runs one step: body() returns its detail, or raises StepFailed (StepCut when its time
-        ran out) or ToolError. With a `key`, a step the record says passed is not run again, and
-        one that passes is recorded (with the files `written()` names). `limit` is the step's
-        own limit, for the summary."""
+        """Runs one step: body() returns its detail, or raises StepFailed or ToolError
+        (tools.TimedOut when its time ran out). With a `key`, a step the record says passed is
+        not run again, and one that passes is recorded (with the files `written()` names).
+        `limit` is the step's own limit, for the summary."""
         earlier = self.done.steps.get(key) if self.done is not None and key else None
         if earlier is not None:
             return self._add(Step(name, PASSED, 0.0, f"done earlier ({earlier.get('at', '?')}): "
@@ -107,7 +108,7 @@ class Summary:
         start = time.monotonic()
         try:
             status, detail = PASSED, body()
-        except StepCut as e:
+        except TimedOut as e:
             status, detail = CUT, " ".join(str(e).split())
         except (StepFailed, ToolError, ResultsError) as e:
             status, detail = FAILED, " ".join(str(e).split())

@@ -1,8 +1,8 @@
 """Running gapbench from Python: git facts, building a tree, one run of the executable, pooling.
 
 Shared by baseline (capturing a baseline), nightly (the regression gate) and gate_proof (the
-proof that the gate works). Everything that can fail raises ToolError with one line; the
-commands turn it into exit status 2.
+proof that the gate works); the commands themselves run through tools. Everything that can fail
+raises ToolError with one line; the commands turn it into exit status 2.
 """
 
 from __future__ import annotations
@@ -11,14 +11,15 @@ import json
 import os
 import re
 import shlex
-import subprocess
-import sys
+import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from gapbench_report.commandline import ToolError
 from gapbench_report.results import PROCESS_KEY
+
+from gapbench_ci import tools
 
 # ci/gapbench_ci/runner.py -> the repository root.
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -51,21 +52,18 @@ def _refused_for_ownership(root: Path, stderr: str) -> None:
                            f"git config --global --add safe.directory {shlex.quote(path)}")
 
 
-def _run_git(root: Path, args: Sequence[str]) -> subprocess.CompletedProcess:
-    try:
-        return subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True,
-                              check=False)
-    except FileNotFoundError:
-        raise ToolError("git is not installed") from None
+def _run_git(root: Path, args: Sequence[str]) -> tools.Done:
+    return tools.run(["git", "-C", str(root), *args], limit=tools.GIT_S, ok=None,
+                     missing="install git (Debian and Ubuntu: apt-get install git)")
 
 
 def git(root: Path, *args: str) -> str:
     done = _run_git(root, args)
-    if done.returncode != 0:
-        _refused_for_ownership(root, done.stderr)
-        message = " ".join(done.stderr.split()) or f"exit status {done.returncode}"
+    if done.status != 0:
+        _refused_for_ownership(root, done.err)
+        message = " ".join(done.err.split()) or f"exit status {done.status}"
         raise ToolError(f"git {' '.join(args)}: {message}")
-    return done.stdout.strip()
+    return done.out.strip()
 
 
 def is_shallow(root: Path) -> bool:
@@ -76,11 +74,11 @@ def resolve_commit(root: Path, ref: str) -> str:
     """The full hash of `ref`; NotACommit when it names no commit here, and ToolError (one of
     its kinds) when git itself fails: a shallow clone is blamed only when the clone is one."""
     done = _run_git(root, ["rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}"])
-    if done.returncode == 0:
-        return done.stdout.strip()
-    _refused_for_ownership(root, done.stderr)
-    if done.stderr.strip():  # --quiet: a missing ref says nothing, anything else is a failure
-        raise ToolError(f"git rev-parse {ref}: {' '.join(done.stderr.split())}")
+    if done.status == 0:
+        return done.out.strip()
+    _refused_for_ownership(root, done.err)
+    if done.err.strip():  # --quiet: a missing ref says nothing, anything else is a failure
+        raise ToolError(f"git rev-parse {ref}: {' '.join(done.err.split())}")
     if is_shallow(root):
         raise NotACommit(f"{ref!r} is not a commit in {root}, a shallow clone (fetch the "
                          "history: actions/checkout needs fetch-depth: 0)")
@@ -124,45 +122,27 @@ def tree_state(root: Path) -> TreeState:
 def export_commit(root: Path, commit: str, dest: Path) -> None:
     """The tree of `commit` into `dest` (git archive: no worktree is registered anywhere)."""
     dest.mkdir(parents=True, exist_ok=True)
-    archive = subprocess.Popen(["git", "-C", str(root), "archive", "--format=tar", commit],
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    untar = subprocess.run(["tar", "-x", "-C", str(dest)], stdin=archive.stdout,
-                           capture_output=True, check=False)
-    archive.stdout.close()
-    err = archive.stderr.read().decode(errors="replace")
-    if archive.wait() != 0 or untar.returncode != 0:
-        _refused_for_ownership(root, err)
-        detail = " ".join((err + untar.stderr.decode(errors="replace")).split())
-        raise ToolError(f"cannot export commit {commit[:12]} into {dest}: {detail}")
+    with tempfile.TemporaryDirectory(dir=dest.parent) as tmp:
+        tar = Path(tmp) / "tree.tar"
+        done = _run_git(root, ["archive", "--format=tar", f"--output={tar}", commit])
+        if done.status == 0:
+            done = tools.run(["tar", "-x", "-f", str(tar), "-C", str(dest)], limit=tools.GIT_S,
+                             ok=None)
+    if done.status != 0:
+        _refused_for_ownership(root, done.err)
+        raise ToolError(f"cannot export commit {commit[:12]} into {dest}: "
+                        f"{' '.join(done.err.split())}")
 
 
 # ---- building -------------------------------------------------------------------------------
 
-def run_logged(command: Sequence[str], what: str, cwd: Path | None = None,
-               env: Mapping[str, str] | None = None) -> None:
-    """Runs a step whose output belongs in the job's log (stderr); ToolError when it fails."""
-    print(f"+ {shlex.join(command)}", file=sys.stderr, flush=True)
-    try:
-        done = subprocess.run(list(command), cwd=cwd, stdout=2, stderr=2,
-                              env=None if env is None else {**os.environ, **env}, check=False)
-    except FileNotFoundError:
-        raise ToolError(f"{what}: {command[0]} is not installed (bash ci/setup)") from None
-    if done.returncode != 0:
-        raise ToolError(f"{what} failed (exit status {done.returncode}; its output is above)")
-
-
 def build_gapbench(source: Path, build_dir: Path, cmake_args: Sequence[str] = (),
                    jobs: int | None = None) -> Path:
     """Configures (once) and builds the gapbench target of `source` in `build_dir`, Release, Ninja
-    like the presets; returns the executable."""
+    like the presets, its output in the job's log (stderr); returns the executable."""
     if not (build_dir / "CMakeCache.txt").exists():
-        run_logged(["cmake", "-S", str(source), "-B", str(build_dir), "-G", "Ninja",
-                    "-DCMAKE_BUILD_TYPE=Release", f"-DPython3_EXECUTABLE={sys.executable}",
-                    *cmake_args], f"configuring {source}")
-    command = ["cmake", "--build", str(build_dir), "--target", "gapbench"]
-    if jobs:
-        command += ["--parallel", str(jobs)]
-    run_logged(command, f"building {source}")
+        tools.configure(source, build_dir, extra=cmake_args, echo=True)
+    tools.build(build_dir, jobs=jobs, what=f"building {source}", echo=True)
     binary = build_dir / "gapbench"
     if not binary.exists():
         raise ToolError(f"the build of {source} made no {binary}")
@@ -215,43 +195,22 @@ def run_gapbench(binary: Path, spec: RunSpec, out: Path,
     error); ToolError for a usage error (exit 2), a crash, or no results file."""
     out.unlink(missing_ok=True)
     command = [str(binary), *spec.args(out)]
-    try:
-        done = subprocess.run(command, stdout=subprocess.DEVNULL if quiet else 2,
-                              stderr=subprocess.PIPE, text=True, check=False,
-                              env=None if env is None else {**os.environ, **env})
-    except OSError as e:
-        raise ToolError(f"cannot run {binary}: {e}") from None
-    last = (done.stderr.strip().splitlines() or [""])[-1]
-    if done.returncode not in (0, 1):
-        raise ToolError(f"{shlex.join(command)} exited with status {done.returncode}: {last}")
+    # Its progress (stdout): nowhere, or the job's log; its errors (stderr) kept for the line.
+    done = tools.run(command, limit=tools.RUN_S, ok=(0, 1),
+                     stdout="discard" if quiet else "show", env=env,
+                     missing=f"no executable at {binary}, so gapbench cannot run")
     if not out.exists():
-        raise ToolError(f"{shlex.join(command)} exited with status {done.returncode} but "
+        raise ToolError(f"{shlex.join(command)} exited with status {done.status} but "
                         f"{out} is not there: something else removed it")
-    return done.returncode
-
-
-def list_benchmarks(binary: Path, spec: RunSpec) -> list[str]:
-    """The names a run of `spec` would time, in registration order."""
-    command = [str(binary), f"--profile={spec.profile}", f"--benchmark_filter={spec.filter}",
-               "--benchmark_list_tests=true"]
-    done = subprocess.run(command, capture_output=True, text=True, check=False)
-    if done.returncode != 0:
-        last = (done.stderr.strip().splitlines() or [""])[-1]
-        raise ToolError(f"{shlex.join(command)} exited with status {done.returncode}: {last}")
-    return [line.strip() for line in done.stdout.splitlines() if line.strip()]
+    return done.status
 
 
 def doctor_facts(binary: Path) -> dict:
     """`gapbench doctor --json`: {"facts": {...}, "findings": [...]}."""
-    done = subprocess.run([str(binary), "doctor", "--json"], capture_output=True, text=True,
-                          check=False)
-    try:
-        data = json.loads(done.stdout)
-    except json.JSONDecodeError:
-        data = None
+    status, data = tools.doctor(binary)
     # 3: doctor found something that invalidates GPU results; its facts are still the facts.
-    if done.returncode not in (0, 3) or not isinstance(data, dict) or "facts" not in data:
-        raise ToolError(f"{binary} doctor --json failed (exit status {done.returncode})")
+    if status not in (0, 3):
+        raise ToolError(f"{binary} doctor --json failed (exit status {status})")
     return data
 
 

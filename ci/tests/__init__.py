@@ -1,9 +1,8 @@
 """The CI package's tests (ctest's ci.pytest; by hand: cd ci && ../.venv/bin/python -m pytest).
 
-They reuse the report's test helpers rather than copy them: this package's path goes on to
-report/tests, so `tests.synthetic` (results made in memory) and `tests.fakes` (a fake gapbench
-executable) are report/tests' own modules. Both suites are therefore the package `tests`: each
-runs in a pytest process of its own (ctest's report.pytest and ci.pytest).
+This package's path goes on to report/tests: `tests.synthetic` and `tests.fakes` are the
+report's helpers, shared (docs/contributing.md, "The layers": why the two suites never share a
+process).
 """
 
 import os

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from gapbench_ci import gpu_check
+from gapbench_ci import gpu_check, tools
 from gapbench_ci.gpu_check import Budget, Check, StepFailed, junit_counts
 from gapbench_ci.gpu_summary import Done, Step, Summary
 from gapbench_ci.runner import REPO_ROOT
@@ -143,9 +143,9 @@ def test_a_step_past_its_limit_is_stopped_with_everything_it_started(tmp_path):
     child = tmp_path / "child.pid"
     slow = script(tmp_path / "slow", f"sleep 60 & echo $! > {child}; wait\n")
     start = time.monotonic()
-    with pytest.raises(StepFailed, match=r"still running after 1 s \(its limit\), stopped "
-                                         r"\(logs/slow.log\)"):
-        gpu_check.run_logged_to([str(slow)], tmp_path / "slow.log", "slow", (1.0, "its limit"))
+    with pytest.raises(tools.TimedOut, match=r"still running after 1 s \(its limit\), stopped "
+                                             r"\(logs/slow.log\)"):
+        tools.run([slow], "slow", (1.0, "its limit"), log=tmp_path / "logs" / "slow.log", ok=None)
     assert time.monotonic() - start < 20
     pid = int(child.read_text())
     for _ in range(50):  # the sleeping child went with its group
@@ -156,7 +156,7 @@ def test_a_step_past_its_limit_is_stopped_with_everything_it_started(tmp_path):
         time.sleep(0.1)
     else:
         pytest.fail(f"process {pid} outlived the stopped step")
-    assert "stopped after 1 s (its limit)" in (tmp_path / "slow.log").read_text()
+    assert "stopped after 1 s (its limit)" in (tmp_path / "logs" / "slow.log").read_text()
 
 
 def test_each_step_gets_what_is_left_of_the_budget_then_nothing():

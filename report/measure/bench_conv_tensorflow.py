@@ -2,9 +2,9 @@
 
     bash ci/setup --tensorflow          # .venv-tf (TensorFlow's CPU build)
     cmake --preset default && cmake --build build/default --target gapbench
-    .venv-tf/bin/python report/measure/bench_conv_tensorflow.py [--rounds 4] [--reps 5] [--threads N]
-                                                       [--max-isa ISA] [--gapbench PATH] [--verbose]
-                                                       [--precedence]
+    .venv-tf/bin/python report/measure/bench_conv_tensorflow.py [--rounds 4] [--reps 5]
+                                  [--threads N] [--max-isa ISA] [--gapbench PATH] [--verbose]
+                                  [--precedence]
 
 The layer is ResNet's first-stage 3x3 conv, 64 -> 64 channels, 56x56, batch 32, stride 1, pad 1
 (gapbench's `conv/onednn/cpu/n:32/c:64/hw:56/k:64/r:3/stride:1/pad:1` in the full profile), in
