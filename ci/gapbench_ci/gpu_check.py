@@ -22,7 +22,7 @@ import sys
 import tarfile
 import time
 import xml.etree.ElementTree as ElementTree
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -37,10 +37,6 @@ from gapbench_ci.gpu_run import ARCHIVE_RESERVE_S, PROG, Budget, StepFailed, has
 from gapbench_ci.gpu_summary import Done, Summary
 from gapbench_ci.runner import REPO_ROOT, exact_filter, tree_state
 
-# In their order. initcheck, instrumenting every kernel (cuDNN's algorithm search included),
-# has the least known time: last, in what is left.
-STEPS = ("build", "doctor", "tests", "memcheck", "racecheck", "synccheck", "probe", "bench",
-         "key", "report", "initcheck")
 # A name --steps takes for several steps.
 GROUPS = {"sanitizer": gpu_sanitizer.TOOLS}
 EXIT_NO_GPU = 2
@@ -48,23 +44,8 @@ EXIT_NO_GPU = 2
 # The whole command, by default in the quick profile: a lent GPU's call is 10 minutes at most,
 # and its machine's start comes out of the same 15.
 DEFAULT_BUDGET_S = 540
-# Each step's own limit in seconds, at least one and a half times what it is expected to take
-# (EXPECTED_S), and about twice what it took on an H200 (2026-11-26) or an H100 (2026-11-27).
-# `bench` bounds all the families together; each family's own limit is FAMILY_LIMIT_S.
-STEP_LIMIT_S = {"build": 180, "doctor": 20, "tests": 45, "memcheck": 60, "racecheck": 80,
-                "synccheck": 45, "probe": 80, "bench": 210, "key": 105, "report": 30,
-                "initcheck": 150, "list": 30}
-# What each step is expected to take on an H100 or H200, in seconds, from the H100's run
-# (ci/gpu-check --kit, 2026-11-27): doctor 0.6 s, the GPU tests 5.2, the probe 50.6, the key rows
-# 70 (less the two plain cuDNN conv rows since dropped), the report 6.8; a build on the machine,
-# 70 s on 2 cores (the kit's binaries take none). The four sanitizer plans costed test by test
-# from that run's logs (ci/tests/test_gpu_sanitizer.py: memcheck 27, racecheck 50,
-# synccheck 20, initcheck 51); bench is ci/gpu-quick-estimate's sum for the quick GPU families
-# on the H100's files (153 s), with the listing and the 6% the model undercounted there.
-# docs/gpu-check.md shows them; a test holds their sum within DEFAULT_BUDGET_S.
-EXPECTED_S = {"build": 70, "doctor": 1, "tests": 6, "memcheck": 27, "racecheck": 50,
-              "synccheck": 20, "probe": 51, "bench": 165, "key": 68, "report": 7,
-              "initcheck": 51}
+# Listing the benchmarks, before bench: its own limit.
+LIST_LIMIT_S = 30
 # Each family's quick GPU run, about twice its estimate (ci/gpu-quick-estimate, from the H200's
 # files); a family not listed gets DEFAULT_FAMILY_LIMIT_S.
 FAMILY_LIMIT_S = {"transfer": 45, "conv": 70, "lstm": 50, "overhead": 70, "pipeline": 30,
@@ -167,7 +148,7 @@ class Check:
     def own_limit(self, kind: str) -> float:
         if kind == "bench" and self.profile == "full":
             return FULL_BENCH_LIMIT_S
-        return STEP_LIMIT_S[kind]
+        return LIST_LIMIT_S if kind == "list" else STEP_LIMIT_S[kind]
 
     def limit(self, kind: str) -> tuple[float, str]:
         return self.budget.limit(self.own_limit(kind))
@@ -323,6 +304,134 @@ class Check:
         return f"{self.out / 'report' / 'index.html'}"
 
 
+# ---- the steps, in one table -------------------------------------------------------------------
+
+@dataclass
+class Running:
+    """One call's steps: the check, its summary, and the keys its record of what was done
+    files each step under (a step's key starts with its build's; bench's and probe's also name
+    the profile and the filter)."""
+
+    check: Check
+    summary: Summary
+    built: str
+    results_key: str
+
+    def one(self, label: str, body: Callable[[], str], kind: str, key: str | None = None,
+            written: Callable[[], list[Path]] = list) -> bool:
+        """One row of the summary: `body` under step `kind`'s own limit."""
+        return self.summary.run(label, body, key=key, written=written,
+                                limit=self.check.own_limit(kind))
+
+
+def _build(r: Running, name: str) -> bool:
+    return r.one("build", r.check.build, name, key=r.built)
+
+
+def _doctor(r: Running, name: str) -> bool:
+    return r.one("doctor", r.check.doctor, name, key=f"{r.built} | doctor")
+
+
+def _tests(r: Running, name: str) -> bool:
+    return r.one("gpu tests", r.check.unit_tests, name, key=f"{r.built} | tests")
+
+
+def _sanitizer(r: Running, name: str) -> bool:
+    return r.one(f"sanitizer {name}", lambda: r.check.sanitizer(name), name,
+                 key=f"{r.built} | sanitizer {name}")
+
+
+def _probe(r: Running, name: str) -> bool:
+    return r.one("probe torch", r.check.probe, name, key=f"{r.results_key} | probe",
+                 written=lambda: [r.check.results / "framework-torch.json"])
+
+
+def _bench(r: Running, name: str) -> bool:
+    """The benchmarks listed, then one file per family, each under its own limit."""
+    check = r.check
+    if not r.summary.run("list benchmarks", check.list_benchmarks):
+        return False
+    for family, names in check.families_found.items():
+        r.summary.run(f"bench {family}", lambda f=family, n=names: check.bench(f, n),
+                      key=f"{r.results_key} | bench {family}",
+                      written=lambda f=family: [check.results / f"{f}.json"],
+                      limit=FAMILY_LIMIT_S.get(family, DEFAULT_FAMILY_LIMIT_S)
+                      if check.profile == "quick" else FULL_BENCH_LIMIT_S)
+    return True
+
+
+def _key(r: Running, name: str) -> bool:
+    return r.one("key full rows", r.check.key, name, key=f"{r.built} | key",
+                 written=lambda: [r.check.results / "key-full.json"])
+
+
+def _report(r: Running, name: str) -> bool:
+    # What bench, key and probe wrote for this source and these options, now or in an earlier
+    # call within the machine's warm window.
+    earlier = r.summary.done.steps if r.summary.done is not None else {}
+    for key, done in earlier.items():
+        if key.startswith(f"{r.results_key} | bench ") or key in (
+                f"{r.results_key} | probe", f"{r.built} | key"):
+            r.check.written += [Path(p) for p in done.get("written", [])]
+    return r.one("report", r.check.report, name)
+
+
+@dataclass(frozen=True)
+class StepEntry:
+    """A step of ci/gpu-check: its name (as --steps takes it), its own time limit, what it is
+    expected to take on an H100 or H200, and what runs it: run(running, name), True when it
+    passed. docs/gpu-check.md's table of the steps is this one's, which a test holds it to."""
+
+    name: str
+    limit_s: float
+    expected_s: float
+    run: Callable[[Running, str], bool]
+
+
+# In their order; build always runs first. initcheck, instrumenting every kernel (cuDNN's
+# algorithm search included), has the least known time: last, in what is left.
+# Each limit is at least one and a half times what the step is expected to take, and about twice
+# what it took on an H200 (2026-11-26) or an H100 (2026-11-27); bench's bounds all the families
+# together, each family's own being FAMILY_LIMIT_S. The expected times come from the H100's run
+# (ci/gpu-check --kit, 2026-11-27): doctor 0.6 s, the GPU tests 5.2, the probe 50.6, the key rows
+# 70 (less the two plain cuDNN conv rows since dropped), the report 6.8; a build on the machine,
+# 70 s on 2 cores (the kit's binaries take none). The four sanitizer plans costed test by test
+# from that run's logs (ci/tests/test_gpu_sanitizer.py: memcheck 27, racecheck 50, synccheck 20,
+# initcheck 51); bench is ci/gpu-quick-estimate's sum for the quick GPU families on the H100's
+# files (153 s), with the listing and the 6% the model undercounted there. A test holds their sum
+# within DEFAULT_BUDGET_S.
+STEP_TABLE = (
+    StepEntry("build", 180, 70, _build),
+    StepEntry("doctor", 20, 1, _doctor),
+    StepEntry("tests", 45, 6, _tests),
+    StepEntry("memcheck", 60, 27, _sanitizer),
+    StepEntry("racecheck", 80, 50, _sanitizer),
+    StepEntry("synccheck", 45, 20, _sanitizer),
+    StepEntry("probe", 80, 51, _probe),
+    StepEntry("bench", 210, 165, _bench),
+    StepEntry("key", 105, 68, _key),
+    StepEntry("report", 30, 7, _report),
+    StepEntry("initcheck", 150, 51, _sanitizer),
+)
+# The table's columns, by step name.
+STEPS = tuple(step.name for step in STEP_TABLE)
+STEP_LIMIT_S = {step.name: step.limit_s for step in STEP_TABLE}
+EXPECTED_S = {step.name: step.expected_s for step in STEP_TABLE}
+
+
+def run_steps(steps: Sequence[str], check: Check, summary: Summary,
+              defines: Sequence[str] = ()) -> None:
+    """The steps asked for, in STEPS' order, the build first wherever another step needs it."""
+    built = f"build {' '.join(defines)}".strip()
+    running = Running(check, summary, built, f"{built} | {check.profile} | {check.filter}")
+    by_name = {step.name: step for step in STEP_TABLE}
+    if not by_name["build"].run(running, "build"):
+        return
+    for name in steps:
+        if name != "build":
+            by_name[name].run(running, name)
+
+
 def _stamp(path: Path) -> tuple[int, int] | None:
     try:
         st = path.stat()
@@ -464,9 +573,12 @@ def _run(argv: list[str]) -> int:
         after_step=(lambda: write_archive(out, archive)) if archive else (lambda: None))
     try:
         run_steps(steps, check, summary, defines)
-    finally:
+    except BaseException:
+        # Cut off inside a step (Ctrl-C, an error of this program): what it left too. Otherwise
+        # the archive written after the last step is already everything.
         if archive:
             write_archive(out, archive)
+        raise
     archived = f"; everything in {args.archive}" if args.archive else ""
     if reason:
         print(f"{PROG}: no GPU to check: {reason}; the build "
@@ -476,49 +588,6 @@ def _run(argv: list[str]) -> int:
     print(f"{PROG}: {'passed' if summary.passed else 'FAILED'}: {summary.path}{archived}",
           file=sys.stderr)
     return 0 if summary.passed else 1
-
-
-def run_steps(steps: Sequence[str], check: Check, summary: Summary,
-              defines: Sequence[str] = ()) -> None:
-    """The steps asked for, in STEPS' order, the build first wherever another step needs it."""
-    built = f"build {' '.join(defines)}".strip()  # each step's key starts with its build's
-    results_key = f"{built} | {check.profile} | {check.filter}"
-    if not summary.run("build", check.build, key=built, limit=check.own_limit("build")):
-        return
-    earlier = summary.done.steps if summary.done is not None else {}
-    for step in steps:
-        if step == "doctor":
-            summary.run("doctor", check.doctor, key=f"{built} | doctor",
-                        limit=check.own_limit("doctor"))
-        elif step == "tests":
-            summary.run("gpu tests", check.unit_tests, key=f"{built} | tests",
-                        limit=check.own_limit("tests"))
-        elif step in gpu_sanitizer.TOOLS:
-            summary.run(f"sanitizer {step}", lambda tool=step: check.sanitizer(tool),
-                        key=f"{built} | sanitizer {step}", limit=check.own_limit(step))
-        elif step == "bench" and summary.run("list benchmarks", check.list_benchmarks):
-            for family, names in check.families_found.items():
-                key = f"{results_key} | bench {family}"
-                summary.run(f"bench {family}", lambda f=family, n=names: check.bench(f, n),
-                            key=key, written=lambda f=family: [check.results / f"{f}.json"],
-                            limit=FAMILY_LIMIT_S.get(family, DEFAULT_FAMILY_LIMIT_S)
-                            if check.profile == "quick" else FULL_BENCH_LIMIT_S)
-        elif step == "key":
-            summary.run("key full rows", check.key, key=f"{built} | key",
-                        written=lambda: [check.results / "key-full.json"],
-                        limit=check.own_limit("key"))
-        elif step == "probe":
-            summary.run("probe torch", check.probe, key=f"{results_key} | probe",
-                        written=lambda: [check.results / "framework-torch.json"],
-                        limit=check.own_limit("probe"))
-        elif step == "report":
-            # What bench, key and probe wrote for this source and these options, now or in an
-            # earlier call within the machine's warm window.
-            for key, done in earlier.items():
-                if key.startswith(f"{results_key} | bench ") or key in (
-                        f"{results_key} | probe", f"{built} | key"):
-                    check.written += [Path(p) for p in done.get("written", [])]
-            summary.run("report", check.report, limit=check.own_limit("report"))
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import tarfile
 import time
@@ -494,11 +495,38 @@ def test_a_step_past_its_limit_is_cut_the_rest_runs_and_each_step_is_packed(tmp_
     assert "| bench conv | **CUT** |" in summary and "| 2 s | conv: still running after 2 s " \
         "(its limit), stopped (logs/bench-conv.log)" in summary
     assert "| bench lstm | passed |" in summary
-    # One archive after each of the five steps (build, doctor, list, conv, lstm), and at the end.
-    assert len(packed) == 6
+    # One archive after each of the five steps (build, doctor, list, conv, lstm): the last one
+    # is everything, so it is not packed again at the end.
+    assert len(packed) == 5
     assert "out/doctor.json" in packed[1] and "out/results/lstm.json" not in packed[3]
-    assert "out/results/lstm.json" in packed[4] and "out/results/conv.json" not in packed[5]
+    assert "out/results/lstm.json" in packed[4] and "out/results/conv.json" not in packed[4]
     assert "out/logs/bench-conv.log" in packed[3]
+
+
+def test_a_check_stopped_inside_a_step_packs_what_it_left_once_more(tmp_path, monkeypatch):
+    """Ctrl-C in the GPU tests: the steps before were packed after each; what the interrupted
+    step wrote goes into one more archive at the end."""
+    kit = make_kit(tmp_path, benchmarks=BENCHES)
+    archive = tmp_path / "back" / "gpu-check.tgz"
+    packed: list[set[str]] = []
+    real = gpu_check.write_archive
+
+    def write_and_look(out, path):
+        real(out, path)
+        with tarfile.open(path) as tar:
+            packed.append(set(tar.getnames()))
+
+    def interrupted(check):
+        check.logs.mkdir(parents=True, exist_ok=True)
+        (check.logs / "gpu-tests.log").write_text("half a log\n")
+        raise KeyboardInterrupt
+    monkeypatch.setattr(gpu_check, "write_archive", write_and_look)
+    monkeypatch.setattr(gpu_check.Check, "unit_tests", interrupted)
+    status, _ = in_process(tmp_path, monkeypatch, "--kit", str(kit), "--steps", "doctor,tests",
+                           "--archive", str(archive))
+    assert status == 2  # interrupted
+    assert len(packed) == 3  # build, doctor, and at the end
+    assert "out/logs/gpu-tests.log" in packed[2] and "out/logs/gpu-tests.log" not in packed[1]
 
 
 def test_a_spent_budget_leaves_the_rest_not_run_and_exit_1(tmp_path, monkeypatch):
@@ -509,6 +537,41 @@ def test_a_spent_budget_leaves_the_rest_not_run_and_exit_1(tmp_path, monkeypatch
     # conv runs until the budget's end (less the archive's reserve); what follows is not run.
     assert "| bench conv | **CUT** |" in summary and "what was left of --budget" in summary
     assert "| bench lstm | **NOT RUN** |" in summary and "| report | **NOT RUN** |" in summary
+
+
+GPU_CHECK_DOC = REPO_ROOT / "docs" / "gpu-check.md"
+
+
+def docs_step_table(text: str) -> list[tuple[str, int, int]]:
+    """(step, limit, expected seconds) of each row of gpu-check.md's table of the steps."""
+    header = "| step | what it does | limit | expected |"
+    rows = text[text.index(header):].split("\n\n")[0].splitlines()[2:]
+    found = []
+    for row in rows:
+        step, _, limit, expected = [c.strip() for c in row.strip("|").split(" | ")][:4]
+        found.append((step.strip("`"), int(re.match(r"\d+", limit)[0]),
+                      int(re.match(r"(\d+) s$", expected)[1])))
+    return found
+
+
+def code_step_table() -> list[tuple[str, float, float]]:
+    return [(s.name, s.limit_s, s.expected_s) for s in gpu_check.STEP_TABLE]
+
+
+def test_the_docs_table_of_the_steps_is_the_step_table():
+    """A step is one entry of STEP_TABLE; docs/gpu-check.md shows each, in order, with its limit
+    and its expected time."""
+    assert docs_step_table(GPU_CHECK_DOC.read_text(encoding="utf-8")) == code_step_table()
+
+
+def test_the_docs_table_check_sees_a_changed_limit_and_a_missing_step():
+    text = GPU_CHECK_DOC.read_text(encoding="utf-8")
+    assert "| `key` |" in text and "| 105 s | 68 s |" in text
+    assert docs_step_table(text.replace("| 105 s | 68 s |", "| 100 s | 68 s |")) != \
+        code_step_table()
+    without_key = "\n".join(x for x in text.splitlines() if not x.startswith("| `key` |"))
+    assert [s for s, _, _ in docs_step_table(without_key)] == [
+        s for s in gpu_check.STEPS if s != "key"]
 
 
 def test_the_plan_fits_nine_minutes_with_each_step_under_its_limit():
