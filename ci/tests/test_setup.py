@@ -5,6 +5,7 @@ tests prove what ci/setup chooses for each machine, and that bad input gets one 
 """
 from __future__ import annotations
 
+import hashlib
 import os
 import subprocess
 from pathlib import Path
@@ -142,3 +143,55 @@ def test_tensorflow_only_when_asked_in_a_venv_of_its_own():
     assert (f"would install tensorflow-cpu==2.21.0 into {venv}" in done.stdout
             or ".venv-tf is complete (tensorflow-cpu==2.21.0)" in done.stdout), done.stdout
     assert "tensorflow" not in setup("--dry-run", "--no-cuda").stdout
+
+
+# ---- the Python environment's stamp: both projects, redone whenever incomplete -------------------
+
+def fake_checkout(tmp_path: Path) -> Path:
+    """A checkout with ci/setup and the two projects' pyproject.toml files, nothing else."""
+    root = tmp_path / "checkout"
+    for project in ("report", "ci"):
+        (root / project).mkdir(parents=True)
+        (root / project / "pyproject.toml").write_bytes(
+            (ROOT / project / "pyproject.toml").read_bytes())
+    (root / "ci" / "setup").write_bytes(SETUP.read_bytes())
+    return root
+
+
+def stamp_for(root: Path, extras: str = "test") -> str:
+    """What ci/setup writes into .venv/.gapbench-report once both projects are installed."""
+    digest = hashlib.sha256((root / "report" / "pyproject.toml").read_bytes()
+                            + (root / "ci" / "pyproject.toml").read_bytes()).hexdigest()[:16]
+    python = subprocess.run(["python3", "-V"], capture_output=True, text=True,
+                            check=True).stdout.strip()
+    return f"{digest} {python} [{extras}]\n"
+
+
+def plan(root: Path) -> str:
+    done = subprocess.run(["bash", str(root / "ci" / "setup"), "--dry-run", "--no-cuda",
+                           "--no-chromium"], capture_output=True, text=True, timeout=60,
+                          check=False)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def test_a_complete_environment_is_left_and_an_incomplete_one_redone(tmp_path):
+    root = fake_checkout(tmp_path)
+    venv = root / ".venv"
+    redo = f"would install the report and CI packages and their test tools ([test]) into {venv}"
+    assert redo in plan(root)  # none yet
+    venv.mkdir()
+    assert redo in plan(root)  # cut off before the stamp: redone
+    (venv / ".gapbench-report").write_text(stamp_for(root))
+    assert ".venv is complete" in plan(root)
+    # The stamp of an install of another layout (the report's project alone) or of other extras.
+    for other in (hashlib.sha256((root / "report" / "pyproject.toml").read_bytes()).hexdigest(),
+                  stamp_for(root, "test,explain")):
+        (venv / ".gapbench-report").write_text(other[:16] + stamp_for(root)[16:]
+                                               if len(other) == 64 else other)
+        assert redo in plan(root)
+    # A change to either project's pyproject.toml is a new install.
+    (venv / ".gapbench-report").write_text(stamp_for(root))
+    with (root / "ci" / "pyproject.toml").open("a") as f:
+        f.write("\n# changed\n")
+    assert redo in plan(root)
