@@ -9,11 +9,11 @@ import os
 from pathlib import Path
 
 import pytest
+from gapbench_report.commandline import ToolError
+from gapbench_report.results import load_results
 
 from gapbench_ci import baseline, baseline_folder
 from gapbench_ci.runner import RunSpec, run_gapbench
-from gapbench_report.commandline import ToolError
-from gapbench_report.results import load_results
 from tests.fakes import BENCHMARKS, COPY, IMAGE, SUMSQ, invocations, make_fake
 from tests.synthetic import in_memory, runs, skipped
 

@@ -13,9 +13,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from gapbench_report import commandline
 
 from gapbench_ci import __main__ as ci
-from gapbench_report import commandline
 from tests import PYTHONPATH, REPO
 from tests.test_commandline import CLOSED_CHILD, with_entry_points
 

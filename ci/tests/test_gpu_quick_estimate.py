@@ -9,10 +9,10 @@ import subprocess
 from pathlib import Path
 
 import pytest
-
-from gapbench_ci import gpu_quick_estimate as quick
 from gapbench_report.diagnose import diagnose
 from gapbench_report.metrics import preprocess_metrics
+
+from gapbench_ci import gpu_quick_estimate as quick
 from tests.synthetic import in_memory, runs
 
 REPO = Path(__file__).resolve().parents[2]

@@ -17,7 +17,6 @@ from gapbench_ci.gpu_run import StepFailed
 from gapbench_ci.gpu_sanitizer import PLANS, TOOLS, coverage, parse_test_list, read_outcome
 from gapbench_ci.runner import REPO_ROOT
 
-
 # A GoogleTest binary: --gtest_list_tests, and --gtest_filter=Suite.*-A:B or one name. SPEC maps
 # each test to ok, skip, fail, crash (an internal sanitizer error that loses the context: every
 # later test of the process fails) or error (one sanitizer error record in a kernel named in

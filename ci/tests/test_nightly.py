@@ -9,11 +9,11 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from gapbench_report import compare as cmp
+from gapbench_report.commandline import ToolError
 
 from gapbench_ci import nightly, nightly_gate, nightly_state, nightly_summary
 from gapbench_ci.runner import RunSpec, Side, TreeState, exact_filter
-from gapbench_report import compare as cmp
-from gapbench_report.commandline import ToolError
 from tests.fakes import BENCHMARKS, COPY, IMAGE, LOOP, SUMSQ, invocations, make_fake
 from tests.synthetic import in_memory
 

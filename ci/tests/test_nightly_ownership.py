@@ -12,10 +12,10 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from gapbench_report.commandline import ToolError
 
 from gapbench_ci import nightly, nightly_state, runner
 from gapbench_ci.runner import DubiousOwnership, NotACommit
-from gapbench_report.commandline import ToolError
 from tests.fakes import make_fake
 
 WORKFLOW = Path(__file__).resolve().parents[2] / ".github" / "workflows" / "nightly.yml"
