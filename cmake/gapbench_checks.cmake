@@ -1,15 +1,21 @@
 # The checks beside the C++ unit tests (those are in tests/CMakeLists.txt), included by
-# CMakeLists.txt after them: the report's and the probe's pytest suites, the lint of the CI files
+# CMakeLists.txt after them: the report's, the CI's and the probe's pytest suites, the lint of the CI files
 # and of the layering, the cmake/ scripts' own test, the smoke runs of the real executable, and
 # `ctest -L bench`, the benchmark run proper.
 
-# The report's Python: pytest, from the virtual environment ci/setup makes.
-set(report_env "PYTHONPATH=${PROJECT_SOURCE_DIR}/report" "PYTHONDONTWRITEBYTECODE=1"
-    "MPLBACKEND=Agg")
+# gapbench's Python: pytest, from the virtual environment ci/setup makes, with this checkout's
+# packages first on the path: gapbench_ci (ci/) and gapbench_report (report/).
+set(report_env "PYTHONPATH=${PROJECT_SOURCE_DIR}/ci:${PROJECT_SOURCE_DIR}/report"
+    "PYTHONDONTWRITEBYTECODE=1" "MPLBACKEND=Agg")
+# The report's suite and the CI's: both test packages are named `tests`, so each runs in a
+# process of its own (ci/tests reuses report/tests' helpers through its package path).
 add_test(NAME report.pytest COMMAND ${Python3_EXECUTABLE} -m pytest -q -p no:cacheprovider tests
          WORKING_DIRECTORY ${PROJECT_SOURCE_DIR}/report)
-# GAPBENCH_BINARY: the README's test checks gapbench's flags against this build's --help.
-set_tests_properties(report.pytest PROPERTIES LABELS unit
+add_test(NAME ci.pytest COMMAND ${Python3_EXECUTABLE} -m pytest -q -p no:cacheprovider tests
+         WORKING_DIRECTORY ${PROJECT_SOURCE_DIR}/ci)
+# GAPBENCH_BINARY: the README's test checks gapbench's flags against this build's --help, and
+# the quick GPU estimate lists this build's rows.
+set_tests_properties(report.pytest ci.pytest PROPERTIES LABELS unit
                      ENVIRONMENT "${report_env};GAPBENCH_BINARY=$<TARGET_FILE:gapbench>")
 
 # The framework probe (probe/): its unit tests with a fake framework, and a real quick run with
@@ -89,7 +95,7 @@ set_tests_properties(ci.layering ci.layering_check_catches ci.layering_compile P
 # ci/baseline, ci/nightly and compare end to end on the real executable, one small filter.
 foreach(tool IN ITEMS baseline nightly compare)
   add_test(NAME smoke.ci_${tool}
-           COMMAND ${Python3_EXECUTABLE} report/tests/smoke_ci.py ${tool} $<TARGET_FILE:gapbench>
+           COMMAND ${Python3_EXECUTABLE} ci/tests/smoke_ci.py ${tool} $<TARGET_FILE:gapbench>
                    ${CMAKE_BINARY_DIR}/smoke/ci_${tool}
            WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
   set_tests_properties(smoke.ci_${tool} PROPERTIES LABELS smoke RUN_SERIAL TRUE
@@ -100,7 +106,7 @@ endforeach()
 # filter, `gapbench-ci fleet status` and `gapbench-report fleet`. Skips without Slurm (ci/setup
 # --fleet installs it); under CI=true that is a failure.
 add_test(NAME smoke.fleet_slurm
-         COMMAND ${Python3_EXECUTABLE} report/tests/smoke_fleet.py $<TARGET_FILE:gapbench>
+         COMMAND ${Python3_EXECUTABLE} ci/tests/smoke_fleet.py $<TARGET_FILE:gapbench>
                  ${CMAKE_BINARY_DIR}/smoke/fleet_slurm
          WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
 set_tests_properties(smoke.fleet_slurm PROPERTIES LABELS smoke RUN_SERIAL TRUE TIMEOUT 180

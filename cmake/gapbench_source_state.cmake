@@ -5,7 +5,7 @@
 # the same commit always builds the same file (no time, no path in it). Outside a checkout (an
 # exported tree, a tarball) the commit is $ENV{GAPBENCH_SOURCE_COMMIT} if set (ci/colab-baseline
 # sets it), else "unknown", and the tree "unknown". "dirty" counts untracked files (CMake globs
-# new sources in) but not results/baselines, which the tools write, as report/gapbench_ci does.
+# new sources in) but not results/baselines, which the tools write, as ci/gapbench_ci does.
 set(commit "unknown")
 set(tree "unknown")
 if(GIT_EXECUTABLE)

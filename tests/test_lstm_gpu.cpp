@@ -180,7 +180,7 @@ const Shape kAlgorithmShapes[] = {{4, 50, 64, 10}, {2, 20, 200, 3}, {8, 128, 256
 
 // One line naming where each buffer handed to cuDNN lies (all poisoned before they were filled),
 // so that an initcheck report inside a cuDNN kernel can be placed: on memory gapbench gave cuDNN,
-// or on cuDNN's own (report/gapbench_ci/gpu_sanitizer.py reads this line).
+// or on cuDNN's own (ci/gapbench_ci/gpu_sanitizer.py reads this line).
 void say_buffers(const CudnnLstm& lstm) {
   std::string line = "gapbench buffers for cuDNN:";
   for (const CudnnLstm::DeviceRange& b : lstm.device_buffers()) {

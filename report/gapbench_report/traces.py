@@ -41,7 +41,7 @@ EXTRA_HINT = ("pip install './report[explain]' (or run bash ci/setup --explain, 
 # the fewer bytes an event takes, the more rows a MiB holds. At the worst, host ops in fewer
 # bytes than torch.profiler writes for any (117, no args), explain's peak is about 4.4 bytes per
 # byte of trace over its fixed cost (the interpreter, pandas and HTA: about 80 MiB): 1.35 GiB for
-# 298 MiB on the 2-core machine (report/bench_explain.py --events tiny;
+# 298 MiB on the 2-core machine (report/measure/bench_explain.py --events tiny;
 # tests/test_explain_memory.py holds it to MEMORY_PER_TRACE_BYTE at 30 MiB). At the limit: at
 # most 1.5 GiB over the fixed cost.
 MAX_TRACE_MIB = 300

@@ -44,13 +44,11 @@ def test_parser_with_an_epilog_of_its_own_fills_it():
     assert (bare.description, bare.epilog) == ("One line.", None)
 
 
-# Every command of both packages: --help works, a bad flag is one line and exit status 2.
+# Every command of the report: --help works, a bad flag is one line and exit status 2 (those of
+# gapbench_ci: ci/tests/test_ci_main.py).
 COMMANDS = ["gapbench_report.check", "gapbench_report.compare", "gapbench_report.diagnose",
             "gapbench_report.render", "gapbench_report.trend", "gapbench_report.explain",
-            "gapbench_report.fleet_report", "gapbench_ci.baseline", "gapbench_ci.fleet_submit",
-            "gapbench_ci.fleet_status",
-            "gapbench_ci.nightly", "gapbench_ci.gate_proof", "gapbench_ci.gpu_check",
-            "gapbench_ci.gpu_kit", "gapbench_ci.gpu_quick_estimate"]
+            "gapbench_report.fleet_report"]
 
 
 @pytest.mark.parametrize("module", COMMANDS)
@@ -135,18 +133,6 @@ def test_a_command_of_an_installed_package_is_found_by_its_entry_point(capsys, m
     listed = re.search(r"^Commands of other installed packages: (.*)\.$", capsys.readouterr().out,
                        re.M)
     assert listed and "hello" in listed.group(1).split(", ")
-
-
-def test_baseline_and_nightly_run_through_the_entry_points_pyproject_declares(
-        capsys, monkeypatch, tmp_path):
-    tomllib = pytest.importorskip("tomllib")  # Python 3.11 and later
-    project = tomllib.loads((REPORT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
-    declared = project["entry-points"][commandline.ENTRY_POINT_GROUP]
-    with_entry_points(monkeypatch, tmp_path,
-                      "\n".join(f"{name} = {target}" for name, target in declared.items()))
-    for command in ("baseline", "nightly"):
-        assert commandline.main([command, "--help"]) == 0
-        assert capsys.readouterr().out.startswith(f"usage: ci/{command} ")
 
 
 def test_an_entry_point_cannot_replace_a_command_of_the_report(capsys, monkeypatch, tmp_path):

@@ -15,7 +15,7 @@ import gzip
 
 import pytest
 
-from bench_explain import peak_of_explain, tiny_trace
+from measure.bench_explain import peak_of_explain, tiny_trace
 from gapbench_report import explain, traces
 
 MIB = 2**20

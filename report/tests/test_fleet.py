@@ -52,7 +52,9 @@ def report(*args: str) -> subprocess.CompletedProcess:
 
 
 def ci(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PYTHONPATH": str(HERE.parent), **(env or {})}
+    # gapbench_ci is ci/'s package: the fleet's Slurm half, tested here beside the report's.
+    path = os.pathsep.join([str(ROOT / "ci"), str(HERE.parent)])
+    env = {**os.environ, "PYTHONPATH": path, **(env or {})}
     return subprocess.run([sys.executable, "-m", "gapbench_ci", "fleet", *map(str, args)],
                           capture_output=True, text=True, env=env, check=False, timeout=120)
 

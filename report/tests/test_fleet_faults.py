@@ -31,7 +31,9 @@ DATA = HERE / "data" / "fleet"
 FAKES = DATA / "fakes"
 MACHINE = DATA / "this-machine"
 GOOD = ["normal-2", "normal-3", "normal-4", "sse41"]  # the rest of the fleet, which must render
-ENV = {**os.environ, "PYTHONPATH": str(HERE.parent), "GAPBENCH_SLURM_TIMEOUT": "1"}
+# gapbench_ci (the fleet's Slurm half) is ci/'s package; the report is report/'s.
+PYTHONPATH = os.pathsep.join([str(HERE.parents[1] / "ci"), str(HERE.parent)])
+ENV = {**os.environ, "PYTHONPATH": PYTHONPATH, "GAPBENCH_SLURM_TIMEOUT": "1"}
 
 
 def slurm(tmp_path: Path, **fakes: str) -> dict[str, str]:

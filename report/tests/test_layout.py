@@ -26,7 +26,7 @@ REPORT = Path(__file__).resolve().parents[1]
 REPO = REPORT.parent
 PACKAGE = REPORT / "gapbench_report"
 # Every Python package of the repository that could hold a copy of the catalogue.
-SOURCES = [PACKAGE, REPORT / "gapbench_ci", REPO / "probe"]
+SOURCES = [PACKAGE, REPO / "ci" / "gapbench_ci", REPO / "probe"]
 # Each command of gapbench-report and its module (a command's module is named for its command
 # where no other module has that name: the fleet's is fleet_report).
 COMMANDS = commandline.COMMANDS

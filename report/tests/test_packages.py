@@ -1,7 +1,7 @@
-"""The packages' dependency direction: gapbench_ci (orchestration: builds, runs, git) may import
-gapbench_report (analysis and drawing: reads JSON); gapbench_report never imports gapbench_ci,
-nor names one of its modules: `gapbench-report baseline|nightly` reach gapbench_ci through the
-entry points pyproject.toml declares."""
+"""The packages' dependency direction: gapbench_ci (orchestration: builds, runs, git; ci/) may
+import gapbench_report (analysis and drawing: reads JSON); gapbench_report never imports
+gapbench_ci, nor names one of its modules: `gapbench-report baseline|nightly` reach gapbench_ci
+through the entry points ci/pyproject.toml declares (checked in ci/tests/test_ci_main.py)."""
 
 from __future__ import annotations
 
@@ -61,21 +61,20 @@ def test_every_sub_command_names_a_module_with_main(command):
     assert callable(importlib.import_module(commandline.COMMANDS[command]).main)
 
 
-def declared_commands() -> dict[str, str]:
-    tomllib = pytest.importorskip("tomllib")  # Python 3.11 and later
-    project = tomllib.loads(PYPROJECT.read_text(encoding="utf-8"))["project"]
-    return project["entry-points"][commandline.ENTRY_POINT_GROUP]
-
-
-def test_pyproject_declares_the_ci_commands_as_entry_points_that_load():
-    declared = declared_commands()
-    assert sorted(declared) == sorted(commandline.CHECKOUT_SCRIPTS) == ["baseline", "nightly"]
-    for name, target in declared.items():
-        module, _, function = target.partition(":")
-        assert callable(getattr(importlib.import_module(module), function)), name
-
-
 def test_the_console_script_is_the_dispatcher():
     tomllib = pytest.importorskip("tomllib")
     scripts = tomllib.loads(PYPROJECT.read_text(encoding="utf-8"))["project"]["scripts"]
     assert scripts["gapbench-report"] == "gapbench_report.commandline:main"
+
+
+def test_the_report_project_installs_nothing_of_gapbench_ci():
+    """gapbench_ci is a project of its own (ci/pyproject.toml): the report's wheel holds neither
+    its modules nor its commands."""
+    tomllib = pytest.importorskip("tomllib")
+    data = tomllib.loads(PYPROJECT.read_text(encoding="utf-8"))
+    assert not any(is_ci(p.rstrip("*")) for p in data["tool"]["setuptools"]["packages"]["find"]
+                   ["include"])
+    named = [*data["project"]["scripts"].values(),
+             *data["project"].get("entry-points", {}).get(commandline.ENTRY_POINT_GROUP,
+                                                          {}).values()]
+    assert not [t for t in named if is_ci(t.partition(":")[0])]
