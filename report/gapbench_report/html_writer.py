@@ -173,9 +173,11 @@ def _machines_html(report: Report, charts: dict[str, list[ChartFile]]) -> str:
         return ""
     parts = [f'<h2 id="{VERSUS_SECTION}">Against other machines</h2>',
              f'<p class="blurb">{esc(VERSUS_BLURB)}</p>']
-    parts += [figure(c) for c in charts.get("", [])]
     for section in report.versus:
         parts.append(_versus_html(section, charts.get(VERSUS_CHART + section.label, [])))
+    if charts.get(""):
+        parts.append("<h3>Each machine's ceilings</h3>")
+        parts += [figure(c) for c in charts[""]]
     if report.ratio_rows:
         parts.append(f"<h3>Each machine against its own ceilings</h3><p class=\"blurb\">"
                      f"{esc(OWN_CEILINGS_BLURB)}</p>"
@@ -185,8 +187,11 @@ def _machines_html(report: Report, charts: dict[str, list[ChartFile]]) -> str:
 
 
 def _versus_html(section: VersusSection, charts: list[ChartFile]) -> str:
-    parts = [f"<h3>Against {esc(section.label)}</h3>",
-             f'<p class="verdict">{esc(section.verdict)}</p>']
+    parts = [f"<h3>Against {esc(section.label)}</h3>"]
+    for lead, items in section.verdict:
+        parts.append(f'<p class="verdict">{esc(lead)}</p>')
+        if items:
+            parts.append("<ul>" + "".join(f"<li>{esc(i)}</li>" for i in items) + "</ul>")
     parts += [figure(c) for c in charts]
     cards = [f'<div class="finding {kind}"><span class="badge {kind}">{kind} here</span>'
              f"<strong>{esc(title)}</strong><br>{esc(text)}</div>"

@@ -85,7 +85,10 @@ def _machines_markdown(report: Report) -> list[str]:
 
 
 def _versus_markdown(section: VersusSection) -> list[str]:
-    lines = [f"### Against {md_cell(section.label)}", "", f"**{md_cell(section.verdict)}**", ""]
+    lines = [f"### Against {md_cell(section.label)}", ""]
+    for lead, items in section.verdict:
+        lines += [f"**{md_cell(lead)}**", ""]
+        lines += [f"- {md_cell(i)}" for i in items] + ([""] if items else [])
     for kind, found in (("slower", section.slower), ("faster", section.faster)):
         lines += [f"- **{kind} here** — **{md_cell(title)}**: {md_cell(text)}"
                   for title, text in found]

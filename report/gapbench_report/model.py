@@ -65,7 +65,7 @@ class VersusSection:
     """This machine against one other, as the writers print it (versus.Comparison in rows)."""
 
     label: str  # the other machine
-    verdict: str
+    verdict: list[tuple[str, list[str]]]  # versus.verdict_lines: (lead, items)
     slower: list[tuple[str, str]]  # (title, text) per work slower here, the costliest first
     faster: list[tuple[str, str]]  # the same, faster here
     alike: str  # how many works agree, in words
@@ -417,16 +417,22 @@ def versus_section(c: versus.Comparison) -> VersusSection:
              versus.kind(w.explanation.ceiling).words if w.explanation.ceiling else "")
             for w in sorted(c.differing, key=lambda w: -w.cost)]
     return VersusSection(
-        c.there.label, versus.verdict(c), [versus_card(w, c) for w in c.slower],
+        c.there.label, versus.verdict_lines(c), [versus_card(w, c) for w in c.slower],
         [versus_card(w, c) for w in c.faster],
         f"{len(c.alike)} works agree within {versus.DIFFERS:.0%} (or within the spread of their "
         f"repetitions); {len(not_comparable)} are not comparable.",
         not_comparable, ceilings, bars)
 
 
-# The unit each kind of ceiling is drawn in, and its scale from the Figure's.
-CHART_UNITS = {"FLOP/s": ("TFLOP/s", 1e-12), "B/s": ("GB/s", 1e-9), "s": ("µs", 1e6),
-               "cores": ("cores", 1.0)}
+# The units a ceiling may be drawn in, by its Figure's unit: the largest that its largest figure
+# reaches (a GPU's GEMM in TFLOP/s, a CPU's in GFLOP/s), and its scale from the Figure's.
+CHART_UNITS = {"FLOP/s": (("TFLOP/s", 1e12), ("GFLOP/s", 1e9)), "B/s": (("GB/s", 1e9),),
+               "s": (("µs", 1e-6),), "cores": (("", 1.0),)}
+
+
+def chart_unit(unit: str, largest: float) -> tuple[str, float]:
+    units = CHART_UNITS[unit]
+    return next(((u, scale) for u, scale in units if largest >= scale), units[-1])
 
 
 def ceiling_columns(comparisons: Sequence[versus.Comparison]) -> list[tuple[str, dict]]:
@@ -435,15 +441,15 @@ def ceiling_columns(comparisons: Sequence[versus.Comparison]) -> list[tuple[str,
     if not comparisons:
         return []
     sides = [comparisons[0].here] + [c.there for c in comparisons]
-    columns = []
-    for side in sides:
-        values = {}
-        for key, figure in side.ceilings.items():
-            unit, scale = CHART_UNITS[versus.kind(key).unit]
-            values[f"{versus.kind(key).words}, {unit}"] = figure.value * scale
-        columns.append((side.label if side.label == THIS_RUN else f"baseline {side.label}",
-                        values))
-    return columns
+    keys = list(dict.fromkeys(k for side in sides for k in side.ceilings))
+    names = {}
+    for key in keys:
+        largest = max(side.ceilings[key].value for side in sides if key in side.ceilings)
+        unit, scale = chart_unit(versus.kind(key).unit, largest)
+        names[key] = (versus.kind(key).words + (f", {unit}" if unit else ""), scale)
+    return [(side.label if side.label == THIS_RUN else f"baseline {side.label}",
+             {names[k][0]: f.value / names[k][1] for k, f in side.ceilings.items()})
+            for side in sides]
 
 
 def changed_families(runs: Sequence[Results]) -> set[str]:

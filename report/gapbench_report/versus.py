@@ -1,9 +1,8 @@
 """Why is this machine slower than that one? Two machines' runs set side by side: every work both
-ran, whether the two rows can be compared at all, and each difference attributed to the ceiling
-that explains it (a measured peak, the GPU memory's or the PCIe link's bandwidth, a launch's
-latency, the cores), else to a recorded fact in which the machines differ (machine_facts, as
-the fleet explains an outlier). Pure functions over each side's run_model.Run; render's model
-shows them and writes comparison.json. The rules: docs/report.md#against-another-machine."""
+ran, whether its two rows can be compared at all, and each difference put down to one of the
+machines' ceilings, else to a recorded fact in which they differ (machine_facts, as the fleet
+explains an outlier). Pure functions over each side's run_model.Run; render's model shows them
+and writes comparison.json. The rules: docs/report.md#against-another-machine."""
 
 from __future__ import annotations
 
@@ -31,8 +30,7 @@ from gapbench_report.results import FP32, Benchmark, Results
 from gapbench_report.run_model import Run
 from gapbench_report.same_work import fastest_by
 
-# A work differs between the machines when one is more than this much faster (either way) and,
-# where both rows have repetitions, every repetition on one machine beats every one on the other.
+# A work differs when one machine is this much faster, beyond its repetitions' spread (Pair).
 DIFFERS = 0.10
 # The share of a difference a ceiling explains, ln(ceiling ratio) / ln(speed ratio): "fully" from
 # FULLY up to 1 / FULLY, "partly" from PARTLY; beyond 1 / FULLY the ceilings differ far more than
@@ -82,7 +80,7 @@ KINDS = {
     "pcie": Kind("the PCIe link (theoretical, per direction)", "B/s"),
     "host_read": Kind("host memory bandwidth (one thread's read)", "B/s"),
     "launch": Kind("kernel launch latency", "s", higher_is_faster=False),
-    "cores": Kind("CPU cores", "cores"),
+    "cores": Kind("CPU core count", "cores"),
 }
 
 
@@ -94,8 +92,8 @@ def kind(key: str) -> Kind:
     """A ceiling's Kind; a GEMM peak's is made from its key ("gemm:gpu:tf32")."""
     if key.startswith("gemm:"):
         _, device, math_ = key.split(":")
-        what = ("CPU SGEMM" if math_ == FP32 else f"CPU GEMM peak, {math_words(math_)}") \
-            if device == "cpu" else f"GPU GEMM peak, {math_words(math_)}"
+        what = ("CPU SGEMM" if math_ == FP32 else f"{math_words(math_)} CPU GEMM peak") \
+            if device == "cpu" else f"{math_words(math_)} GPU GEMM peak"
         return Kind(what, "FLOP/s")
     return KINDS[key]
 
@@ -378,8 +376,7 @@ class Explanation:
 
 
 def share_of(ceiling_ratio: float, speed: float) -> float:
-    """ln(ceiling ratio) / ln(speed ratio): 1 where the ceilings differ as much as the work, 0
-    where they do not differ, below 0 where they differ the other way."""
+    """ln(ceiling ratio) / ln(speed ratio) (docs/report.md#the-share-a-ceiling-explains)."""
     if abs(math.log(ceiling_ratio)) <= math.log(1 + DIFFERS):
         return 0.0  # ceilings within the noise of each other explain nothing
     return math.log(ceiling_ratio) / math.log(speed)
@@ -400,8 +397,9 @@ def how_much(share: float, residual: float) -> str:
 
 def explain(pair: Pair, here: Side, there: Side) -> Explanation:
     """The first of the row's bounds that explains the difference fully, else the one that
-    explains most of it, else the nearest that the ceilings pass (beyond), else none; with the
-    recorded facts in which the slower machine differs, where they concern the row."""
+    explains most of it; else, to say why none does, the nearest that differs far more
+    ("beyond"), the other way ("against") or not at all ("no"); with the recorded facts in
+    which the slower machine differs, where they concern the row."""
     candidates = []
     for key in [COMPUTE] if pair.across_devices else bounds(pair.here):
         mine_key, theirs_key = key, key
@@ -420,7 +418,8 @@ def explain(pair: Pair, here: Side, there: Side) -> Explanation:
     partly = sorted((c for c in candidates if c.how == "partly"), key=lambda c: -c.share)
     beyond = sorted((c for c in candidates if c.how == "beyond"), key=lambda c: c.share)
     against = sorted((c for c in candidates if c.how == "against"), key=lambda c: c.share)
-    best = (full or partly or beyond or against or [Explanation()])[0]
+    alike = [c for c in candidates if c.how == "no"]
+    best = (full or partly or beyond or against or alike or [Explanation()])[0]
     # A ceiling that differs the other way overrules the facts: the machine with the higher
     # ceiling is the slower one at this work, so what made its ceiling higher explains nothing.
     return replace(best, facts=() if best.how == "against" else facts)
@@ -589,6 +588,9 @@ def reading(w: Work, here: str, there: str) -> str:
     if e.how == "against":
         return (f"{text} (the {kind(e.ceiling).words} differs the other way: "
                 f"{e.here.shown(e.ceiling)} against {e.there.shown(e.other_key)})")
+    if e.ceiling and not facts:
+        return (f"{text} (the {kind(e.ceiling).words} differs by less than {DIFFERS:.0%}: "
+                f"{e.here.shown(e.ceiling)} against {e.there.shown(e.other_key)})")
     return text
 
 
@@ -625,49 +627,53 @@ def headline(works: Sequence[Work], limit: int = VERDICT_ITEMS) -> tuple[list[Wo
     return shown, len(works) - len(shown)
 
 
-def causes_text(works: Sequence[Work], c: Comparison) -> str:
-    """The works of one direction, the costliest first, by cause: each cause that explains some
-    (a ceiling, recorded facts) with its costliest work and how many more it explains; then the
-    costliest of those nothing recorded explains."""
+def causes(works: Sequence[Work], c: Comparison) -> list[str]:
+    """One direction's works as the verdict names them, by cause
+    (docs/report.md#the-verdict-the-findings-the-charts)."""
     by_cause: dict[tuple, list[Work]] = {}
     for w in works:
         by_cause.setdefault(cause(w), []).append(w)
+    explained = [g for k, g in by_cause.items() if k]
     parts = []
-    for key, group in list((k, g) for k, g in by_cause.items() if k)[:VERDICT_ITEMS]:
+    for group in explained[:VERDICT_ITEMS]:
         more = f"; and {len(group) - 1} more it explains" if len(group) > 1 else ""
         w = group[0]
         parts.append(f"{w.pair.words} ({ratio_text(w.pair.speed)}: "
                      f"{reading(w, c.here.label, c.there.label)}{more})")
-    explained = sum(len(g) for k, g in by_cause.items() if k)
-    shown_causes = sum(len(g) for k, g in list((k, g) for k, g in by_cause.items() if k)
-                       [:VERDICT_ITEMS])
-    if explained > shown_causes:
-        parts.append(f"{explained - shown_causes} more explained below")
+    if rest := sum(len(g) for g in explained[VERDICT_ITEMS:]):
+        parts.append(f"{rest} more explained otherwise (below)")
     if unexplained := by_cause.get((), []):
         shown, rest = headline(unexplained)
         more = f"; and {rest} more" if rest else ""
         parts.append("unexplained by the recorded facts: " + "; ".join(
             f"{w.pair.words} ({ratio_text(w.pair.speed)})" for w in shown) + more)
-    return "; ".join(parts)
+    return parts
+
+
+def verdict_lines(c: Comparison) -> list[tuple[str, list[str]]]:
+    """The verdict as (its lead, its items): the works slower here by cause, the costliest cause
+    first, each with its ratio, its ceiling's figures or its facts, then those nothing recorded
+    explains; the same for the works faster here; or that nothing differs; and how many rows
+    were not comparable."""
+    lines = []
+    if c.slower:
+        lines.append((f"Slower here than on {c.there.label}:", causes(c.slower, c)))
+    if c.faster:
+        lead = "Faster here:" if c.slower else f"Faster here than on {c.there.label}:"
+        lines.append((lead, causes(c.faster, c)))
+    if not lines:
+        lines.append((f"Nothing differs from {c.there.label} by more than {DIFFERS:.0%} in the "
+                       f"{len(c.alike)} works both ran.", []))
+    if c.not_comparable or c.sizes:
+        count = len(c.not_comparable) + len(c.sizes)
+        lines.append((f"{count} not comparable (configured otherwise: see the list).", []))
+    return lines
 
 
 def verdict(c: Comparison) -> str:
-    """One line: the works slower here by cause, the costliest cause first, each with its ratio,
-    its ceiling's figures or its facts; then those nothing recorded explains; the same for the
-    works faster here; or that nothing differs; and how many rows were not comparable."""
-    parts = []
-    if c.slower:
-        parts.append(f"Slower here than on {c.there.label}: {causes_text(c.slower, c)}.")
-    if c.faster:
-        lead = "Faster here" if c.slower else f"Faster here than on {c.there.label}"
-        parts.append(f"{lead}: {causes_text(c.faster, c)}.")
-    if not parts:
-        parts.append(f"Nothing differs from {c.there.label} by more than {DIFFERS:.0%} in the "
-                     f"{len(c.alike)} works both ran.")
-    if c.not_comparable or c.sizes:
-        count = len(c.not_comparable) + len(c.sizes)
-        parts.append(f"{count} not comparable (configured otherwise: see the list).")
-    return " ".join(parts)
+    """verdict_lines in one line."""
+    return " ".join(f"{lead} {'; '.join(items)}." if items else lead
+                    for lead, items in verdict_lines(c))
 
 
 def clause(c: Comparison, name: str) -> str:

@@ -838,7 +838,7 @@ def test_the_h200_against_the_cpu_baseline_compares_what_carries_across_machines
     assert all(0.3 < float(v) < 1.5 for v in rows[share])
     chart = plots.metrics_chart_data(report.ceiling_columns)
     assert chart.machines == ["this run", "baseline ci-cpu-2core"]
-    assert "CPU SGEMM, TFLOP/s" in chart.names and all(
+    assert "CPU SGEMM, GFLOP/s" in chart.names and all(
         sum(v is not None for v in row) == 2 for row in chart.values)
     assert not any("PCIe" in n for n in chart.names)  # the CPU machine has no link to a GPU
     back = model.build_report([cpu], [h200[0]])  # the other way round

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import matplotlib
-from matplotlib.ticker import FuncFormatter, NullLocator
+from matplotlib.ticker import FuncFormatter, LogLocator, NullLocator
 
 from gapbench_report.plots.common import RC, SERIES_COLOURS, Grid, save
 
@@ -135,6 +135,7 @@ def draw_versus_chart(chart: VersusChart, stem: Path) -> Path:
         values = chart.speeds + [c for _, c in ceilings] + [1.0]
         ax.set_xscale("log")
         ax.xaxis.set_minor_locator(NullLocator())
+        ax.xaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
         ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}x"))
         ax.set_xlim(min(values) / 1.5, max(values) * 3)
         ax.axvline(1.0, color="#444444", linewidth=1)
