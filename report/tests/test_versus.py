@@ -365,3 +365,14 @@ def test_comparison_json_holds_each_work_of_the_h100_against_the_h200(tmp_path, 
         lstm["not_comparable_because"]) == 4
     assert works[GEMM_FP32]["differs"] is False
     assert against["baseline"]["gapbench_commit"] == "42634e8"
+
+
+def test_a_folder_with_no_results_file_is_refused(tmp_path, capsys):
+    node = tmp_path / "node"
+    node.mkdir()
+    (node / "doctor.json").write_text("{}", encoding="utf-8")
+    code = render.main(["render", str(BASELINES / "ci-cpu-2core.json"), "--baseline",
+                        str(node), "--out", str(tmp_path / "r")])
+    assert code == 2
+    assert f"{node}: a folder with no results files (*.json) in it" in capsys.readouterr().err
+    assert not (tmp_path / "r").exists()
