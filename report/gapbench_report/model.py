@@ -397,6 +397,14 @@ def versus_card(w: versus.Work, c: versus.Comparison) -> tuple[str, str]:
     return title, text
 
 
+def ceiling_words(e: versus.Explanation) -> str:
+    """The ceiling a work was set against, both machines' where they differ (between devices)."""
+    if not e.ceiling:
+        return ""
+    there = f" / {versus.kind(e.there_ceiling).words}" if e.there_ceiling else ""
+    return versus.kind(e.ceiling).words + there
+
+
 def versus_section(c: versus.Comparison) -> VersusSection:
     not_comparable = [[w.pair.words, fmt_seconds(w.pair.here.median),
                        fmt_seconds(w.pair.there.median), "; ".join(w.pair.reasons)]
@@ -413,14 +421,14 @@ def versus_section(c: versus.Comparison) -> VersusSection:
                          theirs.shown(key) if theirs else "—",
                          versus.ratio_text(ratio) if ratio else "—",
                          f"{mine.source if mine else '—'}; {theirs.source if theirs else '—'}"])
-    bars = [(w.pair.words, w.pair.speed, w.explanation.ratio,
-             versus.kind(w.explanation.ceiling).words if w.explanation.ceiling else "")
+    bars = [(w.pair.words, w.pair.speed, w.explanation.ratio, ceiling_words(w.explanation))
             for w in sorted(c.differing, key=lambda w: -w.cost)]
     return VersusSection(
         c.there.label, versus.verdict_lines(c), [versus_card(w, c) for w in c.slower],
         [versus_card(w, c) for w in c.faster],
-        f"{len(c.alike)} works agree within {versus.DIFFERS:.0%} (or within the spread of their "
-        f"repetitions); {len(not_comparable)} are not comparable.",
+        f"{len(c.alike)} {'work agrees' if len(c.alike) == 1 else 'works agree'} within "
+        f"{versus.DIFFERS:.0%} (or within the spread of their repetitions); "
+        f"{len(not_comparable)} not comparable.",
         not_comparable, ceilings, bars)
 
 

@@ -376,3 +376,25 @@ def test_a_folder_with_no_results_file_is_refused(tmp_path, capsys):
     assert code == 2
     assert f"{node}: a folder with no results files (*.json) in it" in capsys.readouterr().err
     assert not (tmp_path / "r").exists()
+
+
+def test_the_charts_of_the_h100_against_the_h200(sides, tmp_path):
+    """Each machine's ceilings side by side (those both have), and each differing work's ratio
+    beside its ceiling's: the copies' 0.71x beside the memory's 0.68x."""
+    from gapbench_report import plots  # noqa: PLC0415
+    report = model.build_report([load_results(BASELINES / "h100-ubuntu24.json")],
+                                [load_results(BASELINES / "h200-ubuntu24.json")])
+    ceilings = plots.metrics_chart_data(report.ceiling_columns)
+    memory = ceilings.names.index("GPU memory bandwidth (theoretical), GB/s")
+    assert [round(v) for v in ceilings.values[memory]] == [3352, 4917]
+    assert "float32 GPU GEMM peak, TFLOP/s" in ceilings.names
+    (section,) = report.versus
+    chart = plots.versus_chart_data(section.bars, section.label)
+    d2d = chart.labels.index("device memory copies (256 MiB)\n  ceiling: GPU memory bandwidth "
+                             "(theoretical)")
+    assert round(chart.speeds[d2d], 2) == 0.71 and round(chart.ceilings[d2d], 2) == 0.68
+    assert len(chart.labels) == min(len(section.bars), plots.machines.VERSUS_BARS)
+    for png in (plots.metrics_chart(report.ceiling_columns, tmp_path / "machines"),
+                plots.versus_chart(section.bars, section.label, tmp_path / "versus")):
+        assert png.read_bytes().startswith(b"\x89PNG") and png.with_suffix(".svg").is_file()
+    assert plots.versus_chart_data([], "nobody") is None

@@ -143,7 +143,7 @@ def draw_versus_chart(chart: VersusChart, stem: Path) -> Path:
         ax.set_yticklabels(chart.labels, fontsize=7)
         ax.set_xlabel(f"here against {chart.other} (right of 1x: faster here)")
         ax.grid(True, axis="x", color="#dddddd", linewidth=0.6)
-        ax.legend(loc="lower right", fontsize=7)
+        ax.legend(loc="best", fontsize=7)
         grid.title(fig, f"Each work that differs from {chart.other}, beside the ceiling that "
                         "bounds it")
         return save(fig, stem)
