@@ -80,6 +80,7 @@ KINDS = {
     "pcie": Kind("the PCIe link (theoretical, per direction)", "B/s"),
     "host_read": Kind("host memory bandwidth (one thread's read)", "B/s"),
     "launch": Kind("kernel launch latency", "s", higher_is_faster=False),
+    "sync": Kind("synchronize latency", "s", higher_is_faster=False),
     "cores": Kind("CPU core count", "cores"),
 }
 
@@ -144,7 +145,7 @@ def ceilings(run: Run) -> dict[str, Figure]:
     """A machine's ceilings, from what its run recorded: its measured GEMM peaks per device and
     math, the host's SGEMM and one-thread read (peak/ rows, else the probes every run with peak/
     makes at its start and end), the GPU memory's and the PCIe link's theoretical bandwidth, a
-    kernel launch's latency and the cores."""
+    kernel launch's and a synchronize's latency, and the cores."""
     out: dict[str, Figure] = {}
     for (device, math_), b in metrics.gemm_peaks(run.benchmarks).items():
         out[gemm_key(device, math_)] = Figure(b.counter("flops"), b.name)
@@ -162,9 +163,10 @@ def ceilings(run: Run) -> dict[str, Figure]:
         out["gpu_memory"] = memory
     if link := metrics.number(run.context.get("pcie.bandwidth_max_gbps")):
         out["pcie"] = Figure(link * 1e9, "pcie.bandwidth_max_gbps")
-    launch = metrics.find(run.benchmarks, "overhead", "launch", "gpu", what="launch")
-    if launch and launch[0].median:
-        out["launch"] = Figure(launch[0].median, launch[0].name)
+    for key in ("launch", "sync"):
+        found = metrics.find(run.benchmarks, "overhead", "launch", "gpu", what=key)
+        if found and found[0].median:
+            out[key] = Figure(found[0].median, found[0].name)
     if cores := metrics.number(run.context.get("cpu.cores")):
         out["cores"] = Figure(cores, "cpu.cores")
     return out
@@ -184,8 +186,10 @@ def bounds(b: Benchmark) -> list[str]:
         return {"device": ["gpu_memory"], "pinned": ["pcie"]}.get(variant, ["host_read", "pcie"])
     if variant.endswith("_e2e") and family in PAGEABLE_E2E:  # host tensors copied in and out
         return ["host_read", "pcie", COMPUTE]
-    if is_unheld(b) or variant.endswith("_e2e"):  # the host's launches are in its time
+    if is_unheld(b):  # the host's launches are in its time
         return ["launch", COMPUTE]
+    if variant.endswith("_e2e"):  # the LSTM steps: launches, and a synchronize at the end
+        return ["launch", "sync", COMPUTE]
     if family == "overhead" and variant in ("launch", "startup"):
         return [HOST]
     if family == "pipeline":
