@@ -404,7 +404,7 @@ def _summary(c: Comparison) -> str:
 
 
 def _render_hint(c: Comparison) -> str:
-    return (f"for the side-by-side view with portable ratios: gapbench-report render "
+    return (f"for why the two machines differ: gapbench-report render "
             f"{c.contender_path} --baseline {c.baseline_path} --out DIR")
 
 

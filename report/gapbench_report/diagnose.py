@@ -869,41 +869,15 @@ def rank(f: Finding) -> tuple:
             costliest_first(f))
 
 
-def diagnose(runs: list[Results], baselines: list[Results] | None = None,
-             baseline_labels: list[str] | None = None) -> list[Finding]:
+def diagnose(runs: list[Results]) -> list[Finding]:
     """diagnose_run over the run these files make."""
-    return diagnose_run(Run.of(runs), baselines, baseline_labels)
+    return diagnose_run(Run.of(runs))
 
 
-def diagnose_run(run: Run, baselines: list[Results] | None = None,
-                 baseline_labels: list[str] | None = None) -> list[Finding]:
-    """Every rule over one run, ranked (see rank()). With baselines (other machines), each
-    finding about a benchmark also says how that benchmark compares with theirs; the findings
-    themselves are about this machine only."""
-    findings = sorted((f for rule in RULES for f in rule(run)), key=rank)
-    if baselines:
-        labels = baseline_labels or [b.path.stem for b in baselines]
-        mine = {b.name: b for b in run.benchmarks}
-        theirs = [(label, base.benchmarks()) for label, base in zip(labels, baselines)]
-        findings = [with_baselines(f, mine.get(f.subject or ""), theirs) for f in findings]
-    return findings
-
-
-def with_baselines(f: Finding, mine: Benchmark | None,
-                   theirs: list[tuple[str, dict[str, Benchmark]]]) -> Finding:
-    """`f` with its subject's speed against the same benchmark on each baseline machine (a
-    copy's time ratio is its bandwidth ratio)."""
-    if mine is None or not mine.median or f.lesson or f.defect:
-        return f
-    notes = []
-    for label, benchmarks in theirs:
-        other = benchmarks.get(mine.name)
-        if other is not None and other.median:
-            notes.append(f"{other.median / mine.median:.2f}x the speed it has on {label}")
-    if not notes:
-        return f
-    return replace(f, text=f"{f.text} Against other machines, the {describe(mine.parsed)} "
-                           f"runs here at {'; '.join(notes)}.")
+def diagnose_run(run: Run) -> list[Finding]:
+    """Every rule over one run, ranked (see rank()): findings about this machine only (what
+    another machine's run says of the same benchmarks is versus.py's, in render's model)."""
+    return sorted((f for rule in RULES for f in rule(run)), key=rank)
 
 
 # How the verdict counts each rule's defects.

@@ -17,9 +17,16 @@ from gapbench_report.model import (
     FRAMEWORK_BLURB,
     FRAMEWORK_HEADERS,
     FRAMEWORK_SECTION,
+    NOT_COMPARABLE_HEADERS,
+    OWN_CEILINGS_BLURB,
     TABLE_ROWS_SHOWN,
+    VERSUS_BLURB,
+    VERSUS_CEILING_HEADERS,
+    VERSUS_CHART,
+    VERSUS_SECTION,
     FamilySection,
     Report,
+    VersusSection,
 )
 
 FINDINGS_SHOWN = 8  # per severity; more are folded away in the page (all are in summary.md)
@@ -39,11 +46,13 @@ figure { margin: 8px 0 16px; } img { max-width: 100%; height: auto; border: 1px 
 .finding { border-left: 5px solid #999; padding: 6px 12px; margin: 6px 0; background: #fafafa; }
 .finding.problem { border-color: #c62828; } .finding.warning { border-color: #ef8f00; }
 .finding.info { border-color: #1f77b4; }
+.finding.slower { border-color: #c62828; } .finding.faster { border-color: #2e7d32; }
 .verdict { font-size: 1.1em; font-weight: bold; }
 .badge { font-size: 0.75em; text-transform: uppercase; letter-spacing: 0.05em; color: #fff;
          padding: 1px 6px; border-radius: 3px; background: #999; margin-right: 6px; }
 .badge.problem { background: #c62828; } .badge.warning { background: #ef8f00; }
 .badge.info { background: #1f77b4; }
+.badge.slower { background: #c62828; } .badge.faster { background: #2e7d32; }
 nav a { margin-right: 12px; } details summary { cursor: pointer; color: #555; margin: 6px 0; }
 """
 
@@ -91,13 +100,15 @@ def table(headers: Sequence[str], rows: Iterable[Sequence[str]], numeric: set[in
 
 
 def html_page(report: Report, charts: dict[str, list[ChartFile]]) -> str:
-    """index.html. `charts`: family -> its charts; "" -> the cross-machine chart;
-    FRAMEWORK_SECTION -> the framework beside the libraries."""
-    nav = ['<a href="#diagnosis">diagnosis</a>', '<a href="#machine">machine</a>']
+    """index.html. `charts`: family -> its charts; "" -> each machine's ceilings; VERSUS_CHART +
+    a baseline's label -> the works against it; FRAMEWORK_SECTION -> the framework beside the
+    libraries."""
+    nav = ['<a href="#diagnosis">diagnosis</a>']
+    if report.versus or report.ratio_rows:
+        nav.append(f'<a href="#{VERSUS_SECTION}">against other machines</a>')
+    nav.append('<a href="#machine">machine</a>')
     if report.framework_rows:
         nav.append(f'<a href="#{FRAMEWORK_SECTION}">framework vs libraries</a>')
-    if report.portable:
-        nav.append('<a href="#machines">other machines</a>')
     nav += [f'<a href="#family-{esc(s.family)}">{esc(s.family)}</a>' for s in report.sections]
     return page("gapbench report", [
         "<h1>gapbench report</h1>",
@@ -105,9 +116,9 @@ def html_page(report: Report, charts: dict[str, list[ChartFile]]) -> str:
         f"<nav>{''.join(nav)}</nav>",
         *[f'<p class="note">{esc(n)}</p>' for n in report.notes],
         _diagnosis_html(report),
+        _machines_html(report, charts),
         _fingerprint_html(report),
         _framework_html(report, charts.get(FRAMEWORK_SECTION, [])),
-        _machines_html(report, charts.get("", [])),
         *[_family_html(s, charts.get(s.family, [])) for s in report.sections],
     ])
 
@@ -157,15 +168,49 @@ def _ceilings_html(report: Report) -> str:
             + table(CEILINGS_HEADERS, report.ceilings, {1, 2, 3}))
 
 
-def _machines_html(report: Report, charts: list[ChartFile]) -> str:
-    if not report.portable:
+def _machines_html(report: Report, charts: dict[str, list[ChartFile]]) -> str:
+    if not report.versus and not report.ratio_rows:
         return ""
-    return ('<h2 id="machines">Against other machines</h2><p class="blurb">Raw times differ '
-            "between machines for reasons nobody can fix; these ratios are each machine measured "
-            "against itself, so they compare across hardware. A difference here is not a "
-            "regression.</p>" + "".join(figure(c) for c in charts)
-            + table(["ratio"] + [label for label, _ in report.portable], report.ratio_rows,
-                    set(range(1, len(report.portable) + 1))))
+    parts = [f'<h2 id="{VERSUS_SECTION}">Against other machines</h2>',
+             f'<p class="blurb">{esc(VERSUS_BLURB)}</p>']
+    for section in report.versus:
+        parts.append(_versus_html(section, charts.get(VERSUS_CHART + section.label, [])))
+    if charts.get(""):
+        parts.append("<h3>Each machine's ceilings</h3>")
+        parts += [figure(c) for c in charts[""]]
+    if report.ratio_rows:
+        parts.append(f"<h3>Each machine against its own ceilings</h3><p class=\"blurb\">"
+                     f"{esc(OWN_CEILINGS_BLURB)}</p>"
+                     + table(["ratio"] + [label for label, _ in report.portable],
+                             report.ratio_rows, set(range(1, len(report.portable) + 1))))
+    return "\n".join(parts)
+
+
+def _versus_html(section: VersusSection, charts: list[ChartFile]) -> str:
+    parts = [f"<h3>Against {esc(section.label)}</h3>"]
+    for lead, items in section.verdict:
+        parts.append(f'<p class="verdict">{esc(lead)}</p>')
+        if items:
+            parts.append("<ul>" + "".join(f"<li>{esc(i)}</li>" for i in items) + "</ul>")
+    parts += [figure(c) for c in charts]
+    cards = [f'<div class="finding {kind}"><span class="badge {kind}">{kind} here</span>'
+             f"<strong>{esc(title)}</strong><br>{esc(text)}</div>"
+             for kind, found in (("slower", section.slower), ("faster", section.faster))
+             for title, text in found]
+    parts += cards[:FINDINGS_SHOWN]
+    if len(cards) > FINDINGS_SHOWN:
+        parts.append(f"<details><summary>{len(cards) - FINDINGS_SHOWN} more works that differ"
+                     f"</summary>{''.join(cards[FINDINGS_SHOWN:])}</details>")
+    parts.append(f"<p>{esc(section.alike)}</p>")
+    if section.not_comparable:
+        headers = [NOT_COMPARABLE_HEADERS[0], NOT_COMPARABLE_HEADERS[1], section.label,
+                   NOT_COMPARABLE_HEADERS[3]]
+        parts.append(f"<details><summary>{len(section.not_comparable)} not comparable, and why"
+                     f"</summary>{table(headers, section.not_comparable, {1, 2})}</details>")
+    headers = [VERSUS_CEILING_HEADERS[0], VERSUS_CEILING_HEADERS[1], section.label,
+               *VERSUS_CEILING_HEADERS[3:]]
+    parts.append(table(headers, section.ceilings, {1, 2, 3}))
+    return "\n".join(parts)
 
 
 def _framework_html(report: Report, charts: list[ChartFile]) -> str:

@@ -41,7 +41,20 @@ EXPLAINING = (
     ("gpu.compute_processes", "gpu", "higher", "other processes on its GPU"),
     ("gpu.persistence_mode", "gpu", "value", "persistence mode set otherwise"),
     ("onednn.isa", "cpu", "value", "oneDNN chose another instruction set"),
+    ("cpu.model", "", "value", "another CPU model"),
+    ("cpu.signature", "", "value", "another CPU generation"),
+    ("cpu.frequency_nominal_mhz", "", "lower", "its CPU's nominal clock is lower"),
+    ("cpu.frequency_max_mhz", "", "lower", "its CPU's highest clock is lower"),
+    ("host.hypervisor", "", "value", "another hypervisor"),
+    ("host.clocksource", "", "value", "its kernel's clock source differs (every host timer "
+                                      "reads it)"),
+    ("os.kernel", "", "value", "another kernel"),
 )
+# Facts every run records since gapbench began to (each says "unavailable (<why>)" where the
+# machine does not tell): absent, the file is older, and an unknown value differs from nothing.
+ALWAYS_RECORDED = frozenset({"cpu.signature", "cpu.frequency_nominal_mhz",
+                             "cpu.frequency_max_mhz", "host.hypervisor", "host.clocksource"})
+UNAVAILABLE = "unavailable"
 # A number counts as different beyond this share of the others' median; the load average
 # beyond half a core's worth (and at least 1).
 NUMBER_DIFFERS = 0.1
@@ -137,6 +150,11 @@ class Usual:
         return Usual(counts, self.medians)
 
 
+def unknown(value: str) -> bool:
+    """A fact's value that says nothing: not recorded, or recorded as unavailable."""
+    return not value or value.startswith(UNAVAILABLE)
+
+
 def differences(mine: Facts, others: Usual, device: str = "") -> list[Difference]:
     """The EXPLAINING facts in which a run differs from what the others usually have, in
     EXPLAINING's order; with `device`, the facts about that device (or both) first."""
@@ -145,7 +163,8 @@ def differences(mine: Facts, others: Usual, device: str = "") -> list[Difference
         if how == "value":
             value = mine.values[key]
             common = [v for v, c in others.counts[key].most_common() if c > 0]
-            if common and value != common[0]:
+            if common and value != common[0] and not (
+                    key in ALWAYS_RECORDED and (unknown(value) or unknown(common[0]))):
                 found.append(Difference(key, words, value, common[0], fact_device))
             continue
         value = mine.number(key)

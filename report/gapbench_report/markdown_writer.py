@@ -11,9 +11,14 @@ from gapbench_report.model import (
     CEILINGS_HEADERS,
     FRAMEWORK_BLURB,
     FRAMEWORK_HEADERS,
+    NOT_COMPARABLE_HEADERS,
+    OWN_CEILINGS_BLURB,
     TABLE_ROWS_SHOWN,
+    VERSUS_BLURB,
+    VERSUS_CEILING_HEADERS,
     FamilySection,
     Report,
+    VersusSection,
 )
 
 
@@ -53,6 +58,7 @@ def summary_markdown(report: Report) -> str:
         lines += ["", "Lessons that hold on every machine:", ""]
         lines += [f"- **{md_cell(f.title)}**: {md_cell(f.text)}" for f in report.lessons]
     lines.append("")
+    lines += _machines_markdown(report)
     if report.ceilings:
         lines += ["### Each file's ceilings", ""]
         lines += markdown_table(CEILINGS_HEADERS, report.ceilings, {1, 2, 3})
@@ -60,12 +66,43 @@ def summary_markdown(report: Report) -> str:
     lines += _framework_markdown(report)
     for section in report.sections:
         lines += _family_markdown(section)
-    if report.portable:
-        lines += ["## Against other machines (ratios, not a regression test)", ""]
+    return "\n".join(lines) + "\n"
+
+
+def _machines_markdown(report: Report) -> list[str]:
+    if not report.versus and not report.ratio_rows:
+        return []
+    lines = ["## Against other machines", "", md_cell(VERSUS_BLURB), ""]
+    for section in report.versus:
+        lines += _versus_markdown(section)
+    if report.ratio_rows:
+        lines += ["### Each machine against its own ceilings", "", md_cell(OWN_CEILINGS_BLURB),
+                  ""]
         lines += markdown_table(["ratio"] + [label for label, _ in report.portable],
                                 report.ratio_rows, set(range(1, len(report.portable) + 1)))
         lines.append("")
-    return "\n".join(lines) + "\n"
+    return lines
+
+
+def _versus_markdown(section: VersusSection) -> list[str]:
+    lines = [f"### Against {md_cell(section.label)}", ""]
+    for lead, items in section.verdict:
+        lines += [f"**{md_cell(lead)}**", ""]
+        lines += [f"- {md_cell(i)}" for i in items] + ([""] if items else [])
+    for kind, found in (("slower", section.slower), ("faster", section.faster)):
+        lines += [f"- **{kind} here** — **{md_cell(title)}**: {md_cell(text)}"
+                  for title, text in found]
+    lines += ["", md_cell(section.alike), ""]
+    if section.not_comparable:
+        lines += [f"<details><summary>{len(section.not_comparable)} not comparable, and why"
+                  "</summary>", ""]
+        lines += markdown_table([NOT_COMPARABLE_HEADERS[0], NOT_COMPARABLE_HEADERS[1],
+                                 section.label, NOT_COMPARABLE_HEADERS[3]],
+                                section.not_comparable, {1, 2})
+        lines += ["", "</details>", ""]
+    lines += markdown_table([VERSUS_CEILING_HEADERS[0], VERSUS_CEILING_HEADERS[1], section.label,
+                             *VERSUS_CEILING_HEADERS[3:]], section.ceilings, {1, 2, 3})
+    return lines + [""]
 
 
 def _framework_markdown(report: Report) -> list[str]:

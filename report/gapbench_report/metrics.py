@@ -12,9 +12,7 @@ import statistics
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from gapbench_report.catalogue import SHARED_WORK
 from gapbench_report.results import FP32, Benchmark, Results
-from gapbench_report.same_work import fastest_by
 
 # Context keys that identify a machine and its software, shown side by side against a baseline.
 FINGERPRINT_KEYS = (
@@ -268,46 +266,6 @@ def portable_metrics(results: Results) -> dict[str, float]:
     out = {**preprocess_metrics(benchmarks), **transfer_metrics(benchmarks, results.context),
            **peak_share_metrics(benchmarks)}
     return {k: v for k, v in out.items() if v is not None}
-
-
-def _fastest_per_work(benchmarks: Iterable[Benchmark]) -> dict[tuple, Benchmark]:
-    """The fastest float32 timed row per work (same_work.work), any variant and any device: a
-    GPU's kernel time, a CPU's wall time."""
-    return fastest_by(b for b in benchmarks if b.parsed.family in SHARED_WORK and b.math == FP32)
-
-
-def _work_size(key: tuple) -> float:
-    size = 1.0
-    for _, value in sorted(key[1]):
-        if (n := number(value)) is not None:
-            size *= n
-    return size
-
-
-def shared_work(run: Iterable[Benchmark], others: Sequence[Iterable[Benchmark]]
-                ) -> list[dict[str, float]]:
-    """Per family (and op), the largest work this run and another machine both timed: each
-    machine's fastest float32 time for it over this run's, [this run, *others] (1 for this run;
-    absent for a machine that lacks it). Between a GPU machine and a CPU one it is the GPU's
-    speed-up over the CPU, on the same work; between two GPUs, their ratio."""
-    mine = _fastest_per_work(run)
-    theirs = [_fastest_per_work(o) for o in others]
-    shared = [k for k in mine if any(k in t for t in theirs)]
-    largest_per: dict[tuple, tuple] = {}
-    for key in shared:
-        group = (key[0], dict(key[1]).get("op"), dict(key[1]).get("scope"))
-        if group not in largest_per or _work_size(key) > _work_size(largest_per[group]):
-            largest_per[group] = key
-    out: list[dict[str, float]] = [{} for _ in range(len(others) + 1)]
-    for key in largest_per.values():
-        family = key[0]
-        words = " · ".join(f"{k} {v}" for k, v in mine[key].parsed.axes_but_math().items())
-        name = f"{family} ({words}): fastest float32 time / this run's"
-        out[0][name] = 1.0
-        for i, t in enumerate(theirs, start=1):
-            if key in t:
-                out[i][name] = t[key].median / mine[key].median
-    return out
 
 
 def run_metrics(runs: list[Results]) -> dict[str, float]:

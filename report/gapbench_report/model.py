@@ -5,9 +5,9 @@ nothing)."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
-from gapbench_report import diagnose, framework, metrics
+from gapbench_report import diagnose, framework, metrics, versus
 from gapbench_report.catalogue import SEVERITIES, family_rank
 from gapbench_report.labels import (
     axes_label,
@@ -48,16 +48,45 @@ class FamilySection:
     failed: list[tuple[str, str]]  # (benchmark name, error)
 
 
+@dataclass(frozen=True)
+class Baseline:
+    """Another machine's run, as --baseline names it: one results file, or a folder of them."""
+
+    label: str  # its name: the file's stem, or the folder's
+    files: tuple[Results, ...]
+
+    @property
+    def context(self) -> dict:
+        return merged_context(self.files)
+
+
+@dataclass(frozen=True)
+class VersusSection:
+    """This machine against one other, as the writers print it (versus.Comparison in rows)."""
+
+    label: str  # the other machine
+    verdict: list[tuple[str, list[str]]]  # versus.verdict_lines: (lead, items)
+    slower: list[tuple[str, str]]  # (title, text) per work slower here, the costliest first
+    faster: list[tuple[str, str]]  # the same, faster here
+    alike: str  # how many works agree, in words
+    not_comparable: list[list[str]]  # NOT_COMPARABLE_HEADERS
+    ceilings: list[list[str]]  # VERSUS_CEILING_HEADERS
+    # For the chart: (the work in words, its speed ratio, its ceiling's ratio or None, the
+    # ceiling's words), the costliest first.
+    bars: list[tuple[str, float, float | None, str]] = field(default_factory=list)
+
+
 @dataclass
 class Report:
     runs: list[Results]
-    baselines: list[Results]
+    baselines: list[Baseline]
     context: dict
     families: dict[str, list[Benchmark]]
     findings: list = field(default_factory=list)
     verdict: str = ""  # the findings in one line (diagnose.verdict), empty without findings
     notes: list[str] = field(default_factory=list)  # what could not be worked out, and why
     machines: list[tuple[str, dict]] = field(default_factory=list)  # (label, context)
+    comparisons: list[versus.Comparison] = field(default_factory=list)  # one per baseline
     portable: list[tuple[str, dict[str, float]]] = field(default_factory=list)
     pairs: list[framework.Pair] = field(default_factory=list)  # framework beside library
     # What the writers print, derived once by build_report from the data above.
@@ -72,6 +101,9 @@ class Report:
     framework_headlines: list[str] = field(default_factory=list)
     framework_rows: list[list[str]] = field(default_factory=list)  # FRAMEWORK_HEADERS
     ratio_rows: list[list[str]] = field(default_factory=list)  # name, value per machine
+    versus: list[VersusSection] = field(default_factory=list)  # one per baseline
+    # Each machine's ceilings for the chart: (machine, {ceiling in words with its unit: value}).
+    ceiling_columns: list[tuple[str, dict[str, float]]] = field(default_factory=list)
     sections: list[FamilySection] = field(default_factory=list)  # per family, in family order
 
     @property
@@ -94,51 +126,65 @@ def merged_context(runs: Iterable[Results]) -> dict:
     return out
 
 
-def baseline_labels(baselines: Sequence[Results]) -> list[str]:
-    """"baseline t4" from t4.json; the folder too where two files share a name."""
-    stems = [b.path.stem for b in baselines]
-    return [f"baseline {b.path.parent.name + '/' if stems.count(b.path.stem) > 1 else ''}"
-            f"{b.path.stem}" for b in baselines]
+def baselines_of(given: Sequence[Baseline | Results | Sequence[Results]]) -> list[Baseline]:
+    """Each machine given, named: a Baseline as it is; a results file alone by its stem; the
+    files of a run (a sequence) by their folder; with the folder above where two share a name."""
+    named = []
+    for g in given:
+        if isinstance(g, Baseline):
+            named.append((g.label, g.files, g.files[0].path.parent))
+        elif isinstance(g, Results):
+            named.append((g.path.stem, (g,), g.path))
+        else:
+            files = tuple(g)
+            named.append((files[0].path.parent.name, files, files[0].path.parent))
+    names = [name for name, _, _ in named]
+    return [Baseline(f"{where.parent.name}/{name}" if names.count(name) > 1 else name, files)
+            for name, files, where in named]
 
 
-def build_report(runs: list[Results], baselines: list[Results]) -> Report:
+def build_report(runs: list[Results],
+                 baselines: Sequence[Baseline | Results | Sequence[Results]]) -> Report:
+    """`baselines`: other machines, each a results file, the files of one run or a Baseline
+    (baselines_of)."""
     run = Run.of(runs)  # built once: the rules, the ratios and the rows below all read it
     context = merged_context(run.files)  # gapbench's files first: the machine's, not a framework's
-    report = Report(runs, baselines, context, by_family(run.benchmarks), pairs=list(run.pairs))
+    others = baselines_of(baselines)
+    report = Report(runs, others, context, by_family(run.benchmarks), pairs=list(run.pairs))
     ids = {str(r.context.get("machine.id")) for r in runs}
     if len(ids) > 1:
         report.notes.append(f"The run's files come from {len(ids)} machines "
                             f"({', '.join(sorted(ids))}); the first file's context is shown.")
-    labels = baseline_labels(baselines)
-    report.machines = [("this run", context)] + [(label, b.context)
-                                                 for label, b in zip(labels, baselines)]
+    report.machines = [("this run", context)] + [(f"baseline {b.label}", b.context)
+                                                 for b in others]
     # A broken rule or metric must not cost the reader the charts: say so in the report instead.
     try:
-        findings = list(diagnose.diagnose_run(run, baselines, labels))
+        findings = list(diagnose.diagnose_run(run))
         report.verdict = diagnose.verdict(findings) if findings else ""
         report.findings = findings
     except Exception as e:  # noqa: BLE001
         report.notes.append(f"The diagnosis could not be made: {type(e).__name__}: {e}")
-    if baselines:
+    if others:
         try:
+            here = versus.Side(THIS_RUN, run, versus.commit_of(run.library_files or run.files))
+            report.comparisons = [versus.compare(here, versus.Side.of(b.label, b.files))
+                                  for b in others]
+            report.findings = [with_comparisons(f, report.comparisons) for f in report.findings]
             report.portable = [("this run", metrics.run_metrics(run.files))] + [
-                (label, metrics.portable_metrics(b)) for label, b in zip(labels, baselines)]
-            # The same work on each machine, whatever device ran it (GPU against CPU).
-            shared = metrics.shared_work(run.benchmarks,
-                                         [b.benchmarks().values() for b in baselines])
-            for (_, values), work in zip(report.portable, shared):
-                values.update(work)
+                (f"baseline {b.label}", metrics.run_metrics(list(b.files))) for b in others]
         except Exception as e:  # noqa: BLE001
-            report.notes.append(f"The cross-machine ratios could not be computed: "
+            report.notes.append(f"The comparison with other machines could not be made: "
                                 f"{type(e).__name__}: {e}")
     report.machine_line = machine_line(context)
     facts, report.defects, report.lessons = split_findings(report.findings)
     report.facts = grouped_findings(facts)
-    report.fingerprint = fingerprint_rows(report.machines, runs, baselines)
+    report.fingerprint = fingerprint_rows(report.machines, runs, others)
     report.ceilings = ceilings_rows(run.files)
     report.framework_headlines = framework.headlines(report.pairs)
     report.framework_rows = framework_rows(report.pairs)
     report.ratio_rows = ratio_rows(report.portable, run.files)
+    report.versus = [versus_section(c) for c in report.comparisons]
+    report.ceiling_columns = ceiling_columns(report.comparisons)
     report.sections = [family_section(family, rows) for family, rows in report.families.items()]
     return report
 
@@ -243,12 +289,12 @@ def context_value(key: str, value: object) -> str:
 
 
 def fingerprint_rows(machines: Sequence[tuple[str, dict]], runs: Sequence[Results],
-                     baselines: Sequence[Results]) -> list[list[str]]:
+                     baselines: Sequence[Baseline]) -> list[list[str]]:
     """Per fingerprint key its value on each machine; last, each machine's results files."""
     rows = [[k] + [context_value(k, ctx.get(k)) for _, ctx in machines]
             for k in metrics.FINGERPRINT_KEYS]
     rows.append(["results files"] + [", ".join(r.path.name for r in runs)]
-                + [b.path.name for b in baselines])
+                + [", ".join(r.path.name for r in b.files) for b in baselines])
     return rows
 
 
@@ -314,6 +360,105 @@ def framework_rows(pairs: Iterable[framework.Pair]) -> list[list[str]]:
 
 
 # ---- against other machines ------------------------------------------------------------------
+
+THIS_RUN = "this run"
+VERSUS_SECTION = "machines"
+VERSUS_BLURB = ("Every work both machines ran, the same benchmark (between a GPU and a CPU-only "
+                "machine, the same work each did fastest), is set side by side: a ratio is how "
+                "many times faster this machine does it. Each difference is put down to the "
+                "ceiling that explains it, with both machines' figures for it and the share of "
+                "the difference it accounts for; else to a recorded fact in which the slower "
+                "machine differs; else it is unexplained. Rows configured otherwise (another "
+                "algorithm, math, layout, held or not, another gapbench) are listed as not "
+                "comparable, never explained. comparison.json beside this page holds it all in "
+                "figures. A difference between machines is not a regression.")
+NOT_COMPARABLE_HEADERS = ("work", "this run", "there", "why not comparable")
+VERSUS_CEILING_HEADERS = ("ceiling", "this run", "there", "here / there", "from (here; there)")
+OWN_CEILINGS_BLURB = ("Each machine against its own ceilings: ratios measured within one "
+                      "machine, which carry across hardware.")
+VERSUS_CHART = "versus-"  # + the other machine's label: the key of its chart in render's charts
+
+
+def with_comparisons(f, comparisons: Sequence[versus.Comparison]):
+    """A finding about this machine with what each comparison says of the benchmark it quotes
+    (versus.clause); a lesson's or a defect's text stays as it is."""
+    if not f.subject or f.lesson or f.defect:
+        return f
+    clauses = [text for c in comparisons if (text := versus.clause(c, f.subject))]
+    return replace(f, text=" ".join([f.text, *clauses])) if clauses else f
+
+
+def versus_card(w: versus.Work, c: versus.Comparison) -> tuple[str, str]:
+    """A differing work as a finding: its ratio in the title, both times and why in the text."""
+    p = w.pair
+    title = f"{p.words}: {versus.ratio_text(p.speed)} the speed it has on {c.there.label}"
+    text = (f"{fmt_seconds(p.here.median)} here, {fmt_seconds(p.there.median)} on "
+            f"{c.there.label}: {versus.reading(w, c.here.label, c.there.label)}.")
+    return title, text
+
+
+def ceiling_words(e: versus.Explanation) -> str:
+    """The ceiling a work was set against, both machines' where they differ (between devices)."""
+    if not e.ceiling:
+        return ""
+    there = f" / {versus.kind(e.there_ceiling).words}" if e.there_ceiling else ""
+    return versus.kind(e.ceiling).words + there
+
+
+def versus_section(c: versus.Comparison) -> VersusSection:
+    not_comparable = [[w.pair.words, fmt_seconds(w.pair.here.median),
+                       fmt_seconds(w.pair.there.median), "; ".join(w.pair.reasons)]
+                      for w in c.not_comparable]
+    not_comparable += [[variant, "; ".join(here), "; ".join(there),
+                        "no size in common: each machine ran its profile's sizes"]
+                       for variant, here, there in c.sizes]
+    keys = list(dict.fromkeys([*c.here.ceilings, *c.there.ceilings]))
+    ceilings = []
+    for key in keys:
+        mine, theirs = c.here.ceilings.get(key), c.there.ceilings.get(key)
+        ratio = versus.Explanation(key, mine, theirs).ratio
+        ceilings.append([versus.kind(key).words, mine.shown(key) if mine else "—",
+                         theirs.shown(key) if theirs else "—",
+                         versus.ratio_text(ratio) if ratio else "—",
+                         f"{mine.source if mine else '—'}; {theirs.source if theirs else '—'}"])
+    bars = [(w.pair.words, w.pair.speed, w.explanation.ratio, ceiling_words(w.explanation))
+            for w in sorted(c.differing, key=lambda w: -w.cost)]
+    return VersusSection(
+        c.there.label, versus.verdict_lines(c), [versus_card(w, c) for w in c.slower],
+        [versus_card(w, c) for w in c.faster],
+        f"{len(c.alike)} {'work agrees' if len(c.alike) == 1 else 'works agree'} within "
+        f"{versus.DIFFERS:.0%} (or within the spread of their repetitions); "
+        f"{len(not_comparable)} not comparable.",
+        not_comparable, ceilings, bars)
+
+
+# The units a ceiling may be drawn in, by its Figure's unit: the largest that its largest figure
+# reaches (a GPU's GEMM in TFLOP/s, a CPU's in GFLOP/s), and its scale from the Figure's.
+CHART_UNITS = {"FLOP/s": (("TFLOP/s", 1e12), ("GFLOP/s", 1e9)), "B/s": (("GB/s", 1e9),),
+               "s": (("µs", 1e-6),), "cores": (("", 1.0),)}
+
+
+def chart_unit(unit: str, largest: float) -> tuple[str, float]:
+    units = CHART_UNITS[unit]
+    return next(((u, scale) for u, scale in units if largest >= scale), units[-1])
+
+
+def ceiling_columns(comparisons: Sequence[versus.Comparison]) -> list[tuple[str, dict]]:
+    """Each machine's ceilings for the chart, this run first: the ceiling in words with the unit
+    it is drawn in -> its figure in that unit."""
+    if not comparisons:
+        return []
+    sides = [comparisons[0].here] + [c.there for c in comparisons]
+    keys = list(dict.fromkeys(k for side in sides for k in side.ceilings))
+    names = {}
+    for key in keys:
+        largest = max(side.ceilings[key].value for side in sides if key in side.ceilings)
+        unit, scale = chart_unit(versus.kind(key).unit, largest)
+        names[key] = (versus.kind(key).words + (f", {unit}" if unit else ""), scale)
+    return [(side.label if side.label == THIS_RUN else f"baseline {side.label}",
+             {names[k][0]: f.value / names[k][1] for k, f in side.ceilings.items()})
+            for side in sides]
+
 
 def changed_families(runs: Sequence[Results]) -> set[str]:
     """The families whose file in this run saw the machine change speed."""

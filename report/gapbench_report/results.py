@@ -243,6 +243,9 @@ class Results:
     path: Path
     context: dict
     entries: list[Entry]
+    # A baseline's own record of where it came from (results/baselines/README.md): the gapbench
+    # commit of a file made before runs recorded it in their context, among others.
+    provenance: dict = field(default_factory=dict)
 
     @property
     def machine(self) -> str:
@@ -462,7 +465,8 @@ def check_results(path: Path, data: object) -> Results:
             where = (f"aggregate {key[3]}" if key[3] else f"repetition {key[2]}")
             raise ResultsError(f"{path}: {e.raw['name']} appears twice ({where})")
         seen.add(key)
-    return Results(path, context, entries)
+    provenance = data.get("provenance")
+    return Results(path, context, entries, provenance if isinstance(provenance, dict) else {})
 
 
 # Process numbers of different files of one side stay apart (a pooled file numbers its own).

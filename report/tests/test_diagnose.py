@@ -402,17 +402,6 @@ def test_verdict_names_the_biggest_losses_here_and_never_a_lesson():
     assert verdict(broken).startswith("Fix first: NVIDIA driver older than the CUDA runtime")
 
 
-def test_with_a_baseline_each_cause_says_how_its_benchmark_compares():
-    mine = in_memory(_slow_machine())
-    theirs = in_memory(copy("pinned", "h2d", "sync", 64 * MiB, 12.0))  # half our speed
-    findings = diagnose([mine], [theirs], ["t4-colab"])
-    pageable = next(f for f in findings if f.rule == "pageable_vs_pinned")
-    assert "runs here at 2.00x the speed it has on t4-colab" in pageable.text
-    assert "GPU pinned transfer (dir h2d · mode sync · 64 MiB)" in pageable.text
-    # A cause whose benchmark the baseline lacks says nothing about it.
-    assert "t4-colab" not in next(f for f in findings if f.rule == "pipeline_idle").text
-
-
 def _family_file(family_rows, **probes):
     """One family's file: its rows and the peak rows every family runs beside itself, with the
     ceilings probed at the run's start and end."""
@@ -817,7 +806,7 @@ def test_the_h100_read_as_float32_would_be_caught_by_the_self_check():
 def test_a_file_with_explicit_math_only_is_read_in_each_math():
     """New files name every row's math: the naive float32 conv pairs with cuDNN's math:fp32,
     the share of peak and the same work on another machine take float32 rows only."""
-    from gapbench_report.metrics import shared_work  # noqa: PLC0415
+    from gapbench_report import versus  # noqa: PLC0415
     shape = f"conv/{{}}/gpu/{BIG_CONV}{{}}/manual_time"
     entries = (runs(shape.format("naive", ""), [2.4e-3] * 3, flops=[3e12] * 3)
                + runs(shape.format("tiled", ""), [4.9e-4] * 3, flops=[15e12] * 3)
@@ -830,7 +819,8 @@ def test_a_file_with_explicit_math_only_is_read_in_each_math():
     assert "takes 16.0x the time of cudnn, both in float32" in lesson
     (share,) = (v for k, v in run_metrics([run]).items() if "SGEMM peak" in k)
     assert share == 48e12 / H100_SGEMM
+    # Against a machine that ran the float32 row alone: that row's pair, nothing set against
+    # this file's TF32 or fp16 rows.
     other = in_memory(runs(shape.format("cudnn", "/math:fp32"), [1.2e-4] * 3))
-    mine, theirs = shared_work(run.benchmarks().values(), [other.benchmarks().values()])
-    (name,) = (k for k in mine if k.startswith("conv"))
-    assert theirs[name] == 1.2e-4 / 1.5e-4
+    (pair,) = versus.pairs(versus.Side.of("here", [run]), versus.Side.of("there", [other]))
+    assert pair.here.math == pair.there.math == "fp32" and pair.speed == 1.2e-4 / 1.5e-4

@@ -216,7 +216,10 @@ DERIVING = ("gapbench_report.model", "gapbench_report.framework", "gapbench_repo
             "gapbench_report.metrics", "gapbench_report.results")
 WRITERS_MAY_IMPORT = {
     "gapbench_report.model": {"Report", "FamilySection", "CEILINGS_HEADERS", "FRAMEWORK_BLURB",
-                              "FRAMEWORK_HEADERS", "FRAMEWORK_SECTION", "TABLE_ROWS_SHOWN"},
+                              "FRAMEWORK_HEADERS", "FRAMEWORK_SECTION", "TABLE_ROWS_SHOWN",
+                              "VersusSection", "VERSUS_BLURB", "VERSUS_SECTION", "VERSUS_CHART",
+                              "VERSUS_CEILING_HEADERS", "NOT_COMPARABLE_HEADERS",
+                              "OWN_CEILINGS_BLURB"},
     "gapbench_report.metrics": {"STABILITY_DRIFT"},
 }
 

@@ -393,7 +393,8 @@ def test_the_readme_example_is_what_the_report_says_of_the_committed_h200_run():
     from gapbench_report.results import load_results  # noqa: PLC0415
     text = README.read_text(encoding="utf-8")
     quote = [line[2:] if line.startswith("> ") else line[1:]
-             for line in text[text.index("## What you get"):].splitlines()
+             for line in text[text.index("## What you get"):
+                              text.index("## Compare with a baseline")].splitlines()
              if line.startswith(">")]
     quoted = " ".join(line.strip() for line in quote)
     baselines = REPO / "results" / "baselines"
@@ -409,6 +410,35 @@ def test_the_readme_example_is_what_the_report_says_of_the_committed_h200_run():
         assert title in by_title, title
         for part in (p.strip() for p in body.split("…")):
             assert part in by_title[title].text, (title, part)
+
+
+def test_the_readme_comparison_is_what_the_report_says_of_the_h100_against_the_h200():
+    """The excerpt under "Compare with a baseline" is the report's summary.md of the committed
+    H100 against the H200, word for word up to its cuts: each paragraph of the quote, and each
+    table row on its own, every part between two "…" found in it as written."""
+    from gapbench_report import markdown_writer, model  # noqa: PLC0415
+    from gapbench_report.results import load_results  # noqa: PLC0415
+    text = README.read_text(encoding="utf-8")
+    block = text[text.index("<!-- versus:begin"):text.index("<!-- versus:end")]
+    quote = [line[2:] if line.startswith("> ") else line[1:] for line in block.splitlines()
+             if line.startswith(">")]
+    baselines = REPO / "results" / "baselines"
+    report = model.build_report([load_results(baselines / "h100-ubuntu24.json")],
+                                [load_results(baselines / "h200-ubuntu24.json")])
+    summary = markdown_writer.summary_markdown(report)
+    flat = " ".join(summary.split())
+    rows = [line for line in quote if line.startswith("|")]
+    paragraphs = " ".join(line.strip() or "\n" for line in quote
+                          if not line.startswith("|")).split("\n")
+    checked = 0
+    for part in (p for chunk in [*paragraphs, *rows] for p in chunk.split("…")):
+        part = " ".join(part.split())
+        if part:
+            assert part in (summary if part.startswith("|") else flat), part
+            checked += 1
+    assert checked == 9 and len(rows) == 3
+    assert "device memory copies (256 MiB) (0.71x: GPU memory bandwidth" in " ".join(quote)
+    assert "kernel launches (1.31x)" in " ".join(quote)
 
 
 # The side-by-side table of results/baselines/README.md: each time row's benchmark, per machine.

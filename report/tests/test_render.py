@@ -312,18 +312,28 @@ def test_render_the_real_run(real, tmp_path):
                                                               "peak") for x in ("png", "svg")])
 
 
-def test_a_baseline_adds_its_fingerprint_and_the_ratios(full_report):
+def test_a_baseline_adds_its_fingerprint_the_comparison_and_the_ratios(full_report):
+    """The comparison comes right after the diagnosis, the fingerprint of both machines after
+    it; the synthetic T4 differs from the synthetic H100 in nothing they both ran."""
     page = full_report.read_text(encoding="utf-8")
-    fingerprint = page[page.index('id="machine"'):page.index('id="machines"')]
+    fingerprint = page[page.index('id="machine"'):page.index('id="family-')]
     assert "<th>this run</th><th>baseline t4</th>" in fingerprint
     assert "Synthetic H100 PCIe" in fingerprint and "Synthetic T4" in fingerprint
     assert "synthetic-h100" in fingerprint and "synthetic-t4" in fingerprint
-    machines = page[page.index('id="machines"'):page.index('id="family-')]
+    machines = page[page.index('id="machines"'):page.index('id="machine"')]
+    assert page.index('id="diagnosis"') < page.index('id="machines"')
     assert "not a regression" in machines and "regression" not in machines.replace(
         "not a regression", "")
-    assert machines.count("<img") == 1
+    assert "Nothing differs from t4 by more than 10% in the 206 works both ran." in machines
+    assert machines.count("<img") == 1  # each machine's ceilings; no work differs to draw
     summary = (full_report.parent / "summary.md").read_text(encoding="utf-8")
     assert "| ratio | this run | baseline t4 |" in summary
+    assert summary.index("## Findings") < summary.index("## Against other machines") < \
+        summary.index("## preprocess")
+    comparison = json.loads((full_report.parent / "comparison.json").read_text())
+    (against,) = comparison["comparisons"]
+    assert against["baseline"]["label"] == "t4" and len(against["works"]) == 206
+    assert not any(w["differs"] for w in against["works"])
     assert "<details><summary>540 benchmarks</summary>" in summary  # lstm's table folded
     # 7 sweeps, 5 family charts, the machines, the framework beside the libraries
     assert len(images_of(full_report)) == 15  # the LSTM step's sweep by rate included
@@ -731,6 +741,9 @@ def test_a_cudnn_row_without_a_math_axis_says_the_math_it_was_read_in():
                            else words)
 
 
+CONV_FP32 = "conv/cudnn/gpu/n:32/c:64/hw:56/k:64/r:3/stride:1/pad:1/math:fp32/manual_time"
+
+
 def test_the_h100_is_read_in_the_same_math_on_every_side_of_the_report():
     """The four false statements of the H100's first report, each now made in one math: its
     unmarked cuDNN conv (90 µs) is TF32, its float32 conv the math:fp32 row (152 µs)."""
@@ -745,11 +758,13 @@ def test_the_h100_is_read_in_the_same_math_on_every_side_of_the_report():
     rows = {row[0]: row[1:] for row in report.ratio_rows}
     share = next(k for k in rows if "share of its device's SGEMM peak" in k)
     assert 0.9 < float(rows[share][0]) < 1.0 and rows[share][1] == "1.06"
-    # 3. Against the H200, the fastest float32 conv of each (152.5 µs here, its FFT_TILING's
-    # 135.5 µs there): 0.888, not 1.5 (TF32 here against float32 there).
-    conv = "conv (n 32 · c 64 · hw 56 · k 64 · r 3 · stride 1 · pad 1): fastest float32 time / " \
-           "this run's"
-    assert rows[conv] == ["1", "0.888"]
+    # 3. Against the H200, its unmarked TF32 row is never set against a float32 one: every pair
+    # is of one math; the float32 rows' (152.4 µs here, 135.4 µs there) is not comparable, as
+    # cuDNN picked another algorithm on each (versus.py).
+    (against,) = report.comparisons
+    assert all(w.pair.here.math == w.pair.there.math for w in against.works)
+    fp32 = next(w for w in against.works if w.pair.here.name == CONV_FP32)
+    assert fp32.pair.reasons[0] == "algorithm: WINOGRAD_NONFUSED here, FFT_TILING there"
     # 4. The naive float32 kernel against cuDNN's float32: 15.8x, not 26.7x.
     lesson = next(f for f in report.lessons if f.rule == "naive_vs_library")
     assert "takes 15.8x the time of cudnn, both in float32" in lesson.text
@@ -806,26 +821,29 @@ def test_summary_md_shows_html_from_names_and_messages_as_text(tmp_path):
 
 def test_the_h200_against_the_cpu_baseline_compares_what_carries_across_machines():
     """They share no benchmark name (GPU variants only against CPU variants only): what they
-    compare is the same work's fastest time on each (the GPU's speed-up over the CPU) and each
-    machine's share of its own peak, and every panel of the machines chart holds both."""
+    compare is the same work's fastest time on each (the GPU's speed-up over the CPU, explained
+    by their compute peaks) and each machine's share of its own peak; the ceilings chart holds
+    those both machines have."""
     folder = REPO / "results" / "baselines"
     h200 = [load_results(folder / "h200-ubuntu24.json"),
             load_results(folder / "h200-ubuntu24.framework-torch.json")]
     cpu = load_results(folder / "ci-cpu-2core.json")
     report = model.build_report(h200, [cpu])
+    (against,) = report.comparisons
+    conv = next(w for w in against.works if w.pair.here.name == CONV_FP32)
+    assert conv.pair.across_devices and 300 < conv.pair.speed < 600
+    assert conv.explanation.how == "fully"
     rows = {row[0]: row[1:] for row in report.ratio_rows}
-    conv = "conv (n 32 · c 64 · hw 56 · k 64 · r 3 · stride 1 · pad 1): fastest float32 time / " \
-           "this run's"
-    assert rows[conv][0] == "1" and 300 < float(rows[conv][1]) < 600
     share = next(k for k in rows if "share of its device's SGEMM peak" in k)
     assert all(0.3 < float(v) < 1.5 for v in rows[share])
-    chart = plots.metrics_chart_data(report.portable)
-    assert conv in chart.names and share in chart.names
-    assert all(sum(v is not None for v in row) == 2 for row in chart.values)
-    assert not any("pinned" in n for n in chart.names)  # the CPU machine has no copies to the GPU
-    back = model.build_report([cpu], [h200[0]])  # the other way round: the H200's share of it
-    rows = {row[0]: row[1:] for row in back.ratio_rows}
-    assert rows[conv][0] == "1" and float(rows[conv][1]) < 0.01
+    chart = plots.metrics_chart_data(report.ceiling_columns)
+    assert chart.machines == ["this run", "baseline ci-cpu-2core"]
+    assert "CPU SGEMM, GFLOP/s" in chart.names and all(
+        sum(v is not None for v in row) == 2 for row in chart.values)
+    assert not any("PCIe" in n for n in chart.names)  # the CPU machine has no link to a GPU
+    back = model.build_report([cpu], [h200[0]])  # the other way round
+    conv = next(w for w in back.comparisons[0].works if w.pair.there.name == CONV_FP32)
+    assert conv.pair.speed < 0.01 and conv.explanation.how == "fully"
 
 
 def test_the_machine_table_names_the_commit_each_run_was_built_from():

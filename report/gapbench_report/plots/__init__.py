@@ -8,7 +8,8 @@ drawing) and a `draw_*()` function that writes `<stem>.png` and `<stem>.svg` and
 - sweep_chart (sweeps.py): one line per series against a swept axis, driven by SWEEPS (one row
   per sweep, so a new family adds a row), with reference lines (the PCIe link), crossover marks
   and the ideal;
-- metrics_chart (machines.py): the portable ratios of this machine beside each baseline's;
+- metrics_chart and versus_chart (machines.py): each machine's ceilings side by side, and each
+  work's ratio against another machine beside its ceiling's;
 - framework_chart (framework_chart.py): the user's framework's time over the library's, per pair.
 
 common.py holds what they share (style, value axis, Grid, save); trend.py draws with it too.
@@ -44,9 +45,13 @@ from gapbench_report.plots.framework_chart import (
 )
 from gapbench_report.plots.machines import (
     MetricsChart,
+    VersusChart,
     draw_metrics_chart,
+    draw_versus_chart,
     metrics_chart,
     metrics_chart_data,
+    versus_chart,
+    versus_chart_data,
 )
 from gapbench_report.plots.sweeps import (
     SWEEPS,
@@ -63,8 +68,9 @@ from gapbench_report.plots.sweeps import (
 __all__ = [
     "DPI", "PEAK_FLOPS", "PEAK_TRAFFIC", "PIPELINE_RATE", "RC", "SERIES_COLOURS", "SERIES_LINES",
     "SERIES_MARKERS", "SWEEPS", "TIME", "FamilyChart", "FrameworkChart", "Grid", "Metric",
-    "MetricsChart", "SweepChart", "SweepSpec", "crossover", "draw_family_chart",
-    "draw_framework_chart", "draw_metrics_chart", "draw_sweep_chart", "family_chart",
-    "family_chart_data", "family_metric", "framework_chart", "framework_chart_data", "legend_width",
+    "MetricsChart", "SweepChart", "SweepSpec", "VersusChart", "crossover", "draw_family_chart",
+    "draw_framework_chart", "draw_metrics_chart", "draw_sweep_chart", "draw_versus_chart",
+    "family_chart", "family_chart_data", "family_metric", "framework_chart",
+    "framework_chart_data", "legend_width",
     "metrics_chart", "metrics_chart_data", "pcie_lines", "save", "sweep_chart", "sweep_chart_data",
-    "swept_names", "value_span"]
+    "swept_names", "value_span", "versus_chart", "versus_chart_data"]
