@@ -17,6 +17,7 @@ from gapbench_report import commandline
 
 from gapbench_ci import __main__ as ci
 from tests import PYTHONPATH, REPO
+from tests.checks import help_and_one_line_for_a_bad_flag
 from tests.test_commandline import CLOSED_CHILD, with_entry_points
 
 CI = REPO / "ci"
@@ -158,12 +159,7 @@ COMMANDS = ["gapbench_ci.baseline", "gapbench_ci.nightly", "gapbench_ci.gate_pro
 
 @pytest.mark.parametrize("module", COMMANDS)
 def test_every_command_has_help_and_one_line_for_a_bad_flag(capsys, module):
-    main = importlib.import_module(module).main
-    assert main(["--help"]) == 0
-    assert capsys.readouterr().out.startswith("usage: ")
-    assert main(["x.json", "--no-such-flag"]) == 2
-    err = capsys.readouterr().err.splitlines()
-    assert len(err) == 1 and err[0].endswith("(see --help)"), err
+    help_and_one_line_for_a_bad_flag(capsys, module)
 
 
 @pytest.mark.parametrize("module", COMMANDS)

@@ -17,6 +17,7 @@ from gapbench_ci import gpu_check, tools
 from gapbench_ci.gpu_check import Budget, Check, StepFailed, junit_counts
 from gapbench_ci.gpu_summary import Done, Step, Summary
 from gapbench_ci.runner import REPO_ROOT
+from tests.checks import process_gone
 from tests.synthetic import document, runs, skipped
 
 GPU_NAME = "conv/cudnn/gpu/n:1/manual_time"
@@ -149,14 +150,7 @@ def test_a_step_past_its_limit_is_stopped_with_everything_it_started(tmp_path):
         tools.run([slow], "slow", (1.0, "its limit"), log=tmp_path / "logs" / "slow.log", ok=None)
     assert time.monotonic() - start < 20
     pid = int(child.read_text())
-    for _ in range(50):  # the sleeping child went with its group
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            break
-        time.sleep(0.1)
-    else:
-        pytest.fail(f"process {pid} outlived the stopped step")
+    process_gone(pid, "the stopped step")  # the sleeping child went with its group
     assert "stopped after 1 s (its limit)" in (tmp_path / "logs" / "slow.log").read_text()
 
 
@@ -474,12 +468,8 @@ def test_a_kit_without_packages_is_one_line_and_exit_2(tmp_path, monkeypatch):
     assert "holds no debs/*.deb: make it with ci/gpu-kit" in done.stderr
 
 
-def test_a_step_past_its_limit_is_cut_the_rest_runs_and_each_step_is_packed(tmp_path, monkeypatch):
-    """conv's benchmark never ends: its step is cut at its limit, lstm's still runs, and the
-    archive written after each step holds what had finished by then."""
-    kit = make_kit(tmp_path, benchmarks=BENCHES, hang="^conv/")
-    monkeypatch.setitem(gpu_check.FAMILY_LIMIT_S, "conv", 2)
-    archive = tmp_path / "back" / "gpu-check.tgz"
+def archives_written(monkeypatch) -> list[set[str]]:
+    """The names in each archive the check writes, in order, as it writes them."""
     packed: list[set[str]] = []
     real = gpu_check.write_archive
 
@@ -488,6 +478,16 @@ def test_a_step_past_its_limit_is_cut_the_rest_runs_and_each_step_is_packed(tmp_
         with tarfile.open(path) as tar:
             packed.append(set(tar.getnames()))
     monkeypatch.setattr(gpu_check, "write_archive", write_and_look)
+    return packed
+
+
+def test_a_step_past_its_limit_is_cut_the_rest_runs_and_each_step_is_packed(tmp_path, monkeypatch):
+    """conv's benchmark never ends: its step is cut at its limit, lstm's still runs, and the
+    archive written after each step holds what had finished by then."""
+    kit = make_kit(tmp_path, benchmarks=BENCHES, hang="^conv/")
+    monkeypatch.setitem(gpu_check.FAMILY_LIMIT_S, "conv", 2)
+    archive = tmp_path / "back" / "gpu-check.tgz"
+    packed = archives_written(monkeypatch)
     status, summary = in_process(tmp_path, monkeypatch, "--kit", str(kit), "--steps",
                                  "doctor,bench", "--archive", str(archive))
     assert status == 1
@@ -508,19 +508,12 @@ def test_a_check_stopped_inside_a_step_packs_what_it_left_once_more(tmp_path, mo
     step wrote goes into one more archive at the end."""
     kit = make_kit(tmp_path, benchmarks=BENCHES)
     archive = tmp_path / "back" / "gpu-check.tgz"
-    packed: list[set[str]] = []
-    real = gpu_check.write_archive
-
-    def write_and_look(out, path):
-        real(out, path)
-        with tarfile.open(path) as tar:
-            packed.append(set(tar.getnames()))
+    packed = archives_written(monkeypatch)
 
     def interrupted(check):
         check.logs.mkdir(parents=True, exist_ok=True)
         (check.logs / "gpu-tests.log").write_text("half a log\n")
         raise KeyboardInterrupt
-    monkeypatch.setattr(gpu_check, "write_archive", write_and_look)
     monkeypatch.setattr(gpu_check.Check, "unit_tests", interrupted)
     status, _ = in_process(tmp_path, monkeypatch, "--kit", str(kit), "--steps", "doctor,tests",
                            "--archive", str(archive))

@@ -5,7 +5,6 @@ benchmarks and doctor written once; and that the package runs no command any oth
 from __future__ import annotations
 
 import ast
-import os
 import sys
 import time
 from pathlib import Path
@@ -14,6 +13,7 @@ import pytest
 
 from gapbench_ci import tools
 from tests import REPO
+from tests.checks import process_gone
 from tests.fakes import COPY, make_fake
 
 
@@ -65,14 +65,7 @@ def test_at_its_limit_a_command_is_stopped_with_what_it_started(tmp_path):
     with pytest.raises(tools.TimedOut, match=r"^slow did not answer in 0.5 s; is it up\?$"):
         tools.run([slow], limit=0.5, stuck="is it up?")
     pid = int(child.read_text())
-    for _ in range(50):
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            break
-        time.sleep(0.1)
-    else:
-        pytest.fail(f"process {pid} outlived its command")
+    process_gone(pid, "its command")  # the sleeping child went with its group
 
 
 def test_input_and_environment_reach_the_command(tmp_path):

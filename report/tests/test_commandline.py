@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import importlib
 import json
 import os
 import re
@@ -17,6 +16,7 @@ import pytest
 from gapbench_report import check, commandline, diagnose
 from gapbench_report.commandline import ToolError
 from gapbench_report.results import ResultsError
+from tests.checks import help_and_one_line_for_a_bad_flag
 
 DOC = """Summary line.
 
@@ -53,12 +53,7 @@ COMMANDS = ["gapbench_report.check", "gapbench_report.compare", "gapbench_report
 
 @pytest.mark.parametrize("module", COMMANDS)
 def test_every_command_has_help_and_one_line_for_a_bad_flag(capsys, module):
-    main = importlib.import_module(module).main
-    assert main(["--help"]) == 0
-    assert capsys.readouterr().out.startswith("usage: ")
-    assert main(["x.json", "--no-such-flag"]) == 2
-    err = capsys.readouterr().err.splitlines()
-    assert len(err) == 1 and err[0].endswith("(see --help)"), err
+    help_and_one_line_for_a_bad_flag(capsys, module)
 
 
 @pytest.mark.parametrize("error, line", [
