@@ -25,14 +25,19 @@ from gapbench_report.labels import (
     variant_label,
 )
 from gapbench_report.metrics import (
+    CPU_FLOPS_VARIANT,
     STABILITY_DRIFT,
     ceiling_drifts,
+    cpu_flop_peak,
+    cpu_library_shares,
+    cpu_peak_words,
     crossover,
     file_family,
     find,
     gemm_peaks,
     largest,
     number,
+    peak_rows,
     pipeline_ideal,
     preprocess_metrics,
     transfer_pair,
@@ -247,6 +252,59 @@ def rule_naive_vs_library(run: Run) -> list[Finding]:
             " Use the library op.",
             impact=ratio, cause=f"hand-written {family} ({device})", lesson=True))
     return found
+
+
+# OpenBLAS's best float32 row below this share of the CPU's physical float32 peak: a slow BLAS
+# (numpy's wheels ship OpenBLAS, and its kernels for an older core run at half the peak on a
+# newer CPU: 47% with its Haswell kernels on an AVX-512 Zen, 83-89% with its own).
+SLOW_BLAS_SHARE = 0.6
+BLAS = "OpenBLAS"
+
+
+def blas_kernels(context: dict) -> str:
+    """"its Haswell kernels, forced by OPENBLAS_CORETYPE=Haswell", from the context's
+    openblas.core and what doctor recorded of the environment (openblas.coretype)."""
+    core = context.get("openblas.core")
+    kernels = f"its {core} kernels" if core else "the kernels it chose"
+    forced = context.get("openblas.coretype")
+    return (f"{kernels}, forced by OPENBLAS_CORETYPE={forced}" if forced
+            else f"{kernels}, chosen for this CPU" if core else kernels)
+
+
+def rule_slow_blas(run: Run) -> list[Finding]:
+    """OpenBLAS's best float32 row (its SGEMM, peak/sgemm/cpu, among them) under SLOW_BLAS_SHARE
+    of the CPU's physical float32 peak (metrics.cpu_library_shares): a BLAS far below the
+    machine's limit. Priced where another library reached more of the same peak: OpenBLAS's
+    work at that share would take share/best of its time."""
+    shares = cpu_library_shares(run.benchmarks)
+    if BLAS not in shares or shares[BLAS][0] >= SLOW_BLAS_SHARE:
+        return []
+    share, row = shares[BLAS]
+    peak = cpu_flop_peak(run.benchmarks, FP32)
+    kernels = blas_kernels(run.context)
+    others = {lib: s for lib, (s, _) in shares.items() if lib != BLAS}
+    best = max(others, key=others.get) if others else None
+    said = "; ".join(f"{lib} reaches {pct(s)}" for lib, s in others.items())
+    text = (f"{BLAS} reaches {pct(share)} of {cpu_peak_words(peak)} ({kernels})"
+            f"{'; ' + said if said else ''}. Its best row, {row.name}, computes "
+            f"{fmt_si(row.counter('flops'), 'FLOP/s')} against the hardware's "
+            f"{fmt_si(peak.counter('flops'), 'FLOP/s')}.")
+    impact = None
+    if best and others[best] > share:
+        impact = others[best] / share
+        text += (f" At {best}'s share, {BLAS}'s work would take {share / others[best]:.2f} of "
+                 f"its time ({impact:.1f}x faster).")
+    else:
+        text += " No other library measured here reaches more, so its cost is not priced."
+    if run.context.get("openblas.coretype"):
+        text += (" Unset OPENBLAS_CORETYPE so that OpenBLAS runs this CPU's own kernels.")
+    else:
+        text += (" An OpenBLAS older than this CPU runs an older core's kernels: a newer "
+                 "OpenBLAS (numpy and SciPy wheels ship their own), or a BLAS built for this "
+                 "CPU (oneDNN's matmul, MKL on Intel, AOCL on AMD), does more of the peak.")
+    return [Finding("slow_blas", "warning", f"{BLAS} reaches {pct(share)} of this CPU's "
+                    "float32 peak", text, impact=impact, subject=row.name,
+                    cause=f"a slow BLAS ({BLAS} at {pct(share)} of the CPU's peak, {kernels})")]
 
 
 # ---- GPU against CPU ------------------------------------------------------------------------
@@ -761,10 +819,11 @@ ALGORITHM_LABEL = re.compile(r"\balgo:(\S+)")
 
 
 def gemm_work(b: Benchmark) -> str | None:
-    """How `b` does its multiplications, where the GEMM peak of its math bounds its FLOP rate;
-    None where it is not judged. On the CPU only im2col with OpenBLAS, against OpenBLAS's
-    SGEMM: neither oneDNN (its own kernels, which may pass OpenBLAS's) nor OpenBLAS's matmuls
-    (the peak's own GEMM) are (docs/report.md#gapbenchs-own-defects)."""
+    """How `b` does its multiplications, where the GEMM peak of its math measured beside it
+    bounds its FLOP rate; None where it is not judged. On the GPU: cuBLAS's matmuls, gapbench's
+    direct kernels and cuDNN's direct-count algorithms. On the CPU, only in files without the
+    CPU's physical peak (cpu_work judges them where it is): im2col with OpenBLAS, against
+    OpenBLAS's SGEMM (docs/report.md#gapbenchs-own-defects)."""
     name = b.parsed
     if name.family == "overhead" and name.axis("op") == "matmul" and \
             name.variant in ("cublas", "cublas_e2e"):
@@ -781,6 +840,33 @@ def gemm_work(b: Benchmark) -> str | None:
     return None
 
 
+# A CPU row may pass the CPU's physical peak of its math (peak/flops, metrics.cpu_flop_peak) by
+# this factor before it is called impossible. That peak is the hardware's bound, not a library's:
+# register-resident multiply-adds at the full width the CPU has, which nothing computes faster.
+# Only the noise between the peak's measurement and the row's can pass it: on the shared 2-core
+# CI VM, repeated peaks agree within a few percent, and 10% holds them.
+PHYSICAL_MARGIN = 1.10
+# An algorithm that does fewer multiplications than the direct count its FLOP rate is credited
+# with (oneDNN's Winograd convolutions, jit_wino_*; an FFT), named in the row's label: its rate
+# can honestly pass the physical peak.
+FEWER_MULTIPLICATIONS = re.compile(r"wino|fft", re.IGNORECASE)
+CPU_WORK = {"onednn": "oneDNN's kernels", "im2col_blas": "im2col and OpenBLAS's SGEMM",
+            "sgemm": "OpenBLAS's SGEMM", "openblas": "OpenBLAS's SGEMM",
+            "blas": "OpenBLAS's SGEMM", "naive": "gapbench's direct loops"}
+
+
+def cpu_work(b: Benchmark) -> str | None:
+    """How a CPU row does the FLOPs it is credited with, where the CPU's physical peak bounds
+    its rate: every CPU row with a FLOP rate, oneDNN's and OpenBLAS's SGEMM (peak/sgemm) alike,
+    but the physical peak's own rows and a row whose label names an algorithm that does fewer
+    multiplications (FEWER_MULTIPLICATIONS)."""
+    name = b.parsed
+    if name.device != "cpu" or not b.counter("flops") or FEWER_MULTIPLICATIONS.search(b.label) \
+            or (name.family == "peak" and name.variant == CPU_FLOPS_VARIANT):
+        return None
+    return CPU_WORK.get(name.variant, f"{name.family}/{name.variant}")
+
+
 def _math_unsaid(b: Benchmark) -> str:
     """What a row's math axis leaves to the report, said where the row is read wrong."""
     if MATH_AXIS in b.parsed.axes:
@@ -790,29 +876,59 @@ def _math_unsaid(b: Benchmark) -> str:
 
 
 def rule_above_ceiling(run: Run) -> list[Finding]:
-    """A row timed faster than the hardware allows, by its own FLOP or byte count: a GEMM-based
-    row (gemm_work) above GEMM_MARGIN times the GEMM peak of its math measured in its own file
-    (metrics.gemm_peaks: float32 against SGEMM, TF32 against the TF32 GEMM, and so on), a GPU
-    copy above the PCIe link's theoretical rate. Its time, its count or its math is wrong, and
-    so is every ratio set against it: a defect for gapbench's tracker, one finding per row,
-    naming the row and the ceiling. A file whose machine changed speed during its run
-    (ceiling_drifts) is not judged: its peak is no ceiling."""
+    """A row timed faster than the hardware allows, by its own FLOP or byte count: a CPU row
+    (cpu_work) above PHYSICAL_MARGIN times the CPU's physical peak of its math; where a file
+    has no physical peak, and on the GPU, a GEMM-based row (gemm_work) above GEMM_MARGIN times
+    the GEMM peak of its math (metrics.gemm_peaks: float32 against SGEMM, TF32 against the TF32
+    GEMM, and so on); a GPU copy above the PCIe link's theoretical rate. The ceilings are those
+    the file is judged against (metrics.peak_rows: its own peak/ rows, or its peak file's). Its
+    time, its count or its math is wrong, and so is every ratio set against it: a defect for
+    gapbench's tracker, one finding per row, naming the row and the ceiling. A file whose
+    machine changed speed during its run (ceiling_drifts) is not judged: its peak is no
+    ceiling."""
     found: list[Finding] = []
     judged: set[str] = set()  # a row in several files is judged once, in the first
     for results in run.library_files:
         rows = [b for b in results.benchmarks().values() if b.name not in judged]
         judged.update(b.name for b in rows)
         if not ceiling_drifts(results):
-            found += _above_gemm_peak(rows, gemm_peaks(results.benchmarks().values()))
+            ceilings = peak_rows(results, run.files) or []
+            found += _above_physical_peak(rows, ceilings)
+            found += _above_gemm_peak(rows, gemm_peaks(ceilings), ceilings)
             found += _above_link(rows, results.context)
     return found
 
 
-def _above_gemm_peak(rows: list[Benchmark], peaks: dict[tuple[str, str], Benchmark]
-                     ) -> list[Finding]:
+def _above_physical_peak(rows: list[Benchmark], ceilings: list[Benchmark]) -> list[Finding]:
+    found = []
+    for b in rows:
+        how, rate = cpu_work(b), b.counter("flops")
+        peak = cpu_flop_peak(ceilings, b.math) if how else None
+        ceiling = peak.counter("flops") if peak else None
+        if not (how and rate and ceiling and rate > PHYSICAL_MARGIN * ceiling):
+            continue
+        math = math_words(b.math)
+        found.append(Finding(
+            "above_ceiling", "warning",
+            f"gapbench's {b.parsed.family} row is faster than the CPU's {math} peak allows",
+            f"{b.name} ({how}, read as {math}) reaches {fmt_si(rate, 'FLOP/s')}, "
+            f"{rate / ceiling:.2f}x {cpu_peak_words(peak)} ({peak.name}: "
+            f"{fmt_si(ceiling, 'FLOP/s')}), the hardware's own limit; nothing that does the "
+            f"multiplications it is credited with passes it by more than "
+            f"{pct(PHYSICAL_MARGIN - 1)}. Its time, its FLOP count or its math is wrong, or its "
+            "algorithm does fewer multiplications (Winograd, FFT) and its label does not say so; "
+            f"every ratio set against it is off. {DEFECT_TAIL}",
+            defect=True, subject=b.name))
+    return found
+
+
+def _above_gemm_peak(rows: list[Benchmark], peaks: dict[tuple[str, str], Benchmark],
+                     ceilings: list[Benchmark]) -> list[Finding]:
     found = []
     for b in rows:
         how, rate = gemm_work(b), b.counter("flops")
+        if b.parsed.device == "cpu" and cpu_flop_peak(ceilings, b.math):
+            continue  # judged against the physical peak instead
         peak = peaks.get((b.parsed.device, b.math))
         ceiling = peak.counter("flops") if peak else None
         if not (how and rate and ceiling and rate > GEMM_MARGIN * ceiling):
@@ -855,7 +971,7 @@ def _above_link(rows: list[Benchmark], context: dict) -> list[Finding]:
 RULES: tuple[Callable[[Run], list[Finding]], ...] = (
     rule_failed,
     rule_machine, rule_memory_skips, rule_machine_changed, rule_pcie_link, rule_pageable_vs_pinned,
-    rule_gpu_loses, rule_elementwise, rule_naive_vs_library, rule_pipeline_idle,
+    rule_gpu_loses, rule_slow_blas, rule_elementwise, rule_naive_vs_library, rule_pipeline_idle,
     rule_pipeline_cores, rule_pipeline_stage_drift, rule_batch_too_small, rule_lstm_launch_bound,
     rule_mixed_precision, rule_framework_misses_gpu, rule_framework_cuda_newer,
     rule_framework_overhead, rule_library_not_best, rule_above_ceiling,

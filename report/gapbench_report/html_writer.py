@@ -14,6 +14,9 @@ from gapbench_report.catalogue import FAMILY_BLURB
 from gapbench_report.metrics import STABILITY_DRIFT
 from gapbench_report.model import (
     CEILINGS_HEADERS,
+    CEILINGS_NUMERIC,
+    COMPUTE_PEAKS_BLURB,
+    COMPUTE_PEAKS_HEADERS,
     FRAMEWORK_BLURB,
     FRAMEWORK_HEADERS,
     FRAMEWORK_SECTION,
@@ -163,9 +166,13 @@ def _ceilings_html(report: Report) -> str:
     return ("<h3>Each file's ceilings</h3><p class=\"blurb\">Every family's run measures the "
             "machine's ceilings beside itself, and probes SGEMM and read bandwidth at its start "
             f"and end: a change of more than {STABILITY_DRIFT:.0%} means the machine "
-            "changed speed during that run. Each file's \"% of peak\" is judged against its own "
-            "row.</p>"
-            + table(CEILINGS_HEADERS, report.ceilings, {1, 2, 3}))
+            "changed speed during that run. Each file's \"% of peak\" is judged against the "
+            "ceilings in this row: its own peak/ rows, or those of the peak file it names.</p>"
+            + table(CEILINGS_HEADERS, report.ceilings, CEILINGS_NUMERIC)
+            + (f"<h3>Each library against the hardware's limit</h3>"
+               f"<p class=\"blurb\">{esc(COMPUTE_PEAKS_BLURB)}</p>"
+               + table(COMPUTE_PEAKS_HEADERS, report.compute_peaks, {1, 3, 4})
+               if report.compute_peaks else ""))
 
 
 def _machines_html(report: Report, charts: dict[str, list[ChartFile]]) -> str:

@@ -131,7 +131,7 @@ def with_threads(name: Name) -> dict[str, str]:
     return axes
 
 
-MATH_WORDS = {"fp32": "float32", "tf32": "TF32", "fp16": "fp16", "bf16": "bf16"}
+MATH_WORDS = metrics.MATH_WORDS
 
 
 def math_words(math: str) -> str:

@@ -9,6 +9,9 @@ from collections.abc import Iterable, Sequence
 from gapbench_report.labels import md_cell, md_code
 from gapbench_report.model import (
     CEILINGS_HEADERS,
+    CEILINGS_NUMERIC,
+    COMPUTE_PEAKS_BLURB,
+    COMPUTE_PEAKS_HEADERS,
     FRAMEWORK_BLURB,
     FRAMEWORK_HEADERS,
     NOT_COMPARABLE_HEADERS,
@@ -61,7 +64,12 @@ def summary_markdown(report: Report) -> str:
     lines += _machines_markdown(report)
     if report.ceilings:
         lines += ["### Each file's ceilings", ""]
-        lines += markdown_table(CEILINGS_HEADERS, report.ceilings, {1, 2, 3})
+        lines += markdown_table(CEILINGS_HEADERS, report.ceilings, CEILINGS_NUMERIC)
+        lines.append("")
+    if report.compute_peaks:
+        lines += ["### Each library against the hardware's limit", "",
+                  md_cell(COMPUTE_PEAKS_BLURB), ""]
+        lines += markdown_table(COMPUTE_PEAKS_HEADERS, report.compute_peaks, {1, 3, 4})
         lines.append("")
     lines += _framework_markdown(report)
     for section in report.sections:

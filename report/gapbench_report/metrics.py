@@ -12,6 +12,7 @@ import statistics
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from gapbench_report import framework
 from gapbench_report.results import FP32, Benchmark, Results
 
 # Context keys that identify a machine and its software, shown side by side against a baseline.
@@ -23,6 +24,8 @@ FINGERPRINT_KEYS = (
     "openblas.version", "openblas.core", "onednn.version", "gapbench.version", "gapbench.commit",
     "gapbench.tree", "gapbench.profile",
 )
+# A row's arithmetic (Benchmark.math) in a sentence (labels.math_words).
+MATH_WORDS = {"fp32": "float32", "tf32": "TF32", "fp16": "fp16", "bf16": "bf16"}
 
 
 def number(value: object) -> float | None:
@@ -242,40 +245,279 @@ def gemm_peaks(benchmarks: Iterable[Benchmark]) -> dict[tuple[str, str], Benchma
     return peaks
 
 
-def peak_share_metrics(benchmarks: list[Benchmark]) -> dict[str, float | None]:
+# ---- the hardware's own compute limits ---------------------------------------------------------
+
+# peak/flops/cpu/isa:<isa>/math:<fp32|bf16>/real_time/threads:<n>: register-resident multiply-add
+# loops, no library. Counted as the instructions do it: an FMA lane 2 FLOP, SSE's multiply and add
+# 1 each.
+CPU_FLOPS_VARIANT = "flops"
+CPU_ISA_WORDS = {"sse41": "SSE4.1 multiply-add", "avx2": "AVX2 FMA", "avx512": "AVX-512 FMA",
+                 "avx512_bf16": "AVX-512 BF16 dot-product", "amx": "AMX bf16 tile"}
+
+
+def cpu_flop_peak(benchmarks: Iterable[Benchmark], math: str) -> Benchmark | None:
+    """The CPU's physical FLOP peak in `math`: of the peak/flops/cpu rows of that math, the
+    fastest (highest `flops`) at the run's all-CPUs thread count (the most threads any such row
+    ran); None where the run has none (a file from before the rows, or every ISA skipped)."""
+    rows = [b for b in find(benchmarks, "peak", CPU_FLOPS_VARIANT, "cpu")
+            if b.math == math and b.counter("flops")]
+    if not rows:
+        return None
+    most = max(b.parsed.threads or 1 for b in rows)
+    return max((b for b in rows if (b.parsed.threads or 1) == most),
+               key=lambda b: b.counter("flops") or 0.0)
+
+
+def cpu_peak_words(peak: Benchmark) -> str:
+    """"this CPU's float32 AVX2 FMA peak (2 threads)"."""
+    isa = CPU_ISA_WORDS.get(peak.parsed.axis("isa", ""), peak.parsed.axis("isa", "?"))
+    threads = peak.parsed.threads or 1
+    return (f"this CPU's {MATH_WORDS.get(peak.math, peak.math)} {isa} peak "
+            f"({threads} thread{'s' if threads > 1 else ''})")
+
+
+# FLOP per SM per clock, dense (no 2:4 sparsity), by compute capability: fp32 on the CUDA cores
+# (an FMA is 2 FLOP), tf32, fp16 and bf16 on the tensor cores with float32 accumulation, as
+# gapbench's peak/gemm rows compute. None: the math has no tensor-core path on that
+# architecture, and cuBLAS computes it otherwise (tf32 as float32; the report then has no
+# theoretical figure for it). Sources, each checked against its datasheet's figure in
+# report/tests/test_gpu_peaks.py:
+GPU_FLOP_PER_SM_CLOCK: dict[str, dict[str, int | None]] = {
+    # Volta, V100 whitepaper: 64 FP32 lanes per SM; 8 tensor cores of 64 FP16 FMA per clock
+    # (V100 SXM2: 80 SMs x 1530 MHz: 15.7 TFLOP/s fp32, 125 fp16).
+    "7.0": {"fp32": 128, "tf32": None, "fp16": 1024, "bf16": None},
+    # Turing, Turing whitepaper: 64 FP32 lanes; 8 tensor cores of 64 FP16 FMA (T4: 40 SMs x
+    # 1590 MHz: 8.1 fp32, 65 fp16).
+    "7.5": {"fp32": 128, "tf32": None, "fp16": 1024, "bf16": None},
+    # Ampere GA100, A100 whitepaper: 64 FP32 lanes; 4 tensor cores of 256 FP16 FMA, TF32 half
+    # that (A100: 108 SMs x 1410 MHz: 19.5 fp32, 156 tf32, 312 fp16 and bf16).
+    "8.0": {"fp32": 128, "tf32": 1024, "fp16": 2048, "bf16": 2048},
+    # Ampere GA10x, GA102 whitepaper (table 6: 512 dense FP16 FMA per SM): 128 FP32 lanes
+    # (A40: 84 SMs x 1740 MHz: 37.4 fp32, 74.8 tf32, 149.7 fp16). GeForce boards run fp16 and
+    # bf16 with float32 accumulation at half this rate: an upper bound there.
+    "8.6": {"fp32": 256, "tf32": 512, "fp16": 1024, "bf16": 1024},
+    # Ada, Ada whitepaper: 128 FP32 lanes; float32-accumulate fp16 and bf16 at 512 (L40: 142 SMs
+    # x 2490 MHz: 90.5 fp32, 90.5 tf32, 181 fp16).
+    "8.9": {"fp32": 256, "tf32": 256, "fp16": 512, "bf16": 512},
+    # Hopper, H100 whitepaper: 128 FP32 lanes; 4 tensor cores of 512 FP16 FMA, TF32 half that
+    # (H100 SXM5: 132 SMs: 66.9 fp32 at 1980 MHz; 494.7 tf32 and 989.4 fp16 at 1830 MHz, the
+    # whitepaper's boost clock for tensor-core work).
+    "9.0": {"fp32": 256, "tf32": 2048, "fp16": 4096, "bf16": 4096},
+    # Blackwell B200, HGX B200 datasheet: 128 FP32 lanes; tensor cores twice Hopper's per SM
+    # (148 SMs: 2.25 PFLOP/s fp16 dense, 1.1 tf32, at about 1860 MHz).
+    "10.0": {"fp32": 256, "tf32": 4096, "fp16": 8192, "bf16": 8192},
+    # Blackwell GB20x (RTX PRO 6000 Blackwell, RTX 50xx), the RTX Blackwell whitepaper: 128 FP32
+    # lanes; 1024 fp16 FLOP per SM per clock with float32 accumulation on the professional
+    # boards (188 SMs x 2617 MHz: 504 fp16, 252 tf32), half on GeForce: an upper bound there.
+    "12.0": {"fp32": 256, "tf32": 512, "fp16": 1024, "bf16": 1024},
+}
+
+
+@dataclass(frozen=True)
+class GpuClock:
+    """The SM clock a GPU's theoretical peak is computed at, and where it came from."""
+
+    mhz: float
+    source: str  # "clock during the run (gpu.clock_sm_mhz)", or the max clock's words
+
+
+def gpu_clock(context: dict) -> GpuClock | None:
+    """The SM clock during the run (gpu.clock_sm_mhz), else the GPU's maximum
+    (gpu.clock_sm_max_mhz: what it may reach, not what it ran at, said so), else None."""
+    if (mhz := number(context.get("gpu.clock_sm_mhz"))) and mhz > 0:
+        return GpuClock(mhz, "clock during the run (gpu.clock_sm_mhz)")
+    if (mhz := number(context.get("gpu.clock_sm_max_mhz"))) and mhz > 0:
+        return GpuClock(mhz, "maximum clock (gpu.clock_sm_max_mhz), as the run's was not "
+                             "recorded")
+    return None
+
+
+def gpu_theoretical_missing(context: dict) -> list[str]:
+    """The facts a GPU theoretical peak needs that this context lacks, in words (none: it can be
+    computed)."""
+    missing = []
+    if str(context.get("gpu.compute_capability", "")).strip() not in GPU_FLOP_PER_SM_CLOCK:
+        cc = context.get("gpu.compute_capability")
+        missing.append(f"compute capability {cc} not in the table" if cc
+                       else "gpu.compute_capability")
+    if not number(context.get("gpu.sm_count")):
+        missing.append("gpu.sm_count")
+    if gpu_clock(context) is None:
+        missing.append("gpu.clock_sm_mhz (or gpu.clock_sm_max_mhz)")
+    return missing
+
+
+def gpu_theoretical_flops(context: dict, math: str) -> float | None:
+    """The GPU's theoretical FLOP/s in `math` (fp32, tf32, fp16, bf16): SMs x the SM clock
+    (gpu_clock: during the run, else the maximum) x GPU_FLOP_PER_SM_CLOCK of its compute
+    capability. None where a fact is missing (gpu_theoretical_missing) or the math has no
+    tensor-core path there."""
+    table = GPU_FLOP_PER_SM_CLOCK.get(str(context.get("gpu.compute_capability", "")).strip())
+    per_clock = table.get(math) if table else None
+    sms, clock = number(context.get("gpu.sm_count")), gpu_clock(context)
+    if not (per_clock and sms and clock):
+        return None
+    return sms * clock.mhz * 1e6 * per_clock
+
+
+@dataclass(frozen=True)
+class ComputeCeiling:
+    """What a row's FLOP rate is read against on its device: the CPU's physical peak of its
+    math (peak/flops), else, in files from before it, the GEMM measured beside it."""
+
+    row: Benchmark
+    physical: bool
+
+    @property
+    def rate(self) -> float:
+        return self.row.counter("flops") or 0.0
+
+    @property
+    def words(self) -> str:
+        if self.physical:
+            return cpu_peak_words(self.row)
+        math = MATH_WORDS.get(self.row.math, self.row.math)
+        return (f"the {self.row.parsed.device.upper()}'s {math} GEMM peak measured beside it "
+                f"({self.row.name})")
+
+
+def compute_ceiling(benchmarks: Iterable[Benchmark], device: str, math: str
+                    ) -> ComputeCeiling | None:
+    """The ceiling a `device` row of `math` is read against: on the CPU its physical peak
+    (cpu_flop_peak) where the run has one, else (the GPU, or a file from before the peak rows)
+    the fastest GEMM of that math (gemm_peaks)."""
+    benchmarks = list(benchmarks)
+    if device == "cpu" and (peak := cpu_flop_peak(benchmarks, math)):
+        return ComputeCeiling(peak, True)
+    gemm = gemm_peaks(benchmarks).get((device, math))
+    return ComputeCeiling(gemm, False) if gemm else None
+
+
+def cpu_library_shares(benchmarks: Iterable[Benchmark], math: str = FP32
+                       ) -> dict[str, tuple[float, Benchmark]]:
+    """Each CPU library's best share of the CPU's physical peak in `math`: library words ->
+    (share, its fastest row). OpenBLAS's SGEMM (peak/sgemm/cpu) is a library row like the
+    others. Empty without the physical peak."""
+    benchmarks = list(benchmarks)
+    peak = cpu_flop_peak(benchmarks, math)
+    if not peak:
+        return {}
+    best: dict[str, tuple[float, Benchmark]] = {}
+    for b in benchmarks:
+        library = CPU_LIBRARY_OF.get(b.parsed.variant)
+        rate = b.counter("flops") if b.status == "ok" else None
+        if library and rate and b.parsed.device == "cpu" and b.math == math \
+                and (library not in best or rate / peak.counter("flops") > best[library][0]):
+            best[library] = (rate / peak.counter("flops"), b)
+    return best
+
+
+# The CPU variants whose FLOPs a library computes, by the library's name.
+CPU_LIBRARY_OF = {"sgemm": "OpenBLAS", "openblas": "OpenBLAS", "blas": "OpenBLAS",
+                  "im2col_blas": "OpenBLAS", "onednn": "oneDNN"}
+
+
+def peak_share_metrics(benchmarks: list[Benchmark], context: dict | None = None
+                       ) -> dict[str, float | None]:
     """Each machine's share of its own peak, which carries across machines whatever their
-    devices: the fastest float32 library conv of one ResNet layer (SHARE_CONV; never a row that
-    may have used TF32), its FLOP/s over the float32 GEMM ceiling measured beside it
-    (gemm_peaks), on the GPU where the run has one, else on the CPU."""
-    peaks = gemm_peaks(benchmarks)
+    devices. The fastest float32 library conv of one ResNet layer (SHARE_CONV; never a row that
+    may have used TF32) over its device's float32 ceiling: on the GPU where the run has one, the
+    cuBLAS SGEMM measured beside it; else on the CPU, the CPU's physical float32 peak
+    (cpu_flop_peak), or in files from before it OpenBLAS's SGEMM. Beside it, each CPU library's
+    best share of that physical peak, and cuBLAS's GEMM of each math over the GPU's theoretical
+    peak (gpu_theoretical_flops), where the context has its facts."""
+    out: dict[str, float | None] = {}
     for device in ("gpu", "cpu"):
         rows = [b for v in CONV_LIBRARIES[device]
                 for b in find(benchmarks, "conv", v, device, **SHARE_CONV)
                 if b.math == FP32 and b.counter("flops")]
-        peak = peaks.get((device, FP32))
-        if rows and peak:
+        ceiling = compute_ceiling(benchmarks, device, FP32)
+        if rows and ceiling:
             best = max(b.counter("flops") for b in rows)
-            return {"conv n 32 · c 64 · hw 56 · k 64 · r 3, fastest float32 library: share of "
-                    "its device's SGEMM peak": _ratio(best, peak.counter("flops"))}
-    return {}
+            against = ("its CPU's float32 FMA peak" if ceiling.physical
+                       else "its device's SGEMM peak")
+            out[f"conv n 32 · c 64 · hw 56 · k 64 · r 3, fastest float32 library: share of "
+                f"{against}"] = _ratio(best, ceiling.rate)
+            break
+    for library, (share, _) in cpu_library_shares(benchmarks).items():
+        out[f"CPU {library}, best float32 row: share of the CPU's float32 FMA peak"] = share
+    for (device, math_), gemm in gemm_peaks(benchmarks).items():
+        theory = gpu_theoretical_flops(context or {}, math_) if device == "gpu" else None
+        if theory:
+            out[f"GPU cuBLAS {MATH_WORDS.get(math_, math_)} GEMM: share of the GPU's "
+                f"theoretical peak"] = _ratio(gemm.counter("flops"), theory)
+    return out
 
 
-def portable_metrics(results: Results) -> dict[str, float]:
-    """Named figures comparable across machines; absent where the run lacks the data."""
-    benchmarks = list(results.benchmarks().values())
+def portable_metrics(results: Results, files: Sequence[Results] = ()) -> dict[str, float]:
+    """Named figures comparable across machines; absent where the run lacks the data. A file is
+    judged against its ceilings (judged_benchmarks: its own peak/ rows, or those of the peak
+    file it names among `files`)."""
+    benchmarks = judged_benchmarks(results, files)
     out = {**preprocess_metrics(benchmarks), **transfer_metrics(benchmarks, results.context),
-           **peak_share_metrics(benchmarks)}
+           **peak_share_metrics(benchmarks, results.context)}
     return {k: v for k, v in out.items() if v is not None}
 
 
 def run_metrics(runs: list[Results]) -> dict[str, float]:
-    """portable_metrics over the files of one run (one per family): each file is judged against
-    the peak/ entries measured in that same file."""
+    """portable_metrics over the files of one run (one per family), each against its ceilings."""
     out: dict[str, float] = {}
     for results in runs:
-        for key, value in portable_metrics(results).items():
+        for key, value in portable_metrics(results, runs).items():
             out.setdefault(key, value)
     return out
+
+
+# ---- where a file's ceilings are ---------------------------------------------------------------
+
+# The bench workflow measures peak/ once, to its own file; each family's file names it here.
+PEAK_FILE_KEY = "peak.results_file"
+
+
+def own_peak_rows(results: Results) -> list[Benchmark]:
+    return [b for b in results.benchmarks().values() if b.parsed.family == "peak"]
+
+
+def peak_rows(results: Results, files: Sequence[Results] = ()) -> list[Benchmark] | None:
+    """The peak/ rows `results` is judged against: its own, where it has any (a file run with
+    peak/ beside it); else those of the file its context names (PEAK_FILE_KEY) among `files`;
+    None where it has neither: it is read without its ceilings (ceilings_missing)."""
+    if own := own_peak_rows(results):
+        return own
+    named = str(results.context.get(PEAK_FILE_KEY, "")).strip()
+    peak_file = next((r for r in files if named and r.path.name == named and r is not results),
+                     None)
+    return (own_peak_rows(peak_file) or None) if peak_file else None
+
+
+def judged_benchmarks(results: Results, files: Sequence[Results] = ()) -> list[Benchmark]:
+    """A file's benchmarks with the peak/ rows it is judged against (peak_rows) where they are
+    another file's."""
+    own = list(results.benchmarks().values())
+    rows = peak_rows(results, files) or []
+    names = {b.name for b in own}
+    return own + [b for b in rows if b.name not in names]
+
+
+def ceilings_missing(results: Results, files: Sequence[Results] = ()) -> str | None:
+    """One line where a file is read without its ceilings (none where it has them, or is no
+    family's file): the peak file it names is not among `files` (and whether its folder has
+    it), or it has no peak/ rows and names none. Its share of peak is then unknown."""
+    if peak_rows(results, files) is not None or framework.is_framework_file(results) \
+            or not file_families(results):
+        return None
+    named = str(results.context.get(PEAK_FILE_KEY, "")).strip()
+    where = results.path.name
+    if named:
+        beside = results.path.parent / named
+        why = (f"its ceilings' file {named} (context {PEAK_FILE_KEY}) "
+               + ("has no peak/ rows" if any(r.path.name == named for r in files)
+                  else f"was not given with it (it is in {beside.parent}: pass it too)"
+                  if beside.is_file() else f"is not among the files read, nor beside it"))
+    else:
+        why = f"it has no peak/ rows and its context names no file of them ({PEAK_FILE_KEY})"
+    return (f"{where} ({file_family(results)}) is read without its ceilings: {why}. Its share "
+            "of peak is unknown, and its rows are not checked against the machine's limits.")
 
 
 # ---- each file's ceilings, and whether they held during its run ----------------------------
@@ -327,12 +569,15 @@ def ceiling_drifts(results: Results) -> list[str]:
             if label in JUDGED_CEILINGS and abs(end / start - 1) > STABILITY_DRIFT]
 
 
-def file_peaks(results: Results) -> dict[str, tuple[float, float] | None]:
-    """This file's own ceilings as its peak/ entries measured them (what its "% of peak" ratios
-    are judged against), each as (median, spread): SGEMM GFLOP/s at its largest n, the
-    one-thread read's GB/s at its largest buffer, the GPU's SGEMM GFLOP/s; the spread is (max - min) / median over the
+def file_peaks(results: Results, files: Sequence[Results] = ()
+               ) -> dict[str, tuple[float, float] | None]:
+    """The ceilings a file is judged against (peak_rows: its own peak/ rows, or its peak
+    file's), each as (median, spread): the CPU's physical float32 peak GFLOP/s (cpu_flop_peak),
+    OpenBLAS's SGEMM GFLOP/s at its largest n, the one-thread read's GB/s at its largest
+    buffer, the GPU's SGEMM GFLOP/s; the spread is (max - min) / median over the
     repetitions."""
-    benchmarks = list(results.benchmarks().values())
+    benchmarks = peak_rows(results, files) or []
+    physical = cpu_flop_peak(benchmarks, FP32)
     sgemm = largest(find(benchmarks, "peak", "sgemm", "cpu"), "n")
     read = single_thread_peak_benchmark(benchmarks, "read")
     gpu_sgemm = largest(find(benchmarks, "peak", "sgemm", "gpu"), "n")
@@ -342,7 +587,9 @@ def file_peaks(results: Results) -> dict[str, tuple[float, float] | None]:
             return None
         middle = statistics.median(values)
         return middle / 1e9, (max(values) - min(values)) / middle if middle else 0.0
-    return {"SGEMM GFLOP/s": rate(sgemm.counters.get("flops", ()) if sgemm else ()),
+    return {"CPU float32 peak GFLOP/s": rate(physical.counters.get("flops", ()) if physical
+                                            else ()),
+            "SGEMM GFLOP/s": rate(sgemm.counters.get("flops", ()) if sgemm else ()),
             "read GB/s": rate(traffic_samples(read) if read else ()),
             "GPU SGEMM GFLOP/s": rate(gpu_sgemm.counters.get("flops", ()) if gpu_sgemm else ())}
 

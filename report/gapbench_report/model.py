@@ -12,7 +12,9 @@ from gapbench_report.catalogue import SEVERITIES, family_rank
 from gapbench_report.labels import (
     axes_label,
     fmt_bytes,
+    MATH_WORDS,
     fmt_seconds,
+    fmt_si,
     fmt_throughput,
     is_unheld,
     variant_label,
@@ -98,6 +100,7 @@ class Report:
                             "this machine)")
     fingerprint: list[list[str]] = field(default_factory=list)  # context key, value per machine
     ceilings: list[list[str]] = field(default_factory=list)  # per file, CEILINGS_HEADERS
+    compute_peaks: list[list[str]] = field(default_factory=list)  # COMPUTE_PEAKS_HEADERS
     framework_headlines: list[str] = field(default_factory=list)
     framework_rows: list[list[str]] = field(default_factory=list)  # FRAMEWORK_HEADERS
     ratio_rows: list[list[str]] = field(default_factory=list)  # name, value per machine
@@ -155,6 +158,7 @@ def build_report(runs: list[Results],
     if len(ids) > 1:
         report.notes.append(f"The run's files come from {len(ids)} machines "
                             f"({', '.join(sorted(ids))}); the first file's context is shown.")
+    report.notes += [line for r in run.files if (line := metrics.ceilings_missing(r, run.files))]
     report.machines = [("this run", context)] + [(f"baseline {b.label}", b.context)
                                                  for b in others]
     # A broken rule or metric must not cost the reader the charts: say so in the report instead.
@@ -180,6 +184,7 @@ def build_report(runs: list[Results],
     report.facts = grouped_findings(facts)
     report.fingerprint = fingerprint_rows(report.machines, runs, others)
     report.ceilings = ceilings_rows(run.files)
+    report.compute_peaks = compute_peaks_rows(run.benchmarks, context)
     report.framework_headlines = framework.headlines(report.pairs)
     report.framework_rows = framework_rows(report.pairs)
     report.ratio_rows = ratio_rows(report.portable, run.files)
@@ -298,8 +303,10 @@ def fingerprint_rows(machines: Sequence[tuple[str, dict]], runs: Sequence[Result
     return rows
 
 
-CEILINGS_HEADERS = ("file (family)", "CPU SGEMM GFLOP/s", "CPU read GB/s (1 thread)",
-                    "GPU SGEMM GFLOP/s", "start → end probes (CPU)", "ceilings")
+CEILINGS_HEADERS = ("file (family)", "CPU float32 peak GFLOP/s", "OpenBLAS SGEMM GFLOP/s",
+                    "CPU read GB/s (1 thread)", "GPU SGEMM GFLOP/s", "start → end probes (CPU)",
+                    "ceilings")
+CEILINGS_NUMERIC = {1, 2, 3, 4}
 
 
 def ceiling_cell(value: tuple[float, float] | None) -> str:
@@ -312,23 +319,88 @@ def ceiling_cell(value: tuple[float, float] | None) -> str:
 
 
 def ceilings_rows(runs: Sequence[Results]) -> list[list[str]]:
-    """Per results file: its family, its own peak/ ceilings (what its "% of peak" ratios are
-    judged against), the ceilings probed at the start and the end of its run, and whether they
-    held."""
+    """Per results file: its family, the ceilings it is judged against (its own peak/ rows, or
+    its peak file's: metrics.peak_rows), OpenBLAS's SGEMM with its share of the CPU's physical
+    peak, the ceilings probed at the start and the end of its run, and whether they held; a file
+    read without its ceilings says so."""
     rows = []
     for r in runs:
         if framework.is_framework_file(r):
             continue  # the probe measures no ceilings: they are gapbench's, per family run
-        peaks = metrics.file_peaks(r)
+        peaks = metrics.file_peaks(r, runs)
+        cells = [ceiling_cell(v) for v in peaks.values()]
+        physical, sgemm = peaks["CPU float32 peak GFLOP/s"], peaks["SGEMM GFLOP/s"]
+        if physical and sgemm:
+            cells[1] += f" · {sgemm[0] / physical[0]:.0%} of peak"
         held = metrics.ceilings_held(r)
         probes = "; ".join(f"{label} {start:g} → {end:g}" for label, (start, end) in held.items())
         drifts = metrics.ceiling_drifts(r)
         judged = [label for label in held if label in metrics.JUDGED_CEILINGS]
         verdict = ("changed during the run" if drifts
                    else "held" if judged else "not measured")
-        rows.append([metrics.file_family(r)]
-                    + [ceiling_cell(v) for v in peaks.values()]
-                    + [probes or "—", verdict])
+        if metrics.ceilings_missing(r, runs):
+            verdict = "unknown: read without its ceilings (see the note above)"
+        elif not metrics.own_peak_rows(r) and metrics.peak_rows(r, runs):
+            verdict += f"; ceilings from {r.context.get(metrics.PEAK_FILE_KEY)}"
+        rows.append([metrics.file_family(r)] + cells + [probes or "—", verdict])
+    return rows
+
+
+# ---- each library against the hardware's limit -------------------------------------------------
+
+COMPUTE_PEAKS_HEADERS = ("device, math", "the hardware's limit", "library", "it reaches",
+                         "share", "the limit from")
+COMPUTE_PEAKS_BLURB = ("The hardware's own compute limit beside what each library reaches of "
+                       "it. On the CPU the limit is measured: register-resident multiply-add "
+                       "loops at the widest vector width the CPU has, no library "
+                       "(peak/flops). On the GPU it is theoretical: SMs × the SM clock × the "
+                       "FLOP per SM per clock of its architecture, dense (the table in "
+                       "report/gapbench_report/metrics.py), against cuBLAS's fastest GEMM of "
+                       "that math, so a cuBLAS or a clock that underdelivers shows here instead "
+                       "of lowering the bar.")
+GPU_MATHS = ("fp32", "tf32", "fp16", "bf16")
+
+
+def compute_peaks_rows(benchmarks: Sequence[Benchmark], context: dict) -> list[list[str]]:
+    """Each CPU library's best float32 share of the CPU's physical peak, and cuBLAS's GEMM of
+    each math against the GPU's theoretical peak; "unknown" with the missing facts where a
+    limit cannot be had (a file from before peak/flops, a context without the GPU's SMs or
+    clock)."""
+    rows = []
+    physical = metrics.cpu_flop_peak(benchmarks, "fp32")
+    shares = metrics.cpu_library_shares(benchmarks)
+    for library, (share, row) in shares.items():
+        rows.append(["CPU, float32", fmt_si(physical.counter("flops"), "FLOP/s"), library,
+                     f"{fmt_si(row.counter('flops'), 'FLOP/s')} ({row.name})", f"{share:.0%}",
+                     f"measured: {metrics.cpu_peak_words(physical)} ({physical.name})"])
+    sgemm = metrics.gemm_peaks(benchmarks).get(("cpu", "fp32"))
+    if not physical and sgemm:
+        rows.append(["CPU, float32", "unknown", "OpenBLAS",
+                     f"{fmt_si(sgemm.counter('flops'), 'FLOP/s')} ({sgemm.name})", "unknown",
+                     "no peak/flops row in these files (made before gapbench measured the "
+                     "CPU's own limit)"])
+    gemms = metrics.gemm_peaks(benchmarks)
+    clock = metrics.gpu_clock(context)
+    missing = metrics.gpu_theoretical_missing(context)
+    cc = str(context.get("gpu.compute_capability", "")).strip()
+    for math_ in GPU_MATHS:
+        gemm = gemms.get(("gpu", math_))
+        if not gemm:
+            continue
+        theory = metrics.gpu_theoretical_flops(context, math_)
+        measured = gemm.counter("flops")
+        if theory:
+            per_clock = metrics.GPU_FLOP_PER_SM_CLOCK[cc][math_]
+            source = (f"theoretical: {context.get('gpu.sm_count')} SMs × {clock.mhz:g} MHz "
+                      f"({clock.source}) × {per_clock} FLOP per SM per clock (compute "
+                      f"capability {cc})")
+        else:
+            source = ("unknown: " + ", ".join(missing) + " missing from the context" if missing
+                      else f"unknown: compute capability {cc} has no tensor-core "
+                           f"{MATH_WORDS[math_]}")
+        rows.append([f"GPU, {MATH_WORDS[math_]}", fmt_si(theory, "FLOP/s") if theory
+                     else "unknown", "cuBLAS", f"{fmt_si(measured, 'FLOP/s')} ({gemm.name})",
+                     f"{measured / theory:.0%}" if theory else "unknown", source])
     return rows
 
 

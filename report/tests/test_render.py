@@ -484,7 +484,7 @@ def test_summary_is_plain_markdown(real, tmp_path):
             tables.append(current)
             current = []
     assert tables and all(len(set(widths)) == 1 for widths in tables), tables
-    assert {widths[0] for widths in tables} <= {6, 7}  # the ceilings' five, the families' six
+    assert {widths[0] for widths in tables} <= {7, 8}  # the ceilings' seven, the families' six
     json.dumps(summary)  # text, nothing binary
 
 
@@ -665,7 +665,7 @@ def test_each_files_ceilings_are_shown_and_a_changed_run_is_marked(tmp_path):
                    peak + runs("conv/onednn/cpu/n:1/real_time", [1e-3] * 3),
                    **{**steady, "stability.sgemm_gflops_end": "104"})]
     rows = model.ceilings_rows([load_results(f) for f in files])
-    assert rows[0] == ["preprocess", "180 (±0%)", "20 (±0%)", "—",
+    assert rows[0] == ["preprocess", "—", "180 (±0%)", "20 (±0%)", "—",
                        "SGEMM 190 → 185; read 24 → 23", "held"]
     assert rows[1][0] == "conv" and rows[1][-1] == "changed during the run"
     index = render.render([load_results(f) for f in files], [], tmp_path / "r")
@@ -673,10 +673,15 @@ def test_each_files_ceilings_are_shown_and_a_changed_run_is_marked(tmp_path):
     assert "Each file&#x27;s ceilings" in page or "Each file's ceilings" in page
     assert "changed during the run" in page
     summary = (tmp_path / "r" / "summary.md").read_text(encoding="utf-8")
-    assert "| conv | 180 (±0%) | 20 (±0%) | — | SGEMM 190 → 104; read 24 → 23 |" in summary
+    assert "| conv | — | 180 (±0%) | 20 (±0%) | — | SGEMM 190 → 104; read 24 → 23 |" in summary
     # A GPU run's own ceiling has its column: a GPU-only file showed only dashes.
     gpu = runs("peak/sgemm/gpu/n:4096/manual_time", [1e-3] * 3, flops=[5.1e13] * 3)
-    assert model.ceilings_rows([in_memory(gpu)])[0][1:4] == ["—", "—", "51,000 (±0%)"]
+    assert model.ceilings_rows([in_memory(gpu)])[0][1:5] == ["—", "—", "—", "51,000 (±0%)"]
+    # The CPU's physical peak has its column, and OpenBLAS's SGEMM its share of it.
+    physical = runs("peak/flops/cpu/isa:avx2/math:fp32/real_time/threads:2", [0.1] * 3,
+                    flops=[2.4e11] * 3)
+    assert model.ceilings_rows([in_memory(peak + physical)])[0][1:3] == [
+        "240 (±0%)", "180 (±0%) · 75% of peak"]
 
 
 @pytest.mark.parametrize("start, end", [("nan", "185"), ("190", "NaN"), ("inf", "185"),

@@ -1,0 +1,329 @@
+"""The hardware's own compute limits: the CPU's physical FLOP peak (peak/flops rows) that every
+CPU row's share of peak and the above-ceiling check read, the GPU's theoretical peak from the
+per-compute-capability table, and a family file read without its ceilings.
+
+No committed file has peak/flops rows yet: the CPU cases plant them into copies of the committed
+CPU baseline (ci-cpu-2core.json), whose OpenBLAS SGEMM reaches 142 GFLOP/s and whose oneDNN conv
+of the ResNet layer 128 GFLOP/s."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+
+import pytest
+
+from gapbench_report import diagnose, metrics, model, render
+from gapbench_report.results import check_results, load_results
+from tests.synthetic import in_memory, runs, write
+
+REPO = Path(__file__).resolve().parents[2]
+BASELINES = REPO / "results" / "baselines"
+CPU_BASELINE = BASELINES / "ci-cpu-2core.json"
+SGEMM = "peak/sgemm/cpu/n:2048/real_time"  # 142 GFLOP/s in the CPU baseline
+ONEDNN_CONV = "conv/onednn/cpu/n:32/c:64/hw:56/k:64/r:3/stride:1/pad:1/real_time"
+
+
+def flops_rows(isa: str, math: str, per_thread: float, threads: tuple[int, ...] = (1, 2)
+               ) -> list[dict]:
+    """peak/flops/cpu rows of one ISA and math, `per_thread` FLOP/s a thread."""
+    return [e for n in threads
+            for e in runs(f"peak/flops/cpu/isa:{isa}/math:{math}/real_time/threads:{n}",
+                          [0.1] * 3, flops=[per_thread * n] * 3)]
+
+
+def planted(peak_fp32: float, *, extra: list[dict] = (), context: dict | None = None,
+            drop: tuple[str, ...] = ()):
+    """The committed CPU baseline with peak/flops rows whose fastest all-CPU float32 row is
+    `peak_fp32` (AVX2; SSE4.1 a quarter of it), `extra` entries added, `drop` rows removed."""
+    data = json.loads(CPU_BASELINE.read_text(encoding="utf-8"))
+    data["benchmarks"] = [e for e in data["benchmarks"] if e["run_name"] not in drop]
+    data["benchmarks"] += (flops_rows("avx2", "fp32", peak_fp32 / 2)
+                           + flops_rows("sse41", "fp32", peak_fp32 / 8) + list(extra))
+    data["context"].update(context or {})
+    return check_results(CPU_BASELINE, data)
+
+
+def rate(results, name: str) -> float:
+    return results.benchmarks()[name].counter("flops")
+
+
+# ---- the CPU's physical peak ------------------------------------------------------------------
+
+def test_the_physical_peak_is_the_fastest_row_of_its_math_at_all_cpus():
+    entries = (flops_rows("sse41", "fp32", 2e10) + flops_rows("avx2", "fp32", 9e10)
+               + flops_rows("avx2", "bf16", 5e11, threads=(1,)))
+    # A one-thread row faster than every all-CPU row (a turbo clock) is not the machine's peak.
+    entries += runs("peak/flops/cpu/isa:avx512/math:fp32/real_time/threads:1", [0.1] * 3,
+                    flops=[1.9e11] * 3)
+    benchmarks = list(in_memory(entries).benchmarks().values())
+    peak = metrics.cpu_flop_peak(benchmarks, "fp32")
+    assert peak.name == "peak/flops/cpu/isa:avx2/math:fp32/real_time/threads:2"
+    assert "AVX2 FMA" in metrics.cpu_peak_words(peak) and "2 threads" in \
+        metrics.cpu_peak_words(peak)
+    assert metrics.cpu_flop_peak(benchmarks, "bf16").counter("flops") == 5e11
+    assert metrics.cpu_flop_peak(benchmarks, "fp16") is None
+    # A skipped ISA is never the peak.
+    from tests.synthetic import skipped
+    only_skips = skipped("peak/flops/cpu/isa:avx512/math:fp32/real_time/threads:2", "no AVX-512")
+    assert metrics.cpu_flop_peak(list(in_memory(only_skips).benchmarks().values()),
+                                 "fp32") is None
+
+
+def test_every_cpu_librarys_share_is_read_against_the_physical_peak():
+    """OpenBLAS's SGEMM becomes a library row with its own share; the conv's portable share is
+    against the physical peak, not OpenBLAS's."""
+    results = planted(200e9)
+    shares = metrics.cpu_library_shares(list(results.benchmarks().values()))
+    blas, onednn = shares["OpenBLAS"], shares["oneDNN"]
+    # OpenBLAS's best float32 row is its matmul at n 2048, 147 GFLOP/s: 73% of 200.
+    assert blas[0] == pytest.approx(146.6e9 / 200e9, rel=0.01)
+    assert onednn[1].name.startswith("conv/onednn/cpu/")
+    ratios = metrics.portable_metrics(results)
+    conv = ratios["conv n 32 · c 64 · hw 56 · k 64 · r 3, fastest float32 library: share of "
+                  "its CPU's float32 FMA peak"]
+    assert conv == pytest.approx(rate(results, ONEDNN_CONV) / 200e9)
+    assert not any("SGEMM peak" in k for k in ratios)
+    # Without the peak rows (the committed file as it is), the SGEMM stays the ceiling.
+    old = load_results(CPU_BASELINE)
+    assert any("share of its device's SGEMM peak" in k for k in metrics.portable_metrics(old))
+
+
+def test_the_page_shows_each_library_against_the_cpus_limit(tmp_path):
+    results = planted(200e9)
+    report = model.build_report([results], [])
+    rows = {(r[0], r[2]): r for r in report.compute_peaks}
+    assert rows["CPU, float32", "OpenBLAS"][4] == "73%"
+    assert "AVX2 FMA" in rows["CPU, float32", "OpenBLAS"][5]
+    assert rows["CPU, float32", "oneDNN"][1] == "200 GFLOP/s"
+    # A file from before the rows: the limit is unknown, and says why.
+    (old,) = model.build_report([load_results(CPU_BASELINE)], []).compute_peaks
+    assert old[1] == "unknown" and "no peak/flops row" in old[5]
+    summary_dir = tmp_path / "r"
+    render.render([results], [], summary_dir)
+    summary = (summary_dir / "summary.md").read_text(encoding="utf-8")
+    assert "### Each library against the hardware's limit" in summary
+
+
+# ---- the slow BLAS ------------------------------------------------------------------------
+
+def slow_blas(results):
+    return [f for f in diagnose.diagnose([results]) if f.rule == "slow_blas"]
+
+
+def test_a_blas_far_below_the_cpus_limit_is_a_finding_priced_by_the_best_library():
+    """OpenBLAS's best row (its n 2048 matmul, 146.6 GFLOP/s) just under and just over
+    SLOW_BLAS_SHARE of the physical peak; a oneDNN conv planted at 95% of that peak prices it
+    (the issue's case: OpenBLAS's Haswell kernels forced on an AVX-512 CPU, oneDNN near the
+    peak)."""
+    best = 146.6e9
+    context = {"openblas.core": "Haswell", "openblas.coretype": "Haswell"}
+
+    def case(share):
+        peak = best / share
+        return planted(peak, context=context, extra=runs(
+            ONEDNN_CONV.replace("n:32", "n:2"), [1e-3] * 3, flops=[0.95 * peak] * 3))
+    assert slow_blas(case(diagnose.SLOW_BLAS_SHARE + 0.01)) == []
+    (finding,) = slow_blas(case(diagnose.SLOW_BLAS_SHARE - 0.01))
+    assert finding.title == "OpenBLAS reaches 59% of this CPU's float32 peak"
+    assert "its Haswell kernels, forced by OPENBLAS_CORETYPE=Haswell" in finding.text
+    assert "oneDNN reaches 95%" in finding.text and "Unset OPENBLAS_CORETYPE" in finding.text
+    # Priced: at oneDNN's share OpenBLAS's work would be 0.95 / 0.59 times faster.
+    assert finding.impact == pytest.approx(0.95 / (diagnose.SLOW_BLAS_SHARE - 0.01), rel=1e-3)
+    assert finding.cause.startswith("a slow BLAS (OpenBLAS at 59%")
+    # Without the forcing recorded, it names the kernels OpenBLAS chose and no variable.
+    (finding,) = slow_blas(planted(best / 0.5))
+    assert "its Zen kernels, chosen for this CPU" in finding.text
+    assert "OPENBLAS_CORETYPE" not in finding.text
+
+
+def test_a_slow_blas_that_no_library_beats_is_said_unpriced():
+    onednn = [n for n in json.loads(CPU_BASELINE.read_text())["benchmarks"]
+              if "/onednn/" in n["run_name"]]
+    results = planted(146.6e9 / 0.5, drop=tuple({e["run_name"] for e in onednn}))
+    (finding,) = slow_blas(results)
+    assert finding.impact is None and "not priced" in finding.text
+
+
+# ---- the above-ceiling self-check on the CPU ----------------------------------------------
+
+def above(results, files=()):
+    return [f for f in diagnose.diagnose([results, *files]) if f.rule == "above_ceiling"]
+
+
+def test_onednn_is_judged_against_the_physical_peak_either_side_of_its_margin():
+    """A oneDNN conv planted at 300 GFLOP/s, the file's fastest CPU row, just under and just
+    over PHYSICAL_MARGIN times the physical peak."""
+    fast = ONEDNN_CONV.replace("n:32", "n:2")
+    extra = runs(fast, [1e-3] * 3, flops=[3e11] * 3)
+    for e in extra:
+        e["label"] = "jit:avx2, reorders input and output"
+    margin = diagnose.PHYSICAL_MARGIN
+    assert above(planted(3e11 / (margin - 0.01), extra=extra)) == []
+    (finding,) = above(planted(3e11 / (margin + 0.01), extra=extra))
+    assert finding.defect and finding.subject == fast
+    assert "the CPU's float32 peak" in finding.title
+    assert "oneDNN's kernels" in finding.text and "AVX2 FMA" in finding.text
+
+
+def test_openblas_sgemm_above_the_physical_peak_is_gapbenchs_defect():
+    sgemm = rate(load_results(CPU_BASELINE), SGEMM)
+    found = above(planted(sgemm / 1.5))
+    assert SGEMM in {f.subject for f in found}
+    assert all("peak/flops" not in f.subject for f in found)  # the peak is not judged
+
+
+def test_a_winograd_row_whose_label_says_so_may_pass_the_physical_peak():
+    wino = "conv/onednn/cpu/n:32/c:64/hw:56/k:64/r:3/stride:1/pad:1/algo:wino/real_time"
+    extra = runs(wino, [1e-3] * 3, flops=[5e11] * 3)
+    for e in extra:
+        e["label"] = "jit_wino_4x3:avx512_core, reorders input"
+    results = planted(2.5e11, extra=extra)
+    assert wino not in {f.subject for f in above(results)}
+    # The same rate with a direct kernel's label is flagged.
+    for e in extra:
+        e["label"] = "brgconv:avx512_core"
+    assert wino in {f.subject for f in above(planted(2.5e11, extra=extra))}
+
+
+def test_without_the_physical_peak_the_cpu_keeps_the_sgemm_rule():
+    """A file from before peak/flops: im2col with OpenBLAS against 1.25x the SGEMM, oneDNN
+    unjudged (the committed baseline's oneDNN at 0.96x SGEMM raises nothing either way)."""
+    assert above(load_results(CPU_BASELINE)) == []
+
+
+# ---- the ceilings in another file (peak once per workflow) --------------------------------
+
+def family_and_peak(tmp_path, peak_name="peak.json", write_peak=True):
+    conv = runs("conv/onednn/cpu/n:1/c:64/hw:56/k:64/r:3/stride:1/pad:1/real_time", [1e-3] * 3,
+                flops=[3e11] * 3)
+    family = write(tmp_path / "conv.json", conv, **{metrics.PEAK_FILE_KEY: peak_name})
+    peak = (write(tmp_path / "peak.json", flops_rows("avx2", "fp32", 1e11)
+                  + runs(SGEMM, [0.1] * 3, flops=[1.4e11] * 3))
+            if write_peak else None)
+    return load_results(family), (load_results(peak) if peak else None)
+
+
+def test_a_family_file_is_judged_against_the_peak_file_it_names(tmp_path):
+    family, peak = family_and_peak(tmp_path)
+    assert metrics.ceilings_missing(family, [family, peak]) is None
+    assert [f.subject for f in above(family, [peak])] == [
+        "conv/onednn/cpu/n:1/c:64/hw:56/k:64/r:3/stride:1/pad:1/real_time"]
+    row = model.ceilings_rows([family, peak])[0]
+    assert row[1] == "200 (±0%)" and row[-1].endswith("ceilings from peak.json")
+
+
+def test_a_file_read_without_its_ceilings_says_so_in_one_line(tmp_path):
+    family, peak = family_and_peak(tmp_path)
+    # Named, in its folder, but not given.
+    line = metrics.ceilings_missing(family, [family])
+    assert "conv.json (conv) is read without its ceilings" in line
+    assert "pass it too" in line and "share of peak is unknown" in line
+    report = model.build_report([family], [])
+    assert [n for n in report.notes if "without its ceilings" in n] == [line]
+    assert report.ceilings[0][-1].startswith("unknown")
+    assert above(family) == []  # nothing to judge against, and no crash
+    # Named, and nowhere.
+    (tmp_path / "peak.json").unlink()
+    assert "nor beside it" in metrics.ceilings_missing(family, [family])
+    # No peak rows and no file named.
+    bare = in_memory(runs("conv/onednn/cpu/n:1/real_time", [1e-3] * 3))
+    assert "names no file of them" in metrics.ceilings_missing(bare, [bare])
+    # The page renders, the note in it.
+    index = render.render([family], [], tmp_path / "r")
+    assert "read without its ceilings" in index.read_text(encoding="utf-8")
+
+
+# ---- the GPU's theoretical peak -------------------------------------------------------------
+
+def gpu(cc: str, sms: int, mhz: float, **more: str) -> dict:
+    return {"gpu.compute_capability": cc, "gpu.sm_count": str(sms),
+            "gpu.clock_sm_mhz": str(mhz), **more}
+
+
+# Datasheet dense figures (TFLOP/s; NVIDIA's sparse tensor figures halved) at the clock each
+# datasheet computes them at: the table times the SMs and that clock must give them.
+DATASHEETS = [
+    # H100 SXM5: 132 SMs; fp32 67 at its 1980 MHz boost; tf32 989 and fp16/bf16 1979 with
+    # sparsity, computed at 1830 MHz, the H100 whitepaper's boost clock for tensor-core work.
+    ("H100 SXM", gpu("9.0", 132, 1980), "fp32", 66.9),
+    ("H100 SXM", gpu("9.0", 132, 1830), "tf32", 989.4 / 2),
+    ("H100 SXM", gpu("9.0", 132, 1830), "fp16", 1978.9 / 2),
+    ("H100 SXM", gpu("9.0", 132, 1830), "bf16", 1978.9 / 2),
+    # The H200 is the same GH100 with 132 SMs and the same datasheet figures.
+    ("H200", gpu("9.0", 132, 1980), "fp32", 66.9),
+    ("H200", gpu("9.0", 132, 1830), "bf16", 1978.9 / 2),
+    ("A100", gpu("8.0", 108, 1410), "fp32", 19.5),
+    ("A100", gpu("8.0", 108, 1410), "tf32", 156),
+    ("A100", gpu("8.0", 108, 1410), "fp16", 312),
+    ("V100 SXM2", gpu("7.0", 80, 1530), "fp32", 15.7),
+    ("V100 SXM2", gpu("7.0", 80, 1530), "fp16", 125),
+    ("T4", gpu("7.5", 40, 1590), "fp32", 8.1),
+    ("T4", gpu("7.5", 40, 1590), "fp16", 65),
+    ("A40", gpu("8.6", 84, 1740), "fp32", 37.4),
+    ("A40", gpu("8.6", 84, 1740), "fp16", 149.7),
+    ("L40", gpu("8.9", 142, 2490), "fp32", 90.5),
+    ("L40", gpu("8.9", 142, 2490), "fp16", 181),
+]
+
+
+@pytest.mark.parametrize("board, context, math, teraflops", DATASHEETS,
+                         ids=[f"{d[0]}-{d[2]}" for d in DATASHEETS])
+def test_the_gpu_table_gives_each_datasheets_dense_figure(board, context, math, teraflops):
+    assert metrics.gpu_theoretical_flops(context, math) == pytest.approx(teraflops * 1e12,
+                                                                         rel=0.01)
+
+
+def test_every_listed_capability_has_every_math():
+    for cc in ("7.0", "7.5", "8.0", "8.6", "8.9", "9.0", "10.0", "12.0"):
+        assert set(metrics.GPU_FLOP_PER_SM_CLOCK[cc]) == {"fp32", "tf32", "fp16", "bf16"}
+    # No tensor-core TF32 before Ampere: no theoretical figure, not float32's.
+    assert metrics.gpu_theoretical_flops(gpu("7.5", 40, 1590), "tf32") is None
+
+
+def test_the_clock_during_the_run_else_the_maximum_said_so():
+    context = gpu("9.0", 132, 1500, **{"gpu.clock_sm_max_mhz": "1980"})
+    assert metrics.gpu_theoretical_flops(context, "fp32") == pytest.approx(132 * 1500e6 * 256)
+    assert "during the run" in metrics.gpu_clock(context).source
+    del context["gpu.clock_sm_mhz"]
+    assert metrics.gpu_theoretical_flops(context, "fp32") == pytest.approx(132 * 1980e6 * 256)
+    assert "maximum clock" in metrics.gpu_clock(context).source
+    del context["gpu.clock_sm_max_mhz"]
+    assert metrics.gpu_theoretical_flops(context, "fp32") is None
+    assert metrics.gpu_theoretical_missing(context) == [
+        "gpu.clock_sm_mhz (or gpu.clock_sm_max_mhz)"]
+    assert metrics.gpu_theoretical_missing({"gpu.compute_capability": "6.1"}) == [
+        "compute capability 6.1 not in the table", "gpu.sm_count",
+        "gpu.clock_sm_mhz (or gpu.clock_sm_max_mhz)"]
+
+
+@pytest.mark.parametrize("name, shares", [
+    # cuBLAS's fastest GEMM of each math over 132 SMs x 1980 MHz (the clock the context
+    # recorded) x the table: float32 51.7 of 66.9 TFLOP/s; the tensor maths lower, as the
+    # tensor cores do not hold 1980 MHz under load (the datasheet counts them at 1830).
+    ("h100-ubuntu24", {"float32": 0.773, "TF32": 0.670, "fp16": 0.627, "bf16": 0.657}),
+    ("h200-ubuntu24", {"float32": 0.767, "TF32": 0.682, "fp16": 0.607, "bf16": 0.642}),
+])
+def test_cublas_share_of_the_theoretical_peak_on_the_committed_gpus(name, shares):
+    results = load_results(BASELINES / f"{name}.json")
+    ratios = metrics.portable_metrics(results)
+    for math, share in shares.items():
+        key = f"GPU cuBLAS {math} GEMM: share of the GPU's theoretical peak"
+        assert ratios[key] == pytest.approx(share, abs=0.001), key
+    rows = {r[0]: r for r in model.build_report([results], []).compute_peaks}
+    assert rows["GPU, float32"][1] == "66.9 TFLOP/s" and rows["GPU, float32"][4] == "77%"
+    assert "132 SMs × 1980 MHz (clock during the run" in rows["GPU, float32"][5]
+
+
+def test_a_gpu_file_without_the_facts_says_which_are_missing():
+    results = load_results(BASELINES / "h100-ubuntu24.json")
+    data = {"context": {k: v for k, v in results.context.items()
+                        if k not in ("gpu.sm_count", "gpu.clock_sm_mhz", "gpu.clock_sm_max_mhz")},
+            "benchmarks": [copy.deepcopy(e.raw) for e in results.entries]}
+    older = check_results(results.path, data)
+    rows = {r[0]: r for r in model.build_report([older], []).compute_peaks}
+    assert rows["GPU, float32"][1] == "unknown" and rows["GPU, float32"][4] == "unknown"
+    assert rows["GPU, float32"][5] == ("unknown: gpu.sm_count, gpu.clock_sm_mhz (or "
+                                       "gpu.clock_sm_max_mhz) missing from the context")
+    assert not any("theoretical" in k for k in metrics.portable_metrics(older))
