@@ -269,11 +269,11 @@ def cpu_flop_peak(benchmarks: Iterable[Benchmark], math: str) -> Benchmark | Non
 
 
 def cpu_peak_words(peak: Benchmark) -> str:
-    """"this CPU's float32 AVX2 FMA peak (2 threads)"."""
+    """"this CPU's float32 AVX2 FMA peak on 2 CPUs"."""
     isa = CPU_ISA_WORDS.get(peak.parsed.axis("isa", ""), peak.parsed.axis("isa", "?"))
     threads = peak.parsed.threads or 1
-    return (f"this CPU's {MATH_WORDS.get(peak.math, peak.math)} {isa} peak "
-            f"({threads} thread{'s' if threads > 1 else ''})")
+    return (f"this CPU's {MATH_WORDS.get(peak.math, peak.math)} {isa} peak on {threads} "
+            f"CPU{'s' if threads > 1 else ''}")
 
 
 # FLOP per SM per clock, dense (no 2:4 sparsity), by compute capability: fp32 on the CUDA cores

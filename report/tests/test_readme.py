@@ -465,10 +465,31 @@ SIDE_BY_SIDE_ROWS = {
 }
 
 
+def test_the_cpu_baselines_peak_sentence_is_what_its_file_says():
+    """results/baselines/README.md's sentence on the CPU baseline's physical peak: "predates" it
+    while the file has no peak/flops rows; once re-made, its figure and OpenBLAS's share of it."""
+    from gapbench_report import metrics  # noqa: PLC0415
+    from gapbench_report.results import load_results  # noqa: PLC0415
+    folder = REPO / "results" / "baselines"
+    text = (folder / "README.md").read_text(encoding="utf-8")
+    said = " ".join(text[text.index("<!-- cpu-peak:begin"):text.index("<!-- cpu-peak:end")]
+                    .split())
+    benchmarks = list(load_results(folder / "ci-cpu-2core.json").benchmarks().values())
+    peak = metrics.cpu_flop_peak(benchmarks, "fp32")
+    if peak is None:
+        sgemm = metrics.gemm_peaks(benchmarks)["cpu", "fp32"].counter("flops")
+        assert "predates" in said and f"OpenBLAS's SGEMM ({sgemm / 1e9:.0f} GFLOP/s)" in said
+    else:
+        share, _ = metrics.cpu_library_shares(benchmarks)["OpenBLAS"]
+        assert "predates" not in said
+        assert f"{peak.counter('flops') / 1e9:.0f} GFLOP/s" in said and f"{share:.0%}" in said
+
+
 def test_the_gpu_baselines_side_by_side_are_what_their_files_say():
     """Every figure of the H100 and H200 table in results/baselines/README.md, from the
     committed files: the machines' facts from their context, each time the median of its row,
     each row of the math it names (Benchmark.math)."""
+    from gapbench_report import metrics  # noqa: PLC0415
     from gapbench_report.labels import fmt_bytes, fmt_seconds  # noqa: PLC0415
     from gapbench_report.results import load_results  # noqa: PLC0415
     folder = REPO / "results" / "baselines"
@@ -493,6 +514,14 @@ def test_the_gpu_baselines_side_by_side_are_what_their_files_say():
                                      f"{ctx['cublas.version_loaded']}",
             "gapbench commit": f"`{commit}`",
         }
+        maths = ("fp32", "tf32", "fp16", "bf16")
+        theory = [metrics.gpu_theoretical_flops(ctx, m) for m in maths]
+        gemms = metrics.gemm_peaks(results.benchmarks().values())
+        expected["theoretical peak, float32 · TF32 · fp16 · bf16 (132 SMs × the 1980 MHz "
+                 "recorded)"] = " · ".join(f"{t / 1e12:.3g}" if t < 1e15 else f"{t / 1e12:.0f}"
+                                           for t in theory) + " TFLOP/s"
+        expected["cuBLAS's fastest GEMM's share of it, float32 · TF32 · fp16 · bf16"] = " · ".join(
+            f"{gemms['gpu', m].counter('flops') / t:.0%}" for m, t in zip(maths, theory))
         for label, benchmark in SIDE_BY_SIDE_ROWS.items():
             b = results.benchmarks()[benchmark]
             assert b.math == (benchmark.split("math:")[1].split("/")[0]
