@@ -107,11 +107,13 @@ class FamilyChart:
 
 # The generic chart plots time, except where a family's point is a rate: peak's memory rows
 # draw their traffic (reads plus writes; files from before that counter counted traffic in
-# bytes_per_second), its SGEMM and GEMM rows (each math mode of the GPU's) their FLOP rate.
+# bytes_per_second), its SGEMM and GEMM rows (each math mode of the GPU's) their FLOP rate, and
+# the CPU's register-resident multiply-add rows (peak/flops) theirs, in a panel of their own.
 PEAK_TRAFFIC = Metric("traffic_bytes_per_second", 1e-9, "memory traffic (GB/s read + written)",
                       fallback="bytes_per_second")
 PEAK_FLOPS = Metric("flops", 1e-9, "GEMM (GFLOP/s)")
 PEAK_FLOP_VARIANTS = ("sgemm", "gemm")
+PEAK_CPU_FLOPS = Metric("flops", 1e-9, "the CPU's multiply-add peak (GFLOP/s)")
 
 
 PIPELINE_RATE = Metric("items_per_second", 1.0, "batches/s")
@@ -123,6 +125,8 @@ LSTM_STEP_RATE = Metric("flops", 1e-9, "LSTM step GFLOP/s (each step's own work)
 
 def family_metric(name: Name) -> Metric:
     if name.family == "peak":
+        if name.variant == "flops":
+            return PEAK_CPU_FLOPS
         return PEAK_FLOPS if name.variant in PEAK_FLOP_VARIANTS else PEAK_TRAFFIC
     if name.family == "pipeline":
         return PIPELINE_RATE
