@@ -171,6 +171,8 @@ def _ceilings_html(report: Report) -> str:
             + table(CEILINGS_HEADERS, report.ceilings, CEILINGS_NUMERIC)
             + (f"<h3>Each library against the hardware's limit</h3>"
                f"<p class=\"blurb\">{esc(COMPUTE_PEAKS_BLURB)}</p>"
+               + (f"<p>{esc(report.compute_peaks_line)}</p>" if report.compute_peaks_line
+                  else "")
                + table(COMPUTE_PEAKS_HEADERS, report.compute_peaks, {1, 3, 4})
                if report.compute_peaks else ""))
 

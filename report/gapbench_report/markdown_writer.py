@@ -69,6 +69,8 @@ def summary_markdown(report: Report) -> str:
     if report.compute_peaks:
         lines += ["### Each library against the hardware's limit", "",
                   md_cell(COMPUTE_PEAKS_BLURB), ""]
+        if report.compute_peaks_line:
+            lines += [md_cell(report.compute_peaks_line), ""]
         lines += markdown_table(COMPUTE_PEAKS_HEADERS, report.compute_peaks, {1, 3, 4})
         lines.append("")
     lines += _framework_markdown(report)

@@ -101,6 +101,7 @@ class Report:
     fingerprint: list[list[str]] = field(default_factory=list)  # context key, value per machine
     ceilings: list[list[str]] = field(default_factory=list)  # per file, CEILINGS_HEADERS
     compute_peaks: list[list[str]] = field(default_factory=list)  # COMPUTE_PEAKS_HEADERS
+    compute_peaks_line: str = ""  # what the CPU libraries' shares mean, in one sentence
     framework_headlines: list[str] = field(default_factory=list)
     framework_rows: list[list[str]] = field(default_factory=list)  # FRAMEWORK_HEADERS
     ratio_rows: list[list[str]] = field(default_factory=list)  # name, value per machine
@@ -185,6 +186,7 @@ def build_report(runs: list[Results],
     report.fingerprint = fingerprint_rows(report.machines, runs, others)
     report.ceilings = ceilings_rows(run.files)
     report.compute_peaks = compute_peaks_rows(run.benchmarks, context)
+    report.compute_peaks_line = cpu_shares_line(run.benchmarks, context)
     report.framework_headlines = framework.headlines(report.pairs)
     report.framework_rows = framework_rows(report.pairs)
     report.ratio_rows = ratio_rows(report.portable, run.files)
@@ -359,6 +361,22 @@ COMPUTE_PEAKS_BLURB = ("The hardware's own compute limit beside what each librar
                        "that math, so a cuBLAS or a clock that underdelivers shows here instead "
                        "of lowering the bar.")
 GPU_MATHS = ("fp32", "tf32", "fp16", "bf16")
+
+
+def cpu_shares_line(benchmarks: Sequence[Benchmark], context: dict) -> str:
+    """"OpenBLAS reaches 47% of this CPU's float32 AVX-512 FMA peak on 2 CPUs (its Haswell
+    kernels, forced by OPENBLAS_CORETYPE=Haswell); oneDNN reaches 97%.", or "" without the
+    physical peak."""
+    shares = metrics.cpu_library_shares(benchmarks)
+    if not shares:
+        return ""
+    peak = metrics.cpu_flop_peak(benchmarks, "fp32")
+    said = []
+    for library, (share, _) in sorted(shares.items(), key=lambda kv: kv[0] != diagnose.BLAS):
+        kernels = f" ({diagnose.blas_kernels(context)})" if library == diagnose.BLAS else ""
+        whose = f" of {metrics.cpu_peak_words(peak)}" if not said else ""
+        said.append(f"{library} reaches {share:.0%}{whose}{kernels}")
+    return "; ".join(said) + "."
 
 
 def compute_peaks_rows(benchmarks: Sequence[Benchmark], context: dict) -> list[list[str]]:

@@ -96,6 +96,9 @@ def test_the_page_shows_each_library_against_the_cpus_limit(tmp_path):
     assert rows["CPU, float32", "OpenBLAS"][4] == "73%"
     assert "AVX2 FMA" in rows["CPU, float32", "OpenBLAS"][5]
     assert rows["CPU, float32", "oneDNN"][1] == "200 GFLOP/s"
+    assert report.compute_peaks_line == (
+        "OpenBLAS reaches 73% of this CPU's float32 AVX2 FMA peak on 2 CPUs (its Zen kernels, "
+        "chosen for this CPU); oneDNN reaches 68%.")
     # A file from before the rows: the limit is unknown, and says why.
     (old,) = model.build_report([load_results(CPU_BASELINE)], []).compute_peaks
     assert old[1] == "unknown" and "no peak/flops row" in old[5]
@@ -103,6 +106,7 @@ def test_the_page_shows_each_library_against_the_cpus_limit(tmp_path):
     render.render([results], [], summary_dir)
     summary = (summary_dir / "summary.md").read_text(encoding="utf-8")
     assert "### Each library against the hardware's limit" in summary
+    assert report.compute_peaks_line in summary
 
 
 # ---- the slow BLAS ------------------------------------------------------------------------
