@@ -281,7 +281,7 @@ def cpu_peak_words(peak: Benchmark) -> str:
 # gapbench's peak/gemm rows compute. None: the math has no tensor-core path on that
 # architecture, and cuBLAS computes it otherwise (tf32 as float32; the report then has no
 # theoretical figure for it). Sources, each checked against its datasheet's figure in
-# report/tests/test_gpu_peaks.py:
+# report/tests/test_compute_peaks.py:
 GPU_FLOP_PER_SM_CLOCK: dict[str, dict[str, int | None]] = {
     # Volta, V100 whitepaper: 64 FP32 lanes per SM; 8 tensor cores of 64 FP16 FMA per clock
     # (V100 SXM2: 80 SMs x 1530 MHz: 15.7 TFLOP/s fp32, 125 fp16).
@@ -304,11 +304,13 @@ GPU_FLOP_PER_SM_CLOCK: dict[str, dict[str, int | None]] = {
     # whitepaper's boost clock for tensor-core work).
     "9.0": {"fp32": 256, "tf32": 2048, "fp16": 4096, "bf16": 4096},
     # Blackwell B200, HGX B200 datasheet: 128 FP32 lanes; tensor cores twice Hopper's per SM
-    # (148 SMs: 2.25 PFLOP/s fp16 dense, 1.1 tf32, at about 1860 MHz).
+    # (148 SMs: 75.0 fp32 at 1980 MHz; 2250 fp16 and bf16 dense, 1130 tf32, at its 1860 MHz
+    # tensor clock).
     "10.0": {"fp32": 256, "tf32": 4096, "fp16": 8192, "bf16": 8192},
     # Blackwell GB20x (RTX PRO 6000 Blackwell, RTX 50xx), the RTX Blackwell whitepaper: 128 FP32
     # lanes; 1024 fp16 FLOP per SM per clock with float32 accumulation on the professional
-    # boards (188 SMs x 2617 MHz: 504 fp16, 252 tf32), half on GeForce: an upper bound there.
+    # boards (188 SMs x 2617 MHz: 126 fp32, 504 fp16, 252 tf32), half on GeForce: an upper
+    # bound there.
     "12.0": {"fp32": 256, "tf32": 512, "fp16": 1024, "bf16": 1024},
 }
 

@@ -219,7 +219,8 @@ WRITERS_MAY_IMPORT = {
                               "FRAMEWORK_HEADERS", "FRAMEWORK_SECTION", "TABLE_ROWS_SHOWN",
                               "VersusSection", "VERSUS_BLURB", "VERSUS_SECTION", "VERSUS_CHART",
                               "VERSUS_CEILING_HEADERS", "NOT_COMPARABLE_HEADERS",
-                              "OWN_CEILINGS_BLURB"},
+                              "OWN_CEILINGS_BLURB", "CEILINGS_NUMERIC", "COMPUTE_PEAKS_BLURB",
+                              "COMPUTE_PEAKS_HEADERS"},
     "gapbench_report.metrics": {"STABILITY_DRIFT"},
 }
 
