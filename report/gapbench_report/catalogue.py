@@ -17,8 +17,10 @@ FAMILY_BLURB = {
     "overhead": "Launch, sync, transfer and start-up costs against the size of the work.",
     "framework": "The same work through your own PyTorch or TensorFlow (gapbench-probe): eager "
                  "and compiled, host wall time per call, each call synchronized.",
-    "peak": "The machine's own ceilings: CPU memory bandwidth (memcpy, triad, streaming read), "
-            "SGEMM, and on the GPU each math mode's GEMM (what its tensor cores reach).",
+    "peak": "The machine's own ceilings: the CPU's multiply-add peak with no library (each "
+            "vector width it has, one thread and all), CPU memory bandwidth (memcpy, triad, "
+            "streaming read), OpenBLAS's SGEMM, and on the GPU each math mode's GEMM (what its "
+            "tensor cores reach).",
 }
 # The families whose end-to-end (`_e2e`) variants copy from and to pageable host memory, as a
 # framework's host tensors are (bench/conv_gpu.cpp, bench/preprocess_gpu.cpp, bench/overhead.cpp):
