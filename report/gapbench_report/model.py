@@ -364,9 +364,8 @@ GPU_MATHS = ("fp32", "tf32", "fp16", "bf16")
 
 
 def cpu_shares_line(benchmarks: Sequence[Benchmark], context: dict) -> str:
-    """"OpenBLAS reaches 47% of this CPU's float32 AVX-512 FMA peak on 2 CPUs (its Haswell
-    kernels, forced by OPENBLAS_CORETYPE=Haswell); oneDNN reaches 97%.", or "" without the
-    physical peak."""
+    """Each CPU library's best float32 share of the physical peak in one sentence, OpenBLAS's
+    first with its kernels (diagnose.blas_kernels); "" without the physical peak."""
     shares = metrics.cpu_library_shares(benchmarks)
     if not shares:
         return ""
