@@ -193,7 +193,7 @@ def beyond_noise(ratio: float) -> bool:
 
 
 def work_words(name: str, b: Benchmark) -> str:
-    """"torch GPU lstm (scope seq · batch 64 · input 50 · hidden 64 · steps 100) in TF32"."""
+    """"torch GPU lstm (scope seq · batch 64 · …) in TF32": the work, its device and math."""
     p = b.parsed
     axes = {k: v for k, v in p.axes_but_math().items() if k != "op"}
     text = f"{name} {p.device.upper()} {p.axis('op') or ''}"
@@ -213,8 +213,8 @@ def work_key(b: Benchmark) -> tuple:
 
 def math_reason(here: Benchmark, there: Benchmark, contexts: tuple[Mapping, Mapping],
                 there_label: str) -> str:
-    """"math: float32 here, TF32 on h200 (its probe predates the math axis and recorded
-    framework.tf32_conv on: its plain conv ran TF32)"."""
+    """Why two rows of one name computed otherwise, in words: each side's math, and where a
+    probe from before the math axis let the framework's TF32 default decide it, that fact."""
     text = f"math: {math_words(here.math)} here, {math_words(there.math)} on {there_label}"
     notes = []
     for b, where, ctx in ((here, "here", contexts[0]), (there, f"on {there_label}", contexts[1])):
