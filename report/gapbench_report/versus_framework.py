@@ -374,8 +374,6 @@ def compare_framework(name: str, here: versus.Side, there: versus.Side, there_ru
             works.append(Work(name, b, other, (math_reason(
                 b, other, (mine.context, theirs.context), there.label),)))
             paired |= {other.name}
-        else:
-            continue
     done_here = {w.here.name for w in works}
     only_here = tuple(b for b in mine.rows if b.median and b.name not in done_here)
     only_there = tuple(b for b in theirs.rows if b.median and b.name not in paired)
