@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+import shutil
 from pathlib import Path
 
 import pytest
@@ -214,3 +215,12 @@ def test_a_planted_stack_difference_is_put_down_to_the_planted_fact(case, framew
     verdict = versus_framework.verdict(fc, c)
     words = next(f.words for f in versus_framework.FACTS if f.key == fact)
     assert words.format(fw=framework) in verdict
+
+
+def test_a_broken_probe_file_beside_is_one_line_and_exit_2(tmp_path, capsys):
+    shutil.copy(Path(__file__).parent / "data" / "good.json", tmp_path / "run.json")
+    (tmp_path / "run.framework-torch.json").write_text("{ not json", encoding="utf-8")
+    assert render.main([str(tmp_path / "run.json"), "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "run.framework-torch.json" in err, err
+    assert not (tmp_path / "out" / "index.html").exists()
