@@ -154,7 +154,15 @@ def test_script_dry_run_names_the_baseline_after_the_gpu(path_without_gpu, gpu, 
     assert done.stdout.splitlines() == [
         f"ci/colab-baseline: GPU: {gpu}",
         f"+ bash {ROOT}/ci/setup --no-chromium",
-        f"+ {ROOT}/ci/baseline {name} --require-gpu --cmake-arg=-DCMAKE_CUDA_ARCHITECTURES=native"]
+        f"+ {ROOT}/ci/baseline {name} --require-gpu --cmake-arg=-DCMAKE_CUDA_ARCHITECTURES=native",
+        probe_line(name)]
+
+
+def probe_line(name: str, extra: str = "", root: Path = ROOT) -> str:
+    """The probe's command as a dry run prints it: Colab's python3, on the GPU, full profile,
+    into a folder beside the baseline."""
+    return (f"+ PYTHONPATH={root}/probe python3 -m gapbench_probe --framework torch --device gpu "
+            f"--profile full{extra} --out {root}/results/baselines/.probe-{name}")
 
 
 def test_script_passes_its_options_on(path_without_gpu):
@@ -164,7 +172,9 @@ def test_script_passes_its_options_on(path_without_gpu):
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines()[1:] == [
         f"+ {ROOT}/ci/baseline my-t4 --require-gpu --cmake-arg=-DCMAKE_CUDA_ARCHITECTURES=native "
-        "--filter ^peak/ --repetitions 12"]
+        "--filter ^peak/ --repetitions 12", probe_line("my-t4")]
+    done = script("--dry-run", "--skip-setup", "--no-probe", path=path_without_gpu)
+    assert done.returncode == 0 and "gapbench_probe" not in done.stdout
 
 
 @pytest.mark.parametrize("extra, name", [([], "colab-t4-part2"), (["--name", "t4"], "t4-part2")])
@@ -175,7 +185,27 @@ def test_script_part_is_a_baseline_of_its_own_with_the_parts_filter(path_without
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines()[1:] == [
         f"+ {ROOT}/ci/baseline {name} --require-gpu --cmake-arg=-DCMAKE_CUDA_ARCHITECTURES=native "
-        f"--filter {parts()[2][0]}"]
+        f"--filter {parts()[2][0]}", probe_line(name, " --filter /op:(conv|lstm)/")]
+
+
+def probe_filters() -> dict[int, str]:
+    text = SCRIPT.read_text(encoding="utf-8")
+    block = text[text.index("probe_filter=("):]
+    return {int(n): regex for n, regex in re.findall(r"\[(\d)\]='([^']+)'",
+                                                     block[:block.index(")\n")])}
+
+
+def test_each_parts_probe_runs_the_ops_whose_library_twins_the_part_captures():
+    """report/gapbench_report/framework.py's TWINS: a framework op pairs with library rows of
+    these families; each part's probe filter keeps every op with a twin in the part."""
+    from gapbench_report.framework import TWINS  # noqa: PLC0415
+    filters = probe_filters()
+    assert set(filters) == set(parts())
+    for n, (regex, _) in parts().items():
+        wanted = {op for op, twins in TWINS.items()
+                  if any(re.search(regex, f"{t.family}/") for t in twins)}
+        kept = {op for op in TWINS if re.search(filters[n], f"/op:{op}/")}
+        assert wanted <= kept, (n, wanted - kept)
 
 
 def test_script_lists_four_parts_each_with_an_estimate(path_without_gpu):
@@ -265,6 +295,23 @@ printf '| [`%s`](%s.json) | a fake row |\n' "$1" "$1" >> "$out_dir/README.md"
 touch -d 2099-01-01 "$out_dir/ci-cpu-2core.json"
 echo "$out_dir/$1.json"
 """
+# Stands in for gapbench-probe (python -m gapbench_probe, and the torch it imports first): logs
+# its arguments, writes --out/framework-torch.json (no figures: a stand-in); FAKE_PROBE=error
+# exits 2 writing nothing, fail writes the file and exits 1.
+FAKE_PROBE = """import json, os, sys
+args = sys.argv[1:]
+root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+with open(os.path.join(root, "results", "probe.log"), "a") as log:
+    log.write(" ".join(args) + "\\n")
+how = os.environ.get("FAKE_PROBE", "ok")
+if how == "error":
+    sys.exit(2)
+out = args[args.index("--out") + 1]
+os.makedirs(out, exist_ok=True)
+with open(os.path.join(out, "framework-torch.json"), "w") as f:
+    json.dump({"context": {"framework.name": "torch"}, "benchmarks": []}, f)
+sys.exit(1 if how == "fail" else 0)
+"""
 FAKE_SETUP = """#!/usr/bin/env bash
 echo "ci/setup: the fake set-up $*"
 exit "${FAKE_SETUP_STATUS:-0}"
@@ -285,6 +332,10 @@ def fake_tree(root: Path) -> Path:
     (baselines / "README.md").write_text("# Baselines\n\n| [`ci-cpu-2core`](ci-cpu-2core.json) |"
                                          " the committed row |\n")
     (root / "CMakeLists.txt").write_text("# a stand-in\n")
+    for module in ("gapbench_probe", "torch"):
+        (root / "probe" / module).mkdir(parents=True)
+        (root / "probe" / module / "__init__.py").write_text("")
+    (root / "probe" / "gapbench_probe" / "__main__.py").write_text(FAKE_PROBE)
     return root
 
 
@@ -295,7 +346,8 @@ def tree(tmp_path, monkeypatch):
     bin_dir.mkdir()
     fake_smi(bin_dir, "Tesla T4")
     monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
-    for variable in ("FAKE_BASELINE", "FAKE_SETUP_STATUS", "GAPBENCH_SOURCE_COMMIT"):
+    for variable in ("FAKE_BASELINE", "FAKE_SETUP_STATUS", "GAPBENCH_SOURCE_COMMIT",
+                     "FAKE_PROBE"):
         monkeypatch.delenv(variable, raising=False)
     return fake_tree(tmp_path / "gapbench")
 
@@ -315,6 +367,33 @@ def test_script_last_line_names_the_file_the_capture_wrote(tree):
     assert json.loads(written.read_text())["provenance"]["name"] == "colab-t4-part3"
     assert "ci/setup: the fake set-up --no-chromium" in done.stdout
     assert "running the fake capture" in done.stderr  # ci/baseline's progress still shows
+    # the probe's file beside the baseline, named before the last line; its folder gone
+    probe = tree / "results" / "baselines" / "colab-t4-part3.framework-torch.json"
+    assert done.stdout.splitlines()[-2] == f"ci/colab-baseline: probe wrote {probe}"
+    assert json.loads(probe.read_text())["context"]["framework.name"] == "torch"
+    assert not (tree / "results" / "baselines" / ".probe-colab-t4-part3").exists()
+    assert (tree / "results" / "probe.log").read_text().splitlines() == [
+        "--framework torch --device gpu --profile full --filter /op:(matmul|dense|pipeline)/ "
+        f"--out {tree}/results/baselines/.probe-colab-t4-part3"]
+
+
+@pytest.mark.parametrize("how, kept, words", [
+    ("error", False, "the probe failed (exit status 2; its output is above): the baseline has "
+                     "no framework file"),
+    ("fail", True, "the probe failed (exit status 1; its output is above): its file kept"),
+    ("no-torch", False, "python3 has no PyTorch: no framework file beside the baseline"),
+])
+def test_a_failed_probe_costs_the_baseline_nothing(tree, monkeypatch, how, kept, words):
+    if how == "no-torch":
+        shutil.rmtree(tree / "probe" / "torch")
+    else:
+        monkeypatch.setenv("FAKE_PROBE", how)
+    done = run_tree_script(tree)
+    assert done.returncode == 0, done.stderr
+    written = tree / "results" / "baselines" / "colab-t4.json"
+    assert done.stdout.splitlines()[-1] == WROTE + str(written) and written.is_file()
+    assert (tree / "results" / "baselines" / "colab-t4.framework-torch.json").is_file() == kept
+    assert words in done.stderr
 
 
 @pytest.mark.parametrize("fake, status, words", [

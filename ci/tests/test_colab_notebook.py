@@ -101,7 +101,8 @@ def colab(tmp_path, monkeypatch):
     monkeypatch.setenv("FAKE_COLAB_DOWNLOADS", str(downloads))
     monkeypatch.setenv("IPYTHONDIR", str(tmp_path / "ipython"))
     monkeypatch.setenv("JUPYTER_RUNTIME_DIR", str(tmp_path / "jupyter-runtime"))
-    for variable in ("FAKE_BASELINE", "FAKE_SETUP_STATUS", "GAPBENCH_SOURCE_COMMIT"):
+    for variable in ("FAKE_BASELINE", "FAKE_SETUP_STATUS", "GAPBENCH_SOURCE_COMMIT",
+                     "FAKE_PROBE"):
         monkeypatch.delenv(variable, raising=False)
     return Colab(tmp_path, bin_dir, content, upstream, downloads)
 
@@ -146,7 +147,9 @@ def test_a_capture_downloads_exactly_the_file_it_wrote(colab):
     nb, error = colab.execute(REPO_URL=str(colab.upstream), PART="1")
     assert error is None, error
     written = baselines(colab) / "colab-t4-part1.json"
-    assert colab.downloads == [written.resolve(), (baselines(colab) / "README.md").resolve()]
+    probe = baselines(colab) / "colab-t4-part1.framework-torch.json"  # the probe's, beside it
+    assert colab.downloads == [written.resolve(), probe.resolve(),
+                               (baselines(colab) / "README.md").resolve()]
     # The committed CPU baseline is the newest JSON there: "the newest" would have been wrong.
     newest = max(baselines(colab).glob("*.json"), key=lambda p: p.stat().st_mtime)
     assert newest.name == "ci-cpu-2core.json"
@@ -175,6 +178,15 @@ def test_a_failed_capture_downloads_nothing_and_stops_the_notebook(colab, monkey
     assert not (baselines(colab) / "my-t4-part4.json").exists()
 
 
+def test_a_failed_probe_still_downloads_the_baseline(colab, monkeypatch):
+    monkeypatch.setenv("FAKE_PROBE", "error")
+    nb, error = colab.execute(REPO_URL=str(colab.upstream), PART="2")
+    assert error is None, error
+    written = baselines(colab) / "colab-t4-part2.json"
+    assert colab.downloads == [written.resolve(), (baselines(colab) / "README.md").resolve()]
+    assert executed(nb) == ["settings", "gpu-check", "source", "capture", "download"]
+
+
 def test_a_failed_clone_stops_the_notebook(colab):
     nb, error = colab.execute(REPO_URL=str(colab.tmp / "no-such-repository"))
     assert error is not None and error.ename == "SystemExit"
@@ -193,7 +205,8 @@ def test_a_tarball_is_captured_whole_with_its_commit(colab):
     assert error is None, error
     here = colab.content / "gapbench" / "gapbench" / "results" / "baselines"  # its own folder
     written = here / "colab-t4.json"
-    assert colab.downloads == [written.resolve(), (here / "README.md").resolve()]
+    probe = here / "colab-t4.framework-torch.json"
+    assert colab.downloads == [written.resolve(), probe.resolve(), (here / "README.md").resolve()]
     assert json.loads(written.read_text())["provenance"]["source_commit"] == commit
     assert (here.parent / "ci-baseline.log").read_text().splitlines() == [
         "colab-t4 --require-gpu --cmake-arg=-DCMAKE_CUDA_ARCHITECTURES=native"]

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from itertools import repeat
 from pathlib import Path
 
+from gapbench_report import versus_framework
 from gapbench_report.catalogue import FAMILY_BLURB
 from gapbench_report.metrics import STABILITY_DRIFT
 from gapbench_report.model import (
@@ -184,6 +185,8 @@ def _machines_html(report: Report, charts: dict[str, list[ChartFile]]) -> str:
              f'<p class="blurb">{esc(VERSUS_BLURB)}</p>']
     for section in report.versus:
         parts.append(_versus_html(section, charts.get(VERSUS_CHART + section.label, [])))
+        parts += [_framework_versus_html(f, section.label)
+                  for f in report.framework_versus.get(section.label, [])]
     if charts.get(""):
         parts.append("<h3>Each machine's ceilings</h3>")
         parts += [figure(c) for c in charts[""]]
@@ -219,6 +222,33 @@ def _versus_html(section: VersusSection, charts: list[ChartFile]) -> str:
     headers = [VERSUS_CEILING_HEADERS[0], VERSUS_CEILING_HEADERS[1], section.label,
                *VERSUS_CEILING_HEADERS[3:]]
     parts.append(table(headers, section.ceilings, {1, 2, 3}))
+    return "\n".join(parts)
+
+
+def _framework_versus_html(section: versus_framework.Section, there: str) -> str:
+    """As summary.md's (markdown_writer._framework_versus_markdown)."""
+    parts = [f"<h4>{esc(section.title)}</h4>"]
+    for lead, items in section.verdict:
+        parts.append(f'<p class="verdict">{esc(lead)}</p>')
+        if items:
+            parts.append("<ul>" + "".join(f"<li>{esc(i)}</li>" for i in items) + "</ul>")
+    parts += [f'<div class="finding"><strong>{esc(title)}</strong><br>{esc(text)}</div>'
+              for title, text in section.findings]
+    if section.summary:
+        parts.append(f"<p>{esc(section.summary)}</p>")
+    if section.works:
+        headers = list(versus_framework.WORK_HEADERS)
+        headers[2] = there
+        parts.append(table(headers, section.works, {1, 2, 3, 4, 5}))
+    if section.not_comparable:
+        headers = [NOT_COMPARABLE_HEADERS[0], NOT_COMPARABLE_HEADERS[1], there,
+                   NOT_COMPARABLE_HEADERS[3]]
+        parts.append(f"<details><summary>{len(section.not_comparable)} not comparable, and why"
+                     f"</summary>{table(headers, section.not_comparable, {1, 2})}</details>")
+    if section.facts:
+        headers = list(versus_framework.FACT_HEADERS)
+        headers[2] = there
+        parts.append(table(headers, section.facts))
     return "\n".join(parts)
 
 

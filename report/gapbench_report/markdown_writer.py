@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
+from gapbench_report import versus_framework
 from gapbench_report.labels import md_cell, md_code
 from gapbench_report.model import (
     CEILINGS_HEADERS,
@@ -85,6 +86,8 @@ def _machines_markdown(report: Report) -> list[str]:
     lines = ["## Against other machines", "", md_cell(VERSUS_BLURB), ""]
     for section in report.versus:
         lines += _versus_markdown(section)
+        for framework_section in report.framework_versus.get(section.label, []):
+            lines += _framework_versus_markdown(framework_section, section.label)
     if report.ratio_rows:
         lines += ["### Each machine against its own ceilings", "", md_cell(OWN_CEILINGS_BLURB),
                   ""]
@@ -113,6 +116,34 @@ def _versus_markdown(section: VersusSection) -> list[str]:
     lines += markdown_table([VERSUS_CEILING_HEADERS[0], VERSUS_CEILING_HEADERS[1], section.label,
                              *VERSUS_CEILING_HEADERS[3:]], section.ceilings, {1, 2, 3})
     return lines + [""]
+
+
+def _framework_versus_markdown(section: versus_framework.Section, there: str) -> list[str]:
+    """The user's framework on both machines: its verdict, a finding per differing work, the
+    works side by side with their two parts, the rows not comparable and the framework's
+    facts side by side."""
+    lines = [f"#### {md_cell(section.title)}", ""]
+    for lead, items in section.verdict:
+        lines += [f"**{md_cell(lead)}**", ""]
+        lines += [f"- {md_cell(i)}" for i in items] + ([""] if items else [])
+    lines += [f"- **{md_cell(title)}**: {md_cell(text)}" for title, text in section.findings]
+    if section.summary:
+        lines += ["", md_cell(section.summary), ""]
+    if section.works:
+        headers = list(versus_framework.WORK_HEADERS)
+        headers[2] = there
+        lines += markdown_table(headers, section.works, {1, 2, 3, 4, 5}) + [""]
+    if section.not_comparable:
+        lines += [f"<details><summary>{len(section.not_comparable)} not comparable, and why"
+                  "</summary>", ""]
+        lines += markdown_table([NOT_COMPARABLE_HEADERS[0], NOT_COMPARABLE_HEADERS[1], there,
+                                 NOT_COMPARABLE_HEADERS[3]], section.not_comparable, {1, 2})
+        lines += ["", "</details>", ""]
+    if section.facts:
+        headers = list(versus_framework.FACT_HEADERS)
+        headers[2] = there
+        lines += markdown_table(headers, section.facts) + [""]
+    return lines
 
 
 def _framework_markdown(report: Report) -> list[str]:

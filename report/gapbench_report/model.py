@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
-from gapbench_report import diagnose, framework, metrics, versus
+from gapbench_report import diagnose, framework, metrics, versus, versus_framework
 from gapbench_report.catalogue import SEVERITIES, family_rank
 from gapbench_report.labels import (
     axes_label,
@@ -106,6 +106,10 @@ class Report:
     framework_rows: list[list[str]] = field(default_factory=list)  # FRAMEWORK_HEADERS
     ratio_rows: list[list[str]] = field(default_factory=list)  # name, value per machine
     versus: list[VersusSection] = field(default_factory=list)  # one per baseline
+    # The user's framework on both machines, per baseline (versus_framework): the data, and its
+    # sections per framework as the writers print them, by the baseline's label.
+    framework_comparisons: list[versus_framework.Comparison] = field(default_factory=list)
+    framework_versus: dict[str, list[versus_framework.Section]] = field(default_factory=dict)
     # Each machine's ceilings for the chart: (machine, {ceiling in words with its unit: value}).
     ceiling_columns: list[tuple[str, dict[str, float]]] = field(default_factory=list)
     sections: list[FamilySection] = field(default_factory=list)  # per family, in family order
@@ -175,6 +179,8 @@ def build_report(runs: list[Results],
             report.comparisons = [versus.compare(here, versus.Side.of(b.label, b.files))
                                   for b in others]
             report.findings = [with_comparisons(f, report.comparisons) for f in report.findings]
+            report.framework_comparisons = [versus_framework.compare(c.here, c.there, c)
+                                            for c in report.comparisons]
             report.portable = [("this run", metrics.run_metrics(run.files))] + [
                 (f"baseline {b.label}", metrics.run_metrics(list(b.files))) for b in others]
         except Exception as e:  # noqa: BLE001
@@ -191,6 +197,7 @@ def build_report(runs: list[Results],
     report.framework_rows = framework_rows(report.pairs)
     report.ratio_rows = ratio_rows(report.portable, run.files)
     report.versus = [versus_section(c) for c in report.comparisons]
+    report.framework_versus = dict(versus_framework.sections(report.framework_comparisons))
     report.ceiling_columns = ceiling_columns(report.comparisons)
     report.sections = [family_section(family, rows) for family, rows in report.families.items()]
     return report

@@ -7,7 +7,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from gapbench_report import commandline, plots, versus
+from gapbench_report import commandline, plots, versus, versus_framework
 from gapbench_report.files import json_text, write_atomic_together
 from gapbench_report.html_writer import ChartFile, html_page
 from gapbench_report.labels import safe_stem
@@ -76,7 +76,8 @@ def render(runs: list[Results], baselines: list, out_dir: Path) -> Path:
     index = out_dir / "index.html"
     pages = {out_dir / "summary.md": summary_markdown(report), index: html_page(report, charts)}
     if report.comparisons:
-        pages[out_dir / COMPARISON] = json_text(versus.document(report.comparisons))
+        pages[out_dir / COMPARISON] = json_text(versus_framework.with_framework(
+            versus.document(report.comparisons), report.framework_comparisons))
     write_atomic_together(pages)
     if not report.comparisons:  # an earlier render's, which this page no longer shows
         (out_dir / COMPARISON).unlink(missing_ok=True)
@@ -84,10 +85,14 @@ def render(runs: list[Results], baselines: list, out_dir: Path) -> Path:
 
 
 def machine_run(path: Path) -> Baseline | Results:
-    """A results file, or a folder holding one machine's run: its results files (*.json), but
-    its doctor.json, which holds doctor's facts (every results file's context holds them too)."""
+    """A results file (with its probe files beside it, NAME.framework-*.json), or a folder
+    holding one machine's run: its results files (*.json), but its doctor.json, which holds
+    doctor's facts (every results file's context holds them too)."""
     if not path.is_dir():
-        return load_results(path)
+        probes = versus_framework.probe_files_beside(path)
+        if not probes:
+            return load_results(path)
+        return Baseline(path.stem, tuple(load_results(f) for f in [path, *probes]))
     files = [f for f in json_files(path) if f.name != "doctor.json"]
     if not files:
         raise ResultsError(f"{path}: a folder with no results files (*.json) in it")
@@ -96,11 +101,12 @@ def machine_run(path: Path) -> Baseline | Results:
 
 def loaded_runs(paths: list[Path]) -> list[Results]:
     """The run's files: each a results file or a folder of them (machine_run)."""
-    runs = []
+    runs: dict[Path, Results] = {}  # a probe file found beside its results file and named too
     for p in paths:
         found = machine_run(p)
-        runs += list(found.files) if isinstance(found, Baseline) else [found]
-    return runs
+        for r in found.files if isinstance(found, Baseline) else [found]:
+            runs.setdefault(r.path.resolve(), r)
+    return list(runs.values())
 
 
 def _parser() -> commandline.Parser:

@@ -38,7 +38,7 @@ DIFFERS = 0.10
 FULLY = 0.8
 PARTLY = 0.25
 # The families compared: peak/ holds the ceilings themselves, framework/ the user's framework
-# (set against the libraries on its own page section, per machine).
+# (set against the libraries per machine, and between machines by versus_framework).
 NOT_COMPARED = ("peak", "framework")
 # The variants that run a library whose own facts (onednn.*, openblas.*, ...) concern them alone.
 LIBRARY_OF = {"onednn": "onednn", "im2col_blas": "openblas", "openblas": "openblas",

@@ -441,6 +441,29 @@ def test_the_readme_comparison_is_what_the_report_says_of_the_h100_against_the_h
     assert "kernel launches (1.31x)" in " ".join(quote)
 
 
+def test_the_readme_framework_comparison_is_what_the_report_says_of_the_planted_run():
+    """The framework excerpt under "Compare with a baseline" is the report's summary.md of the
+    planted TensorFlow run with oneDNN off against its default (report/tests/data/versus/
+    framework/tensorflow-onednn-off), word for word up to its cuts."""
+    from gapbench_report import markdown_writer, model, render  # noqa: PLC0415
+    from gapbench_report.results import load_results  # noqa: PLC0415
+    text = README.read_text(encoding="utf-8")
+    block = text[text.index("<!-- framework-versus:begin"):text.index("<!-- framework-versus:end")]
+    quote = " ".join(line[2:] for line in block.splitlines() if line.startswith("> "))
+    data = REPO / "report" / "tests" / "data" / "versus" / "framework"
+    case = data / "tensorflow-onednn-off"
+    report = model.build_report(
+        [load_results(data / "library.json"),
+         load_results(case / "planted" / "framework-tensorflow.json")],
+        [render.machine_run(case / "default-stack")])
+    flat = " ".join(markdown_writer.summary_markdown(report).split())
+    parts = [" ".join(p.split()) for p in quote.split("…") if p.strip()]
+    assert len(parts) == 2
+    for part in parts:
+        assert part in flat, part
+    assert "your stack for 3.60x (TensorFlow's oneDNN optimisations" in quote
+
+
 # The side-by-side table of results/baselines/README.md: each time row's benchmark, per machine.
 SIDE_BY_SIDE_ROWS = {
     "conv n 32 · c 64 · hw 56 · k 64 · r 3, cuDNN float32 (`math:fp32`)":
