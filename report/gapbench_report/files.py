@@ -313,7 +313,8 @@ class OutputSet:
         """Writes the staged files and `pages` (file name -> content) into the folder as one set,
         then removes what an earlier set had that this one has not. Returns the set's names."""
         files: dict[str, str | bytes] = {p.name: p.read_bytes()
-                                         for p in sorted(self.staging.iterdir()) if p.is_file()}
+                                         for p in sorted(self.staging.iterdir())
+                                         if p.is_file() and plain_name(p.name)}
         files.update(pages)
         names = sorted(files)
         before = self.previous()

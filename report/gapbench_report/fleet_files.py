@@ -22,7 +22,6 @@ import dataclasses
 import errno
 import json
 import os
-import re
 import signal
 import statistics
 import sys

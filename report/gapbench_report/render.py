@@ -117,12 +117,8 @@ def render(runs: list[Results], baselines: list, out_dir: Path,
 
 def read_inputs(results: Sequence[Path], baselines: Sequence[Path]
                 ) -> tuple[list[Results], list[Baseline], list[str]]:
-    """The run's files, the baselines, and notes on what was read. The run is one machine (its
-    files and folders together; a folder's files of several machines are refused, naming them).
-    A --baseline folder of several machines (results/baselines) gives a baseline per machine,
-    each named by its file (NAME.json with its NAME.framework-*.json); a framework file given
-    on its own joins the baseline of its machine given before it. In a folder, only gapbench
-    results files are read (doctor.json, task.json, a render's comparison.json are not)."""
+    """The run's files, the baselines, and notes on what was read: the run one machine, a
+    baseline per machine (docs/report.md says how folders and framework files are taken)."""
     notes: list[str] = []
     runs: list[Results] = []
     for path in results:
@@ -133,12 +129,10 @@ def read_inputs(results: Sequence[Path], baselines: Sequence[Path]
                 notes.append(f"{path}: not read as results: {folder.not_read()}.")
         else:
             runs.append(load_results(path))
-    machines = list(dict.fromkeys(r.machine for r in runs))
+    machines = {r.machine: [str(x.path) for x in runs if x.machine == r.machine] for r in runs}
     if len(machines) > 1:
         raise ResultsError(f"the run's files come from {len(machines)} machines (machine.id "
-                           f"{', '.join(machines)}: "
-                           + "; ".join(f"{m}: {', '.join(str(r.path) for r in runs if r.machine == m)}"
-                                       for m in machines)
+                           + "; ".join(f"{m}: {', '.join(paths)}" for m, paths in machines.items())
                            + "): a run is one machine; give each other machine as a --baseline")
     others: list[Baseline] = []
     for path in baselines:

@@ -404,3 +404,25 @@ def test_an_implausible_figure_in_a_baseline_is_ignored_with_a_note(tmp_path, ca
     assert note in summary and html.escape(note) in (out / "index.html").read_text()
     facts = "\n".join(line for line in summary.splitlines() if not line.startswith("> "))
     assert "-16" not in facts and "-4.92" not in facts and "-64" not in facts
+
+
+def test_compare_reads_a_folders_results_files_only(tmp_path):
+    """A fleet node's folder, or one a render wrote into, as a side of compare."""
+    folder = tmp_path / "node"
+    folder.mkdir()
+    write(folder / "preprocess.json", runs(NAME, [1e-3] * 3))
+    (folder / "task.json").write_text('{"exit_status": 0}')
+    (folder / "comparison.json").write_text('{"schema": 1, "comparisons": []}')
+    side = load_side([folder])
+    assert [e.run_name for e in side.entries] == [NAME] * 3
+    assert results_runs([folder]) == [[folder / "preprocess.json"]]
+
+
+def test_a_fleet_nodes_file_past_the_limit_is_its_problem_unread(tmp_path):
+    from gapbench_report.fleet_files import read_node  # noqa: PLC0415
+    node = tmp_path / "node-1"
+    node.mkdir()
+    with open(node / "conv.json", "wb") as f:
+        f.truncate(200 * 2**20)
+    assert read_node(node).problems[0] == ("conv.json: cannot be read: 200 MiB, over the limit "
+                                           "of 128 MiB for a node's file")

@@ -1035,6 +1035,8 @@ def test_concurrent_renders_into_one_folder_never_mix(tmp_path):
         assert json.loads((out / "comparison.json").read_text())["this"]["cpu"] == cpu
         assert f"{cpu} · " in (out / "index.html").read_text()
         assert f"{other} · " not in (out / "summary.md").read_text()
+        on_disk = {p.read_bytes() for p in out.glob("*.png")}
+        assert all(png in on_disk for png in images_of(out / "index.html"))  # the page's charts
 
 
 def test_control_characters_in_names_reach_no_output_raw(tmp_path, capsys):
