@@ -164,9 +164,9 @@ def unique_labels(named: Sequence[tuple[str, Path]]) -> list[str]:
                   for label, (name, place) in zip(labels, named)]
     seen: dict[str, int] = {}
     out = []
-    for label in labels:
+    for label, (name, _) in zip(labels, named):
         seen[label] = seen.get(label, 0) + 1
-        out.append(printable(label if labels.count(label) == 1 else f"{label} ({seen[label]})"))
+        out.append(printable(label if labels.count(label) == 1 else f"{name} ({seen[label]})"))
     return out
 
 

@@ -1105,3 +1105,11 @@ def test_a_comparison_that_cannot_be_made_is_no_silent_drop(tmp_path, capsys, mo
         "gapbench-report render: The comparison with other machines could not be made: "
         f"ValueError: math domain error (the report without it: {out})\n")
     assert "could not be made: ValueError: math domain error" in (out / "summary.md").read_text()
+
+
+def test_baseline_labels_are_unique_with_as_few_folders_as_tell_them_apart():
+    named = [("m", Path("/r/d1/x")), ("m", Path("/r/d2/x")), ("lab 1", Path("/r")),
+             ("lab-1", Path("/r")), ("t4", Path("/r/a")), ("t4", Path("/r/a")),
+             ("esc\x1b", Path("/r"))]
+    assert model.unique_labels(named) == ["d1/x/m", "d2/x/m", "lab 1", "lab-1", "t4 (1)", "t4 (2)",
+                                          "esc\\x1b"]
