@@ -16,6 +16,7 @@ from __future__ import annotations
 import sys
 
 from gapbench_report import commandline
+from gapbench_report.labels import printable
 from gapbench_report.results import SKIP_PREFIX, Entry, Results, load_results
 
 PROG = "gapbench check"
@@ -89,10 +90,10 @@ def _run(argv: list[str]) -> int:
     runs = [e for e in results.entries if not e.is_aggregate]
     skipped = sorted({e.message for e in runs if e.skipped})
     reasons = f" ({'; '.join(skipped)})" if skipped else ""
-    print(f"{args.results}: {len(runs)} runs, {sum(not e.skipped for e in runs)} timed, "
-          f"{sum(e.skipped for e in runs)} skipped{reasons}")
+    print(printable(f"{args.results}: {len(runs)} runs, {sum(not e.skipped for e in runs)} "
+                    f"timed, {sum(e.skipped for e in runs)} skipped{reasons}"))
     for line in found:
-        print(f"  problem: {line}")
+        print(f"  problem: {printable(line)}")
     return 1 if found else 0
 
 

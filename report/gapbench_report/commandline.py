@@ -13,6 +13,7 @@ import warnings
 from collections.abc import Callable, Sequence
 from importlib import metadata
 
+from gapbench_report.labels import printable
 from gapbench_report.results import ResultsError
 
 USAGE = """gapbench-report: one command for the report's tools.
@@ -74,7 +75,9 @@ def parser(prog: str, doc: str, epilog: str | None = None) -> Parser:
 
 
 def fail(prog: str, message: object) -> int:
-    print(f"{prog}: " + " ".join(str(message).split()), file=sys.stderr)
+    """The one line of an error, on stderr, its control characters escaped (a name from a file
+    may hold an ESC or a BEL, which the terminal would act on)."""
+    print(f"{prog}: " + printable(" ".join(str(message).split())), file=sys.stderr)
     return 2
 
 

@@ -16,7 +16,7 @@ import numpy as np
 
 from gapbench_report import commandline
 from gapbench_report.commandline import UsageError
-from gapbench_report.labels import md_cell, md_code
+from gapbench_report.labels import md_cell, md_code, printable_text
 from gapbench_report.results import SECONDS_PER_UNIT, Benchmark, Results, load_side
 
 SAME = "SAME"
@@ -549,7 +549,7 @@ def _run(argv: list[str] | None) -> int:
         out = json.dumps(to_json(c), indent=1, allow_nan=False) + "\n"
     else:
         out = format_markdown(c) if args.format == "markdown" else format_text(c)
-    sys.stdout.write(out)
+    sys.stdout.write(printable_text(out))
     sys.stdout.flush()
     return 1 if has_regression(c) else 0
 

@@ -22,6 +22,7 @@ from gapbench_report.labels import (
     math_words,
     mib,
     pct,
+    printable_text,
     variant_label,
 )
 from gapbench_report.metrics import (
@@ -1040,10 +1041,10 @@ def _run(argv: list[str]) -> int:
     if not findings:
         print("Nothing in these figures points to a known cause of slowness.")
         return 0
-    print(verdict(findings))
+    print(printable_text(verdict(findings)))
     for f in findings:
         tag = "lesson" if f.lesson else "gapbench defect" if f.defect else f.severity
-        print(f"[{tag}] {f.title}\n    {f.text}")
+        print(printable_text(f"[{tag}] {f.title}\n    {f.text}"))
     return 0
 
 

@@ -22,7 +22,6 @@ import dataclasses
 import errno
 import json
 import os
-import re
 import signal
 import statistics
 import sys
@@ -31,10 +30,12 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from gapbench_report.files import kind_of, write_atomic
+from gapbench_report.files import kind_of, read_bounded, write_atomic
+from gapbench_report.labels import printable
 from gapbench_report.machine_facts import load_average
 from gapbench_report.metrics import number
 from gapbench_report.results import (
+    RESULTS_LIMIT_BYTES,
     SECONDS_PER_UNIT,
     ResultsError,
     check_document,
@@ -85,32 +86,16 @@ class Node:
         return "" if value is None else printable(str(value))
 
 
-def printable(text: str) -> str:
-    """`text` as one line that any page, terminal or file can hold: the bytes of a file name
-    that are not UTF-8 as \\xNN, control characters and lone surrogates (JSON's "\\ud800")
-    escaped. A node's name, file names and values pass through here on their way out."""
-    def escaped(c: str) -> str:
-        if "\udc80" <= c <= "\udcff":  # a byte os.fsdecode could not decode
-            return f"\\x{ord(c) - 0xDC00:02x}"
-        return c.encode("unicode_escape").decode("ascii")
-    return UNPRINTABLE.sub(lambda m: escaped(m.group()), text)
-
-
-UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
+# The largest node file read: a results file as the report reads one, a log or a digest of a
+# node that ran everything.
+NODE_FILE_LIMIT_BYTES = RESULTS_LIMIT_BYTES
 
 
 def read_text(path: Path) -> str:
-    """A regular file's text (UTF-8). Anything else is an OSError saying what it is, and is
-    never opened: a FIFO would wait for a writer, a device might never end (or act on being
-    opened)."""
-    kind = kind_of(os.stat(path).st_mode)
-    if kind is None:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY)
-        with os.fdopen(fd, "rb") as f:
-            kind = kind_of(os.fstat(f.fileno()).st_mode)  # replaced since the stat: checked
-            if kind is None:
-                return f.read().decode("utf-8")
-    raise OSError(errno.EINVAL, f"{kind}, not a regular file")
+    """A regular file's text (UTF-8), read by files.read_bounded within NODE_FILE_LIMIT_BYTES.
+    A FIFO, a device, a socket or a folder is an OSError saying what it is, and is never opened:
+    a FIFO would wait for a writer, a device might never end (or act on being opened)."""
+    return read_bounded(path, NODE_FILE_LIMIT_BYTES, "node's file", pipes=False).decode("utf-8")
 
 
 def why_unreadable(e: Exception, path: Path | str) -> str:

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from gapbench_report import commandline
-from gapbench_report.files import write_atomic_together
+from gapbench_report.files import FolderBusy, OutputSet
 from gapbench_report.fleet_files import node_folders, printable, read_fleet
 from gapbench_report.fleet_judge import build_fleet
 from gapbench_report.fleet_page import html_report, markdown_report
@@ -21,17 +21,22 @@ PROG = "gapbench-report fleet"
 
 def render_fleet(root: Path, out: Path, keep: re.Pattern | None = None) -> Path:
     """Reads DIR, writes summary.md and index.html into `out` together (both from this run, or
-    neither written); returns index.html."""
+    neither written; files.OutputSet: a second report into `out` meanwhile is refused); returns
+    index.html."""
     if out.exists() and not out.is_dir():
         raise ResultsError(f"{out}: exists and is not a directory")
     nodes = read_fleet(node_folders(root, skip=[out]))
     fleet = build_fleet(root, nodes, keep)
-    index = out / "index.html"
     # Text from a node passed printable() on its way in; a surrogate left anywhere else (a
     # path given on the command line) is escaped here rather than refused by the encoder.
-    write_atomic_together({out / "summary.md": encoded(markdown_report(fleet)),
-                           index: encoded(html_report(fleet))})
-    return index
+    pages = {"summary.md": encoded(markdown_report(fleet)),
+             "index.html": encoded(html_report(fleet))}
+    try:
+        with OutputSet(out, PROG) as outputs:
+            outputs.replace(pages)
+    except FolderBusy as e:
+        raise ResultsError(str(e)) from None
+    return out / "index.html"
 
 
 def encoded(text: str) -> bytes:

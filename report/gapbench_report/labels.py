@@ -12,6 +12,33 @@ from gapbench_report.catalogue import PAGEABLE_E2E
 from gapbench_report.results import FP32, MATH_AXIS, Benchmark, Name
 
 
+UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
+# The same but a line's end and a tab: what a whole page or summary may hold as it is.
+UNPRINTABLE_IN_TEXT = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
+
+
+def _escaped(c: str) -> str:
+    if "\udc80" <= c <= "\udcff":  # a byte os.fsdecode could not decode
+        return f"\\x{ord(c) - 0xDC00:02x}"
+    return c.encode("unicode_escape").decode("ascii")
+
+
+def printable(text: str) -> str:
+    """`text` as one line that any page, terminal or file can hold: the bytes of a file name
+    that are not UTF-8 as \\xNN, control characters (ESC, BEL, a line's end) and lone
+    surrogates (JSON's "\\ud800") escaped. A fleet node's name, file names and values pass
+    through here on their way out."""
+    return UNPRINTABLE.sub(lambda m: _escaped(m.group()), text)
+
+
+def printable_text(text: str) -> str:
+    """A whole document (summary.md, index.html) with every control character but its lines'
+    ends and tabs escaped as printable() escapes them: an ESC or a BEL in a benchmark's name or
+    message reaches no terminal or browser raw. Every writer's output passes through here (or
+    printable, for one line)."""
+    return UNPRINTABLE_IN_TEXT.sub(lambda m: _escaped(m.group()), text)
+
+
 def md_cell(text: object) -> str:
     """Text for Markdown (summary.md, trend.md, a CI job summary) on one line: HTML escaped as the
     page escapes it (a benchmark name or an error message is never markup), a pipe escaped (it
@@ -76,7 +103,7 @@ def fmt_axis_value(key: str, value: str) -> str:
     """An axis value for a label: "4 KiB" for sizes in memory, "1M" for large counts."""
     number = metrics.number(value)
     if number is None:
-        return value
+        return printable(value)  # the one part of a name that is free text
     if key in BYTE_AXES:
         return fmt_bytes(number * BYTE_AXES[key])
     return fmt_si(number).replace(" ", "") if number >= 10_000 else f"{number:g}"

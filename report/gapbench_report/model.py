@@ -4,13 +4,16 @@ nothing)."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 
 from gapbench_report import diagnose, framework, metrics, versus, versus_framework
 from gapbench_report.catalogue import SEVERITIES, family_rank
 from gapbench_report.labels import (
     axes_label,
+    printable,
     fmt_bytes,
     MATH_WORDS,
     fmt_seconds,
@@ -56,6 +59,9 @@ class Baseline:
 
     label: str  # its name: the file's stem, or the folder's
     files: tuple[Results, ...]
+    # The folder its label names a thing of (to tell two baselines of one label apart by the
+    # folders above); None: the folder above its files' folder.
+    place: Path | None = None
 
     @property
     def context(self) -> dict:
@@ -136,29 +142,59 @@ def merged_context(runs: Iterable[Results]) -> dict:
 
 def baselines_of(given: Sequence[Baseline | Results | Sequence[Results]]) -> list[Baseline]:
     """Each machine given, named: a Baseline as it is; a results file alone by its stem; the
-    files of a run (a sequence) by their folder; with the folder above where two share a name."""
+    files of a run (a sequence) by their folder; where two share a name, with as many of the
+    folders above as tell them apart (`d1/x/m` and `d2/x/m`), else numbered."""
     named = []
     for g in given:
         if isinstance(g, Baseline):
-            named.append((g.label, g.files, g.files[0].path.parent))
+            named.append((g.label, g.files, g.place or g.files[0].path.parent.parent))
         elif isinstance(g, Results):
-            named.append((g.path.stem, (g,), g.path))
+            named.append((g.path.stem, (g,), g.path.parent))
         else:
             files = tuple(g)
-            named.append((files[0].path.parent.name, files, files[0].path.parent))
-    names = [name for name, _, _ in named]
-    return [Baseline(f"{where.parent.name}/{name}" if names.count(name) > 1 else name, files)
-            for name, files, where in named]
+            named.append((files[0].path.parent.name, files, files[0].path.parent.parent))
+    labels = unique_labels([(name, place) for name, _, place in named])
+    return [Baseline(label, files, place)
+            for label, (_, files, place) in zip(labels, named)]
+
+
+def unique_labels(named: Sequence[tuple[str, Path]]) -> list[str]:
+    """Each name, prefixed where it is not unique by the folders above it (`place`), as few as
+    tell it apart; names that no folder tells apart (one file given twice) numbered."""
+    labels = [name for name, _ in named]
+    deepest = max((len(Path(os.path.abspath(place)).parts) for _, place in named), default=0)
+    for depth in range(1, deepest + 1):
+        shared = {label for label in labels if labels.count(label) > 1}
+        if not shared:
+            break
+        labels = ["/".join([*Path(os.path.abspath(place)).parts[1:][-depth:], name])
+                  if label in shared or labels.count(label) > 1 else label
+                  for label, (name, place) in zip(labels, named)]
+    seen: dict[str, int] = {}
+    out = []
+    for label, (name, _) in zip(labels, named):
+        seen[label] = seen.get(label, 0) + 1
+        out.append(printable(label if labels.count(label) == 1 else f"{name} ({seen[label]})"))
+    return out
+
+
+NO_COMPARISON = "The comparison with other machines could not be made"
 
 
 def build_report(runs: list[Results],
-                 baselines: Sequence[Baseline | Results | Sequence[Results]]) -> Report:
+                 baselines: Sequence[Baseline | Results | Sequence[Results]],
+                 notes: Sequence[str] = ()) -> Report:
     """`baselines`: other machines, each a results file, the files of one run or a Baseline
-    (baselines_of)."""
+    (baselines_of). `notes`: what reading the files had to say."""
     run = Run.of(runs)  # built once: the rules, the ratios and the rows below all read it
     context = merged_context(run.files)  # gapbench's files first: the machine's, not a framework's
     others = baselines_of(baselines)
-    report = Report(runs, others, context, by_family(run.benchmarks), pairs=list(run.pairs))
+    report = Report(runs, others, context, by_family(run.benchmarks), pairs=list(run.pairs),
+                    notes=list(notes))
+    report.notes += [f"{'This run' if i == 0 else 'Baseline ' + label}: {note}"
+                     for i, (label, files) in enumerate([("", runs)]
+                                                        + [(b.label, b.files) for b in others])
+                     for note in ignored_notes(files)]
     ids = {str(r.context.get("machine.id")) for r in runs}
     if len(ids) > 1:
         report.notes.append(f"The run's files come from {len(ids)} machines "
@@ -184,8 +220,8 @@ def build_report(runs: list[Results],
             report.portable = [("this run", metrics.run_metrics(run.files))] + [
                 (f"baseline {b.label}", metrics.run_metrics(list(b.files))) for b in others]
         except Exception as e:  # noqa: BLE001
-            report.notes.append(f"The comparison with other machines could not be made: "
-                                f"{type(e).__name__}: {e}")
+            report.comparisons = []
+            report.notes.append(f"{NO_COMPARISON}: {type(e).__name__}: {e}")
     report.machine_line = machine_line(context)
     facts, report.defects, report.lessons = split_findings(report.findings)
     report.facts = grouped_findings(facts)
@@ -201,6 +237,11 @@ def build_report(runs: list[Results],
     report.ceiling_columns = ceiling_columns(report.comparisons)
     report.sections = [family_section(family, rows) for family, rows in report.families.items()]
     return report
+
+
+def ignored_notes(files: Iterable[Results]) -> list[str]:
+    """What the files' contexts held that was ignored (results.Results.ignored), once each."""
+    return list(dict.fromkeys(note for r in files for note in r.ignored))
 
 
 # ---- findings ----------------------------------------------------------------------------------

@@ -23,11 +23,14 @@ from __future__ import annotations
 import functools
 import json
 import math
+import os
 import re
 import statistics
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from gapbench_report.files import InputError, read_bounded
 
 try:
     import orjson
@@ -246,6 +249,9 @@ class Results:
     # A baseline's own record of where it came from (results/baselines/README.md): the gapbench
     # commit of a file made before runs recorded it in their context, among others.
     provenance: dict = field(default_factory=dict)
+    # The context's values that were ignored as no plausible figure (plausible_context), each
+    # in words; `context` is without them.
+    ignored: tuple[str, ...] = ()
 
     @property
     def machine(self) -> str:
@@ -430,20 +436,37 @@ def check_document(path: Path, data: object) -> dict:
     return context
 
 
-def read_document(path: Path) -> object:
-    """The file's JSON; every failure to read or parse it (missing, a folder, empty, truncated)
-    as ResultsError naming the file."""
+# The largest results file read (a whole full-profile run of every family is about 1 MiB; the
+# JSON of one takes about ten times its size in memory once parsed).
+RESULTS_LIMIT_BYTES = 128 * 2**20
+
+
+def read_document(path: Path, what: str = "results file",
+                  limit_bytes: int = RESULTS_LIMIT_BYTES) -> object:
+    """The file's JSON, read within `limit_bytes` (files.read_bounded: a device, a socket, a
+    FIFO that nobody writes or a file past the limit is refused unread); every failure to read
+    or parse it (missing, a folder, empty, truncated) as ResultsError naming the file."""
+    return parse_json(path, read_text(path, what, limit_bytes))
+
+
+def read_text(path: Path, what: str, limit_bytes: int) -> str:
+    """An input file's text (UTF-8), read by files.read_bounded; ResultsError naming the file
+    otherwise."""
+    if os.path.isdir(path):
+        raise ResultsError(f"{path}: is a directory, not a {what}")
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_bounded(path, limit_bytes, what).decode("utf-8")
     except FileNotFoundError:
         raise ResultsError(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise ResultsError(f"{path}: is a directory, not a results file") from None
-    except (OSError, UnicodeDecodeError) as e:
-        raise ResultsError(f"{path}: cannot read: {e}") from None
+    except InputError as e:
+        raise ResultsError(f"{path}: cannot be read: {e}") from None
+    except OSError as e:
+        raise ResultsError(f"{path}: cannot read: {e.strerror or e}") from None
+    except UnicodeDecodeError:
+        raise ResultsError(f"{path}: cannot read: not UTF-8 text") from None
     if not text.strip():
         raise ResultsError(f"{path}: empty file")
-    return parse_json(path, text)
+    return text
 
 
 def load_results(path: str | Path) -> Results:
@@ -466,7 +489,70 @@ def check_results(path: Path, data: object) -> Results:
             raise ResultsError(f"{path}: {e.raw['name']} appears twice ({where})")
         seen.add(key)
     provenance = data.get("provenance")
-    return Results(path, context, entries, provenance if isinstance(provenance, dict) else {})
+    context, ignored = plausible_context(context)
+    return Results(path, context, entries, provenance if isinstance(provenance, dict) else {},
+                   ignored)
+
+
+# The context's figures the report reads as numbers (ceilings, and the facts it compares), each
+# with the range a real machine's can take, in its key's unit: (lowest, highest, what it is). A
+# figure outside it, or not finite, is no measurement (a hand-edited or corrupted file) and is
+# ignored, with a note naming it: left in, it would be printed as a fact (-16 cores) or break the
+# arithmetic of a comparison (1e308 GB/s, 1e-320 GB/s). Text in their place ("unavailable (...)",
+# "none") is read as unknown, as before.
+GB_S, MHZ, CPUS = "GB/s", "MHz", "CPUs"
+PLAUSIBLE = {
+    "cpu.cores": (1, 1e5, CPUS), "num_cpus": (1, 1e5, CPUS),
+    "cpu.usable_cpus": (0.01, 1e5, CPUS), "cpu.affinity_cpus": (1, 1e5, CPUS),
+    "cpu.quota_cpus": (0.01, 1e5, CPUS),
+    "cpu.frequency_nominal_mhz": (1, 1e5, MHZ), "cpu.frequency_max_mhz": (1, 1e5, MHZ),
+    "cpu.last_level_cache_bytes": (1024, 2**40, "bytes"),
+    "cpu.memory_total_bytes": (2**20, 2**50, "bytes"),
+    "gpu.count": (0, 1e4, "GPUs"), "gpu.sm_count": (1, 1e5, "SMs"),
+    "gpu.clock_sm_mhz": (1, 1e5, MHZ), "gpu.clock_sm_max_mhz": (1, 1e5, MHZ),
+    "gpu.clock_mem_mhz": (1, 1e5, MHZ), "gpu.clock_mem_max_mhz": (1, 1e5, MHZ),
+    "gpu.memory_bus_width_bits": (8, 65536, "bits"),
+    "gpu.memory_bandwidth_theoretical_gbps": (1, 1e6, GB_S),
+    "gpu.memory_total_bytes": (2**20, 2**50, "bytes"),
+    "gpu.memory_free_bytes": (0, 2**50, "bytes"),
+    "gpu.compute_processes": (0, 1e6, "processes"),
+    "pcie.bandwidth_max_gbps": (0.1, 1e4, GB_S), "pcie.bandwidth_current_gbps": (0.1, 1e4, GB_S),
+    "pcie.gen_current": (1, 64, "PCIe generation"), "pcie.gen_max": (1, 64, "PCIe generation"),
+    "pcie.width_current": (1, 64, "lanes"), "pcie.width_max": (1, 64, "lanes"),
+    "stability.sgemm_gflops_start": (1e-3, 1e8, "GFLOP/s"),
+    "stability.sgemm_gflops_end": (1e-3, 1e8, "GFLOP/s"),
+    "stability.read_gbps_start": (1e-3, 1e6, GB_S), "stability.read_gbps_end": (1e-3, 1e6, GB_S),
+    "openblas.threads": (1, 1e5, "threads"), "onednn.threads": (1, 1e5, "threads"),
+    "load_avg": (0, 1e6, "load average"),
+}
+
+
+def plausible_context(context: dict) -> tuple[dict, tuple[str, ...]]:
+    """The context without its figures that are no plausible measurement (PLAUSIBLE), and each
+    of those in words."""
+    kept, ignored = dict(context), []
+    for key, (lowest, highest, unit) in PLAUSIBLE.items():
+        if key not in context:
+            continue
+        value = context[key]
+        values = value if key == "load_avg" and isinstance(value, list) else [value]
+        figures = [figure_of(v) for v in values]
+        if all(f is None or (math.isfinite(f) and lowest <= f <= highest) for f in figures):
+            continue
+        del kept[key]
+        ignored.append(f"{key} {shown(value)} ignored: no plausible figure ({lowest:g} to "
+                       f"{highest:g} {unit})")
+    return kept, tuple(ignored)
+
+
+def figure_of(value: object) -> float | None:
+    """A context value as a number (inf and nan included), None for text that is none."""
+    if isinstance(value, bool):
+        return None
+    try:
+        return float(str(value).strip())
+    except (TypeError, ValueError, OverflowError):
+        return None
 
 
 # Process numbers of different files of one side stay apart (a pooled file numbers its own).
@@ -475,27 +561,112 @@ PROCESS_STRIDE = 1_000_000
 
 def json_files(folder: Path) -> list[Path]:
     """The folder's *.json files, sorted; hidden ones are not the folder's results (a tool's
-    file in the making, ci/baseline's run before it is checked)."""
-    return sorted(p for p in folder.glob("*.json") if not p.name.startswith("."))
+    file in the making, ci/baseline's run before it is checked). A folder that cannot be listed
+    is a ResultsError saying so (glob would find nothing in it, and say nothing)."""
+    try:
+        names = os.listdir(folder)
+    except OSError as e:
+        raise ResultsError(f"{folder}: the folder cannot be read: {e.strerror or e}") from None
+    return sorted(folder / n for n in names if n.endswith(".json") and not n.startswith("."))
 
 
-def results_runs(paths: Iterable[str | Path]) -> list[list[Path]]:
-    """The runs named: a folder is one run (its results files, *.json, one per family), a file
-    is a run of its own; a path named twice counts once."""
-    runs: list[list[Path]] = []
+# What else lives beside results files, by name: doctor's facts (a fleet node's folder), a fleet
+# task's exit status, the comparison render writes, the fleet's record.
+NOT_RESULTS = {"doctor.json": "gapbench doctor's facts", "task.json": "a fleet task's status",
+               "comparison.json": "a comparison written by render",
+               "fleet.json": "a fleet's record"}
+
+
+def is_results_document(data: object) -> bool:
+    """Whether parsed JSON is meant as a gapbench results file (it has gapbench's run context);
+    check_document says whether it is a usable one."""
+    return isinstance(data, dict) and isinstance(data.get("context"), dict) \
+        and "gapbench.schema" in data["context"]
+
+
+@dataclass(frozen=True)
+class Machine:
+    """One machine's results files of a folder (its NAME.json and NAME.framework-*.json): its
+    name is its first gapbench file's stem (a framework file's where it has no other)."""
+
+    name: str
+    files: tuple[Results, ...]
+
+
+@dataclass(frozen=True)
+class Folder:
+    """A folder of results files, read: each machine's files (by machine.id), and the *.json
+    files that are no gapbench results (doctor.json, task.json, comparison.json ...), each with
+    why it was not read as one."""
+
+    path: Path
+    machines: tuple[Machine, ...]
+    not_results: tuple[tuple[str, str], ...] = ()
+
+    def not_read(self) -> str:
+        """The files not read as results, in words ("" where none)."""
+        return ", ".join(f"{name} ({why})" for name, why in self.not_results)
+
+    def one_machine(self, what: str) -> Machine:
+        """Its one machine; ResultsError naming each where it holds several (`what`: "the run",
+        "a baseline")."""
+        if len(self.machines) > 1:
+            raise ResultsError(f"{self.path}: holds the runs of {len(self.machines)} machines "
+                               f"({machines_in_words(self.machines)}): {what} is one machine; "
+                               "give one machine's files")
+        return self.machines[0]
+
+
+def machines_in_words(machines: Iterable[Machine]) -> str:
+    return "; ".join(f"{m.name}: machine.id {m.files[0].machine}, "
+                     f"{', '.join(r.path.name for r in m.files)}" for m in machines)
+
+
+def read_folder(folder: Path) -> Folder:
+    """A folder's results files, read and checked, grouped by machine (machine.id), and its other
+    *.json files named. A file that is no JSON, or is meant as a results file and is not a usable
+    one, is a ResultsError as load_results raises it; so is a folder with no results file."""
+    machines: dict[str, list[Results]] = {}
+    not_results = []
+    for path in json_files(folder):
+        if path.name in NOT_RESULTS:
+            not_results.append((path.name, NOT_RESULTS[path.name]))
+            continue
+        data = read_document(path)
+        if not is_results_document(data):
+            not_results.append((path.name, "no gapbench run context"))
+            continue
+        results = check_results(path, data)
+        machines.setdefault(results.machine, []).append(results)
+    if not machines:
+        others = "; not results: " + ", ".join(n for n, _ in not_results) if not_results else ""
+        raise ResultsError(f"{folder}: a folder with no results files (*.json) in it{others}")
+    found = []
+    for files in machines.values():
+        framework_last = sorted(files, key=lambda r: "framework.name" in r.context)
+        found.append(Machine(framework_last[0].path.stem, tuple(framework_last)))
+    return Folder(folder, tuple(found), tuple(not_results))
+
+
+def loaded_runs(paths: Iterable[str | Path], what: str = "a run") -> list[list[Results]]:
+    """The runs named, read: a folder is one run (its results files, *.json, one per family, of
+    one machine: read_folder), a file is a run of its own; a path named twice counts once."""
+    runs: list[list[Results]] = []
     seen: set[Path] = set()
     for p in map(Path, paths):
         if p.resolve() in seen:
             continue
         seen.add(p.resolve())
         if p.is_dir():
-            found = json_files(p)
-            if not found:
-                raise ResultsError(f"{p}: a folder with no results files (*.json) in it")
-            runs.append(found)
+            runs.append(list(read_folder(p).one_machine(what).files))
         else:
-            runs.append([p])
+            runs.append([load_results(p)])
     return runs
+
+
+def results_runs(paths: Iterable[str | Path]) -> list[list[Path]]:
+    """loaded_runs' files, by path."""
+    return [[r.path for r in run] for run in loaded_runs(paths)]
 
 
 def load_side(paths: Iterable[str | Path]) -> Results:
@@ -504,10 +675,9 @@ def load_side(paths: Iterable[str | Path]) -> Results:
     run rather than by repetition. Within a folder, a benchmark every family's file repeats
     (peak/) counts once, from its first file, as in one report of the run: six family files of
     one session are not six independent runs."""
-    runs = results_runs(paths)
-    if not runs:
+    loaded = loaded_runs(paths, "a side")
+    if not loaded:
         raise ResultsError("no results files given")
-    loaded = [[load_results(f) for f in files] for files in runs]
     flat = [r for run in loaded for r in run]
     if len(flat) == 1:
         return flat[0]
@@ -524,6 +694,7 @@ def load_side(paths: Iterable[str | Path]) -> Results:
                     continue
                 entries.append(Entry(e.name, {**e.raw, PROCESS_KEY: i * PROCESS_STRIDE
                                               + int(e.raw.get(PROCESS_KEY, 0))}))
-    first = runs[0][0]
-    label = first.parent if len(runs) == 1 else Path(f"{first} (+{len(flat) - 1} more files)")
-    return Results(label, flat[0].context, entries)
+    first = flat[0].path
+    label = first.parent if len(loaded) == 1 else Path(f"{first} (+{len(flat) - 1} more files)")
+    return Results(label, flat[0].context, entries,
+                   ignored=tuple(dict.fromkeys(n for r in flat for n in r.ignored)))

@@ -18,9 +18,9 @@ from matplotlib.ticker import FuncFormatter
 from gapbench_report import commandline, plots
 from gapbench_report.catalogue import family_rank
 from gapbench_report.commandline import UsageError
-from gapbench_report.files import write_atomic_together
+from gapbench_report.files import FolderBusy, OutputSet
 from gapbench_report.html_writer import ChartFile, figure, page, table
-from gapbench_report.labels import fmt_seconds, safe_stem
+from gapbench_report.labels import fmt_seconds, printable_text, safe_stem
 from gapbench_report.markdown_writer import markdown_table
 from gapbench_report.results import (
     LONGEST_TIME,
@@ -29,6 +29,7 @@ from gapbench_report.results import (
     is_time,
     json_files,
     parse_name,
+    read_text,
     shown,
 )
 
@@ -36,6 +37,7 @@ PROG = "gapbench-report trend"
 HISTORY_SCHEMA = "gapbench-nightly-history/1"  # nightly.HISTORY_SCHEMA (no import: no cycle)
 LINES_PER_PANEL = 8  # more lines than this are unreadable; a family gets more panels
 TICKS = 12  # night labels on the x axis at most
+HISTORY_LIMIT_BYTES = 16 * 2**20  # a night's medians: about 100 KiB for every benchmark
 
 
 @dataclass(frozen=True)
@@ -55,9 +57,10 @@ class Night:
 
 
 def _night(path: Path) -> Night:
+    text = read_text(path, "history file", HISTORY_LIMIT_BYTES)
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError, RecursionError) as e:
+        data = json.loads(text)
+    except (ValueError, RecursionError) as e:
         raise ResultsError(f"{path}: not a readable history file: {e}") from None
     if not isinstance(data, dict) or data.get("schema") != HISTORY_SCHEMA:
         raise ResultsError(f"{path}: not a nightly history file (schema {HISTORY_SCHEMA})")
@@ -271,16 +274,22 @@ def write_trend(nights: Sequence[Night], out: Path, pattern: str | None = None,
     if not found:
         raise ResultsError(f"no benchmark in the history matches {pattern!r}" if pattern
                            else "the history holds no medians")
-    out.mkdir(parents=True, exist_ok=True)
-    figures = []
-    for chart in charts(nights, found):
-        stem = out / safe_stem(chart.title.split(":")[0])
-        figures.append(ChartFile(draw_chart(chart, stem), chart.title))
     rows = trend_rows(found)
-    index = out / "index.html"
-    write_atomic_together({out / "trend.md": trend_markdown(nights, rows),
-                           index: trend_html(nights, rows, figures)})
-    return index
+    try:
+        with OutputSet(out, PROG) as outputs:  # charts, trend.md and index.html as one set
+            figures, taken = [], set()
+            for chart in charts(nights, found):
+                name, n = safe_stem(chart.title.split(":")[0]), 1
+                while f"{name}{'-' + str(n) if n > 1 else ''}" in taken:
+                    n += 1
+                name += f"-{n}" if n > 1 else ""
+                taken.add(name)
+                figures.append(ChartFile(draw_chart(chart, outputs.staging / name), chart.title))
+            outputs.replace({"trend.md": printable_text(trend_markdown(nights, rows)),
+                             "index.html": printable_text(trend_html(nights, rows, figures))})
+    except FolderBusy as e:
+        raise ResultsError(str(e)) from None
+    return out / "index.html"
 
 
 def _parser() -> commandline.Parser:

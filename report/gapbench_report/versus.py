@@ -665,7 +665,9 @@ def verdict_lines(c: Comparison) -> list[tuple[str, list[str]]]:
     if c.faster:
         lead = "Faster here:" if c.slower else f"Faster here than on {c.there.label}:"
         lines.append((lead, causes(c.faster, c)))
-    if not lines:
+    if not lines and not c.works:
+        lines.append((f"This run and {c.there.label} share no work: no benchmark both ran.", []))
+    elif not lines:
         lines.append((f"Nothing differs from {c.there.label} by more than {DIFFERS:.0%} in the "
                        f"{len(c.alike)} works both ran.", []))
     if c.not_comparable or c.sizes:

@@ -3,8 +3,13 @@ meaning, never a traceback."""
 
 from __future__ import annotations
 
+import html
 import json
 import math
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -304,3 +309,120 @@ def test_hidden_json_files_of_a_folder_are_no_results(tmp_path):
     (folder / ".cpu.run.json").write_text("not even JSON")  # ci/baseline's run, in the making
     assert results_runs([folder]) == [[folder / "preprocess.json"]]
     assert load_side([folder]).benchmarks()[NAME].samples
+
+
+# ---- every input read within a limit and a time; never a device, never a hang ------------------
+
+def render_with_baseline(tmp_path, baseline: str, shell: bool = False,
+                         timeout: float = 60) -> subprocess.CompletedProcess:
+    """`render RUN --baseline BASELINE` as a user runs it, in a process of its own with its
+    memory capped (on today's code /dev/zero read until the OOM killer came)."""
+    run = write(tmp_path / "run.json", runs(NAME, [1e-3] * 3))
+    command = (f"ulimit -v 4000000; exec {sys.executable} -m gapbench_report render {run} "
+               f"--baseline {baseline} --out {tmp_path / 'out'}")
+    env = {**os.environ, "PYTHONPATH": str(Path(render.__file__).parents[1])}
+    return subprocess.run(["bash", "-c", command], capture_output=True, text=True, env=env,
+                          timeout=timeout, check=False)
+
+
+@pytest.mark.parametrize("baseline, words", [
+    ("/dev/zero", "/dev/zero: cannot be read: a device, not a regular file"),
+    ("@F", "@F: cannot be read: a FIFO or pipe with no writer (nothing was written to it)"),
+    ("@B", "@B: cannot be read: 300 MiB, over the limit of 128 MiB for a results file"),
+])
+def test_a_device_a_fifo_nobody_writes_or_a_huge_file_as_baseline_is_refused(tmp_path, baseline,
+                                                                             words):
+    fifo, big = tmp_path / "fifo.json", tmp_path / "big.json"
+    os.mkfifo(fifo)
+    with open(big, "wb") as f:
+        f.truncate(300 * 2**20)
+    baseline = baseline.replace("@F", str(fifo)).replace("@B", str(big))
+    done = render_with_baseline(tmp_path, baseline, timeout=30)
+    words = words.replace("@F", str(fifo)).replace("@B", str(big))
+    assert (done.returncode, done.stderr) == (2, f"gapbench-report render: {words}\n")
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_baseline_from_a_process_substitution_is_read(tmp_path):
+    there = write(tmp_path / "there.json", runs(NAME, [2e-3] * 3), **{"machine.id": "there"})
+    done = render_with_baseline(tmp_path, f"<(cat {there})")
+    assert done.returncode == 0, done.stderr
+    doc = json.loads((tmp_path / "out" / "comparison.json").read_text())
+    assert doc["comparisons"][0]["works"][0]["speed_ratio"] == pytest.approx(2)
+
+
+def test_a_pipe_past_the_limit_is_refused(tmp_path):
+    done = render_with_baseline(tmp_path, "<(cat /dev/zero)")
+    assert done.returncode == 2 and done.stderr.startswith("gapbench-report render: /dev/fd/")
+    assert "cannot be read: at least 128 MiB, over the limit of 128 MiB" in done.stderr
+
+
+# ---- a run's context figures: finite, positive and plausible, or ignored with a note ----------
+
+GPU_COPY = "transfer/device/gpu/bytes:268435456/manual_time"
+PINNED = "transfer/pinned/gpu/dir:h2d/bytes:268435456/manual_time"
+
+
+@pytest.mark.parametrize("key, value", [
+    ("pcie.bandwidth_max_gbps", "1e308"), ("pcie.bandwidth_max_gbps", "-64"),
+    ("gpu.memory_bandwidth_theoretical_gbps", "1e-320"),
+    ("gpu.memory_bandwidth_theoretical_gbps", "-4917"),
+    ("gpu.memory_bandwidth_theoretical_gbps", "inf"), ("cpu.cores", "-16"),
+    ("cpu.cores", "nan"), ("cpu.cores", "1e400"), ("gpu.clock_mem_max_mhz", "0"),
+    ("gpu.memory_bus_width_bits", "1e308"), ("gpu.sm_count", "-1"),
+    ("stability.sgemm_gflops_start", "1e308"), ("stability.read_gbps_end", "-1"),
+    ("pcie.bandwidth_current_gbps", "0"), ("load_avg", [-1.0, 0.5, 0.5]),
+])
+def test_an_implausible_figure_in_a_baseline_is_ignored_with_a_note(tmp_path, capsys, key,
+                                                                    value):
+    """Never a crash, never the comparison dropped, never a negative ceiling as a fact."""
+    context = {"gpu.name": "NVIDIA H200", "gpu.clock_mem_max_mhz": "3201",
+               "pcie.bandwidth_max_gbps": "63", "cpu.cores": "16",
+               "stability.sgemm_gflops_start": "200", "stability.sgemm_gflops_end": "210",
+               "stability.read_gbps_start": "9", "stability.read_gbps_end": "9"}
+    here, there = tmp_path / "here.json", tmp_path / "there.json"
+    for path, seconds, own in ((here, 1e-4, {"machine.id": "here", "pcie.bandwidth_max_gbps": "32",
+                                             "gpu.memory_bandwidth_theoretical_gbps": "3352"}),
+                               (there, 7e-5, {"machine.id": "there",
+                                              "gpu.memory_bandwidth_theoretical_gbps": "4917",
+                                              key: value})):
+        entries = runs(GPU_COPY, [seconds] * 3) + runs(PINNED, [50 * seconds] * 3)
+        path.write_text(json.dumps({"context": {**BASE_CONTEXT, **context, **own},
+                                    "benchmarks": entries}))
+    out = tmp_path / "out"
+    (out).mkdir()
+    (out / "comparison.json").write_text("{}")
+    code = render.main([str(here), "--baseline", str(there), "--out", str(out)])
+    assert code == 0, capsys.readouterr().err
+    doc = json.loads((out / "comparison.json").read_text())
+    (against,) = doc["comparisons"]
+    assert len(against["works"]) == 2
+    ceilings = against["baseline"]["ceilings"]
+    assert all(math.isfinite(c["value"]) and c["value"] > 0 for c in ceilings.values())
+    note = f"Baseline there: {key} {value!r} ignored: no plausible figure"
+    summary = (out / "summary.md").read_text()
+    assert note in summary and html.escape(note) in (out / "index.html").read_text()
+    facts = "\n".join(line for line in summary.splitlines() if not line.startswith("> "))
+    assert "-16" not in facts and "-4.92" not in facts and "-64" not in facts
+
+
+def test_compare_reads_a_folders_results_files_only(tmp_path):
+    """A fleet node's folder, or one a render wrote into, as a side of compare."""
+    folder = tmp_path / "node"
+    folder.mkdir()
+    write(folder / "preprocess.json", runs(NAME, [1e-3] * 3))
+    (folder / "task.json").write_text('{"exit_status": 0}')
+    (folder / "comparison.json").write_text('{"schema": 1, "comparisons": []}')
+    side = load_side([folder])
+    assert [e.run_name for e in side.entries] == [NAME] * 3
+    assert results_runs([folder]) == [[folder / "preprocess.json"]]
+
+
+def test_a_fleet_nodes_file_past_the_limit_is_its_problem_unread(tmp_path):
+    from gapbench_report.fleet_files import read_node  # noqa: PLC0415
+    node = tmp_path / "node-1"
+    node.mkdir()
+    with open(node / "conv.json", "wb") as f:
+        f.truncate(200 * 2**20)
+    assert read_node(node).problems[0] == ("conv.json: cannot be read: 200 MiB, over the limit "
+                                           "of 128 MiB for a node's file")

@@ -694,7 +694,8 @@ def test_a_folder_is_a_side_and_sides_must_be_one_machine(make, tmp_path, capsys
     assert "SAME" in capsys.readouterr().out
     make("runB/other.json", {NAME: one_process(BASE)}, machine="machine-b")
     assert cmp.main([str(tmp_path / "runA"), str(tmp_path / "runB")]) == 2
-    _one_error_line(capsys, "come from 2 machines")
+    _one_error_line(capsys, "runB: holds the runs of 2 machines (f0: machine.id", "other: machine.id "
+                    "machine-b, other.json): a side is one machine")
     (tmp_path / "empty").mkdir()
     assert cmp.main([str(tmp_path / "runA"), str(tmp_path / "empty")]) == 2
     _one_error_line(capsys, "no results files")

@@ -183,3 +183,117 @@ def test_signal_handlers_are_given_back_after_the_write(tmp_path):
     write_atomic(tmp_path / "x.md", "text\n")
     assert all(signal.getsignal(s) == signal.SIG_DFL for s in files.TERMINATING_SIGNALS
                if s not in (signal.SIGPIPE, signal.SIGXFSZ))  # Python ignores these two
+
+
+# ---- files.read_bounded: every input file within a limit and a time ---------------------------
+
+def test_a_file_within_the_limit_is_read_and_one_past_it_is_refused_unread(tmp_path):
+    path = tmp_path / "r.json"
+    path.write_bytes(b"x" * 1000)
+    assert files.read_bounded(path, 1000, "results file") == b"x" * 1000
+    big = tmp_path / "big.json"
+    with open(big, "wb") as f:
+        f.truncate(10 * 2**30)  # sparse: 10 GiB told by its size, never read
+    with pytest.raises(files.InputError, match=r"^10,240 MiB, over the limit of 128 MiB for a "
+                                               r"results file$"):
+        files.read_bounded(big, 128 * 2**20, "results file")
+
+
+@pytest.mark.parametrize("device, words", [("/dev/zero", "a device"), ("/dev/null", "a device")])
+def test_a_device_is_refused_unopened(device, words):
+    with pytest.raises(files.InputError, match=f"^{words}, not a regular file$"):
+        files.read_bounded(device, 2**20, "results file")
+
+
+def test_a_socket_and_a_folder_are_refused(tmp_path):
+    import socket  # noqa: PLC0415
+    path = tmp_path / "s.json"
+    with socket.socket(socket.AF_UNIX) as s:
+        s.bind(str(path))
+        with pytest.raises(files.InputError, match="^a socket, not a regular file$"):
+            files.read_bounded(path, 2**20, "results file")
+    with pytest.raises(files.InputError, match="^a directory, not a regular file$"):
+        files.read_bounded(tmp_path, 2**20, "results file")
+
+
+def test_a_fifo_nobody_writes_is_refused_at_once(tmp_path):
+    fifo = tmp_path / "f.json"
+    os.mkfifo(fifo)
+    with pytest.raises(files.InputError, match="no writer"):
+        files.read_bounded(fifo, 2**20, "results file")
+    with pytest.raises(files.InputError, match="^a FIFO, not a regular file$"):
+        files.read_bounded(fifo, 2**20, "node's file", pipes=False)
+
+
+def test_a_pipe_is_read_to_its_end_within_the_limit():
+    """As `--baseline <(cat x.json)` gives it: /dev/fd/N of a pipe whose writer runs."""
+    writer = subprocess.Popen([sys.executable, "-c", "import sys, time; time.sleep(0.3); "
+                               "sys.stdout.write('{}' * 50000)"], stdout=subprocess.PIPE)
+    try:
+        data = files.read_bounded(f"/dev/fd/{writer.stdout.fileno()}", 2**20, "results file")
+    finally:
+        writer.stdout.close()
+        writer.wait()
+    assert data == b"{}" * 50000
+
+
+def test_a_pipe_past_the_limit_or_too_slow_is_refused():
+    endless = subprocess.Popen(["cat", "/dev/zero"], stdout=subprocess.PIPE)
+    stalled = subprocess.Popen(["sleep", "30"], stdout=subprocess.PIPE)
+    try:
+        with pytest.raises(files.InputError, match="^at least 1 MiB, over the limit of 1 MiB"):
+            files.read_bounded(f"/dev/fd/{endless.stdout.fileno()}", 2**20, "results file")
+        with pytest.raises(files.InputError, match="did not finish within 0.5 s"):
+            files.read_bounded(f"/dev/fd/{stalled.stdout.fileno()}", 2**20, "results file",
+                               pipe_seconds=0.5)
+    finally:
+        for p in (endless, stalled):
+            p.kill()
+            p.stdout.close()
+            p.wait()
+
+
+# ---- files.OutputSet: a folder of outputs replaced as one set ---------------------------------
+
+def test_an_output_set_replaces_the_earlier_set_and_removes_what_it_no_longer_has(tmp_path):
+    out = tmp_path / "out"
+    with files.OutputSet(out, "test") as outputs:
+        (outputs.staging / "a.png").write_bytes(b"a1")
+        (outputs.staging / "old.png").write_bytes(b"old")
+        outputs.replace({"index.html": "first"})
+    (out / "mine.txt").write_text("not the set's")
+    with files.OutputSet(out, "test") as outputs:
+        (outputs.staging / "a.png").write_bytes(b"a2")
+        outputs.replace({"index.html": "second"})
+    assert sorted(p.name for p in out.iterdir()) == [files.SET_RECORD, "a.png", "index.html",
+                                                      "mine.txt"]
+    assert (out / "a.png").read_bytes() == b"a2"
+
+
+def test_an_output_set_that_fails_before_it_is_replaced_leaves_the_earlier_one(tmp_path):
+    out = tmp_path / "out"
+    with files.OutputSet(out, "test") as outputs:
+        (outputs.staging / "a.png").write_bytes(b"first")
+        outputs.replace({"index.html": "first"})
+    with pytest.raises(RuntimeError), files.OutputSet(out, "test") as outputs:
+        (outputs.staging / "a.png").write_bytes(b"second")
+        raise RuntimeError("the page could not be made")
+    assert (out / "a.png").read_bytes() == b"first"
+    assert sorted(p.name for p in out.iterdir()) == [files.SET_RECORD, "a.png", "index.html"]
+
+
+def test_a_second_writer_into_the_folder_is_refused_and_a_killed_ones_litter_removed(tmp_path):
+    out = tmp_path / "out"
+    (out / f"{files.STAGING}123.abcd").mkdir(parents=True)  # left by a SIGKILLed command
+    with files.OutputSet(out, "gapbench-report render"):
+        assert not (out / f"{files.STAGING}123.abcd").exists()
+        other = subprocess.run(
+            [sys.executable, "-c", "import sys; from gapbench_report import files\n"
+             "try:\n with files.OutputSet(sys.argv[1], 'gapbench-report render'): pass\n"
+             "except files.FolderBusy as e: print(e)", str(out)],
+            capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(REPORT)})
+    assert other.stdout.strip() == (f"{out}: another gapbench-report render is writing into "
+                                    "this folder now; run this one when it has finished, or "
+                                    "give another --out")
+    with files.OutputSet(out, "test"):  # free again
+        pass

@@ -8,18 +8,21 @@ import base64
 import hashlib
 import importlib.util
 import json
+import os
 import re
 import shutil
 import subprocess
+import sys
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from gapbench_report import labels, model, plots, render
+from gapbench_report.files import SET_RECORD
 from gapbench_report.plots.common import skip_note
 from gapbench_report.results import Benchmark, load_results, parse_name
-from tests.synthetic import in_memory, runs, skipped
+from tests.synthetic import in_memory, runs, skipped, write
 
 DATA = Path(__file__).parent / "data" / "render"
 REPO = Path(__file__).resolve().parents[2]
@@ -308,8 +311,9 @@ def test_render_the_real_run(real, tmp_path):
            f"GPU vectorized end-to-end (pageable copies): {NO_DRIVER}" in summary
     assert "| vectorized | CPU | op sumsq · rows 1M · cols 100 |" in summary
     assert sorted(p.name for p in out.iterdir()) == sorted(
-        ["index.html", "summary.md"] + [f"{s}.{x}" for s in ("preprocess", "transfer-transfer",
-                                                              "peak") for x in ("png", "svg")])
+        ["index.html", "summary.md", SET_RECORD] + [
+            f"{s}.{x}" for s in ("preprocess", "transfer-transfer", "peak")
+            for x in ("png", "svg")])
 
 
 def test_a_baseline_adds_its_fingerprint_the_comparison_and_the_ratios(full_report):
@@ -363,7 +367,7 @@ def test_a_failed_render_keeps_the_previous_report(real, tmp_path, monkeypatch):
     with pytest.raises(RuntimeError):
         render.render(real, [], out)
     assert (out / "index.html").read_bytes() == before
-    assert not list(out.glob(".*"))  # no temporary files
+    assert [p.name for p in out.glob(".*")] == [SET_RECORD]  # no temporary files
 
 
 def test_a_broken_diagnosis_still_renders(real, tmp_path, monkeypatch):
@@ -873,3 +877,244 @@ def test_a_page_that_cannot_be_written_leaves_the_earlier_summary_too(tmp_path, 
     assert (out / "summary.md").read_text() == "the earlier run\n"
     assert sorted(p.name for p in out.iterdir() if p.suffix not in (".png", ".svg")) == [
         "index.html", "summary.md"]
+
+
+# ---- one machine per run and per baseline; unique charts; one set of outputs ------------------
+
+FAST = "preprocess/vectorized/cpu/op:sumsq/rows:1000/cols:100/real_time"
+ALSO = "preprocess/elementwise/cpu/op:sumsq/rows:1000/cols:100/real_time"
+
+
+def machine_file(path: Path, machine: str, seconds: float = 1e-3, name: str = FAST,
+                 **context: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return write(path, runs(name, [seconds] * 3), **{"machine.id": machine, **context})
+
+
+def rendered(tmp_path, capsys, *args: str) -> tuple[int, str]:
+    code = render.main(["render", *args])
+    return code, capsys.readouterr().err
+
+
+def test_a_folder_of_several_machines_gives_a_baseline_per_machine(tmp_path, capsys):
+    """results/baselines: each machine its own baseline, NAME.json with its framework file;
+    never merged into one "machine" whose differences are explained across machines."""
+    here = machine_file(tmp_path / "run.json", "here")
+    folder = tmp_path / "baselines"
+    machine_file(folder / "gpu-a.json", "a", 2e-3)
+    write(folder / "gpu-a.framework-torch.json", [], **{"machine.id": "a",
+                                                        "framework.name": "torch"})
+    machine_file(folder / "cpu-b.json", "b", 4e-3)
+    code, err = rendered(tmp_path, capsys, str(here), "--baseline", str(folder), "--out",
+                         str(tmp_path / "r"))
+    assert code == 0, err
+    doc = json.loads((tmp_path / "r" / "comparison.json").read_text())
+    sides = {c["baseline"]["label"]: c["baseline"]["files"] for c in doc["comparisons"]}
+    assert sides == {"cpu-b": [str(folder / "cpu-b.json")],
+                     "gpu-a": [str(folder / "gpu-a.json"),
+                               str(folder / "gpu-a.framework-torch.json")]}
+    summary = (tmp_path / "r" / "summary.md").read_text()
+    assert f"{folder} holds the runs of 2 machines; each is a baseline of its own" in summary
+
+
+def test_a_run_of_several_machines_is_refused_naming_them(tmp_path, capsys):
+    folder = tmp_path / "mixed"
+    machine_file(folder / "a.json", "machine-a")
+    machine_file(folder / "b.json", "machine-b")
+    code, err = rendered(tmp_path, capsys, str(folder), "--out", str(tmp_path / "r"))
+    assert code == 2 and err == (
+        f"gapbench-report render: {folder}: holds the runs of 2 machines (a: machine.id "
+        "machine-a, a.json; b: machine.id machine-b, b.json): the run is one machine; give one "
+        "machine's files\n")
+    code, err = rendered(tmp_path, capsys, str(folder / "a.json"), str(folder / "b.json"),
+                         "--out", str(tmp_path / "r"))
+    assert code == 2 and "the run's files come from 2 machines" in err
+    assert not (tmp_path / "r").exists()
+
+
+def test_a_fleet_nodes_folder_is_read_for_its_results_only(tmp_path, capsys):
+    """task.json, doctor.json and a render's comparison.json are no results files; what was
+    not read is said."""
+    node = tmp_path / "node-1"
+    machine_file(node / "preprocess.json", "node-1")
+    (node / "task.json").write_text('{"exit_status": 0}')
+    (node / "doctor.json").write_text('{"facts": {}, "findings": []}')
+    (node / "notes.json").write_text('{"anything": 1}')
+    (node / "gapbench.log").write_text("done\n")
+    other = machine_file(tmp_path / "other.json", "other", 2e-3)
+    code, err = rendered(tmp_path, capsys, str(node), "--baseline", str(other), "--out",
+                         str(node))  # the report written into the node's own folder
+    assert code == 0, err
+    assert (node / "comparison.json").is_file()
+    code, err = rendered(tmp_path, capsys, str(other), "--baseline", str(node), "--out",
+                         str(tmp_path / "r"))  # read again: its comparison.json is no results
+    assert code == 0, err
+    summary = (tmp_path / "r" / "summary.md").read_text()
+    assert (f"{node}: not read as results: comparison.json (a comparison written by render), "
+            "doctor.json (gapbench doctor's facts), notes.json (no gapbench run context), "
+            "task.json (a fleet task's status).") in summary
+
+
+def test_two_baselines_whose_names_make_one_chart_name_each_have_their_own(tmp_path, capsys):
+    here = machine_file(tmp_path / "run.json", "here")
+    first = machine_file(tmp_path / "lab 1.json", "one", 2e-3)
+    second = machine_file(tmp_path / "lab-1.json", "two", 4e-3)
+    third = machine_file(tmp_path / "d1" / "x" / "m.json", "three", 3e-3)
+    fourth = machine_file(tmp_path / "d2" / "x" / "m.json", "four", 5e-3)
+    out = tmp_path / "r"
+    code, err = rendered(tmp_path, capsys, str(here), "--baseline", str(first), str(second),
+                         str(third), str(fourth), "--out", str(out))
+    assert code == 0, err
+    labels = [c["baseline"]["label"] for c in
+              json.loads((out / "comparison.json").read_text())["comparisons"]]
+    assert labels == ["lab 1", "lab-1", "d1/x/m", "d2/x/m"]
+    charts = sorted(p.name for p in out.glob("versus-*.png"))
+    assert charts == ["versus-d1-x-m.png", "versus-d2-x-m.png", "versus-lab-1-2.png",
+                      "versus-lab-1.png"]
+    page = (out / "index.html").read_text()
+    shown = [base64.b64decode(src) for src in re.findall(r'src="data:image/png;base64,([^"]+)"',
+                                                           page)]
+    assert all((out / c).read_bytes() in shown for c in charts)  # each its own, not one shared
+
+
+def test_a_render_without_a_baseline_leaves_no_comparison_or_versus_chart(tmp_path, capsys):
+    here = machine_file(tmp_path / "run.json", "here")
+    there = machine_file(tmp_path / "there.json", "there", 2e-3)
+    out = tmp_path / "r"
+    assert rendered(tmp_path, capsys, str(here), "--baseline", str(there), "--out",
+                    str(out))[0] == 0
+    assert list(out.glob("versus-*.svg")) and (out / "comparison.json").is_file()
+    assert rendered(tmp_path, capsys, str(here), "--out", str(out))[0] == 0
+    assert not list(out.glob("versus-*")) and not (out / "comparison.json").exists()
+
+
+def test_an_interrupted_render_leaves_the_earlier_set_whole(tmp_path, capsys, monkeypatch):
+    """Charts drawn, then the page fails: the charts the kept page shows are the earlier
+    render's, byte for byte, and nothing of the failed one is left."""
+    here = machine_file(tmp_path / "run.json", "here")
+    out = tmp_path / "r"
+    assert rendered(tmp_path, capsys, str(here), "--out", str(out))[0] == 0
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    slower = machine_file(tmp_path / "slower.json", "here", 5e-3, name=ALSO)
+
+    def broken(*_args):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(render, "html_page", broken)
+    code, err = rendered(tmp_path, capsys, str(here), str(slower), "--out", str(out))
+    assert code == 2 and "interrupted" in err
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+
+
+def test_a_render_into_a_folder_another_render_is_writing_is_refused(tmp_path, capsys):
+    from gapbench_report import files  # noqa: PLC0415
+    here = machine_file(tmp_path / "run.json", "here")
+    out = tmp_path / "r"
+    with files.OutputSet(out, "gapbench-report render"):
+        code, err = rendered(tmp_path, capsys, str(here), "--out", str(out))
+    assert code == 2 and err == (f"gapbench-report render: {out}: another gapbench-report render "
+                                 "is writing into this folder now; run this one when it has "
+                                 "finished, or give another --out\n")
+    assert not (out / "index.html").exists()
+
+
+def test_concurrent_renders_into_one_folder_never_mix(tmp_path):
+    """Two renders at once: one writes its whole set, the other is refused (or waits its turn
+    after it); the page, summary and comparison always come from one render."""
+    a = machine_file(tmp_path / "a.json", "machine-a", 1e-3, **{"cpu.model": "CPU-A"})
+    b = machine_file(tmp_path / "b.json", "machine-b", 2e-3, **{"cpu.model": "CPU-B"})
+    out = tmp_path / "r"
+    env = {**os.environ, "PYTHONPATH": str(Path(render.__file__).parents[1])}
+    for _ in range(3):
+        started = [subprocess.Popen(
+            [sys.executable, "-m", "gapbench_report", "render", str(x), "--baseline", str(y),
+             "--out", str(out)], env=env, stderr=subprocess.PIPE, text=True)
+            for x, y in ((a, b), (b, a))]
+        codes = [(p.wait(), p.stderr.read()) for p in started]
+        for p in started:
+            p.stderr.close()
+        assert any(c == 0 for c, _ in codes)
+        assert all(c == 0 or "another gapbench-report render is writing" in e for c, e in codes)
+        cpu = "CPU-A" if "CPU-A · " in (out / "summary.md").read_text() else "CPU-B"
+        other = "CPU-B" if cpu == "CPU-A" else "CPU-A"
+        assert json.loads((out / "comparison.json").read_text())["this"]["cpu"] == cpu
+        assert f"{cpu} · " in (out / "index.html").read_text()
+        assert f"{other} · " not in (out / "summary.md").read_text()
+        on_disk = {p.read_bytes() for p in out.glob("*.png")}
+        assert all(png in on_disk for png in images_of(out / "index.html"))  # the page's charts
+
+
+def test_control_characters_in_names_reach_no_output_raw(tmp_path, capsys):
+    """ESC and BEL (any control character) in a name, a message or the context are escaped in
+    summary.md, index.html and the error line, as the fleet escapes them."""
+    name = "preprocess/vectorized/cpu/op:\x1b[31mred\x07/rows:1000/real_time"
+    entries = runs(name, [1e-3] * 3) + [
+        {**e, "error_occurred": True, "error_message": "boom\x1b]0;title\x07", "real_time": 0}
+        for e in runs(ALSO, [1e-3])]
+    path = write(tmp_path / "run.json", entries, **{"cpu.model": "CPU\x1b[2J"})
+    code, err = rendered(tmp_path, capsys, str(path), "--out", str(tmp_path / "r"))
+    assert code == 0, err
+    for output in ("summary.md", "index.html"):
+        text = (tmp_path / "r" / output).read_text()
+        assert "\x1b" not in text and "\x07" not in text, output
+        assert "op \\x1b[31mred\\x07" in text and "CPU\\x1b[2J" in text
+    for svg in (tmp_path / "r").glob("*.svg"):
+        assert "\x1b" not in svg.read_text() and "\x07" not in svg.read_text(), svg.name
+    broken = tmp_path / "bad.json"
+    write(broken, [], **{"gapbench.schema": "1\x1b[2J"})
+    code, err = rendered(tmp_path, capsys, str(broken), "--out", str(tmp_path / "r2"))
+    assert code == 2 and "\x1b" not in err and "\\x1b[2J" in err
+
+
+def test_a_baseline_that_shares_no_work_says_so(tmp_path, capsys):
+    here = machine_file(tmp_path / "run.json", "here")
+    there = machine_file(tmp_path / "there.json", "there", name=ALSO)
+    out = tmp_path / "r"
+    code, err = rendered(tmp_path, capsys, str(here), "--baseline", str(there), "--out", str(out))
+    assert code == 0, err
+    summary = (out / "summary.md").read_text()
+    assert "This run and there share no work: no benchmark both ran." in summary
+    assert "in the 0 works both ran" not in summary
+
+
+def test_a_baseline_folder_that_cannot_be_read_says_so(tmp_path, capsys, monkeypatch):
+    """(Root reads a folder of mode 000: the refusal is the OS's, made here.)"""
+    here = machine_file(tmp_path / "run.json", "here")
+    locked = tmp_path / "locked"
+    machine_file(locked / "x.json", "there")
+    listdir = os.listdir
+
+    def refusing(path):
+        if Path(path) == locked:
+            raise PermissionError(13, "Permission denied")
+        return listdir(path)
+
+    monkeypatch.setattr(os, "listdir", refusing)
+    code, err = rendered(tmp_path, capsys, str(here), "--baseline", str(locked), "--out",
+                         str(tmp_path / "r"))
+    assert code == 2 and err == (f"gapbench-report render: {locked}: the folder cannot be read: "
+                                 "Permission denied\n")
+
+
+def test_a_comparison_that_cannot_be_made_is_no_silent_drop(tmp_path, capsys, monkeypatch):
+    here = machine_file(tmp_path / "run.json", "here")
+    there = machine_file(tmp_path / "there.json", "there", 2e-3)
+
+    def broken(*_args):
+        raise ValueError("math domain error")
+
+    monkeypatch.setattr(model.versus, "compare", broken)
+    out = tmp_path / "r"
+    code, err = rendered(tmp_path, capsys, str(here), "--baseline", str(there), "--out", str(out))
+    assert code == 2 and err == (
+        "gapbench-report render: The comparison with other machines could not be made: "
+        f"ValueError: math domain error (the report without it: {out})\n")
+    assert "could not be made: ValueError: math domain error" in (out / "summary.md").read_text()
+
+
+def test_baseline_labels_are_unique_with_as_few_folders_as_tell_them_apart():
+    named = [("m", Path("/r/d1/x")), ("m", Path("/r/d2/x")), ("lab 1", Path("/r")),
+             ("lab-1", Path("/r")), ("t4", Path("/r/a")), ("t4", Path("/r/a")),
+             ("esc\x1b", Path("/r"))]
+    assert model.unique_labels(named) == ["d1/x/m", "d2/x/m", "lab 1", "lab-1", "t4 (1)", "t4 (2)",
+                                          "esc\\x1b"]

@@ -24,7 +24,8 @@ PLANTED = Path(__file__).parent / "data" / "versus" / "framework"
 
 def framework_comparison(runs, baselines) -> tuple[model.Report, versus_framework.Comparison]:
     report = model.build_report(runs, baselines)
-    assert not report.notes, report.notes
+    # the planted library run holds no peak/ rows: the one note it may get says so
+    assert all("read without its ceilings" in n for n in report.notes), report.notes
     return report, report.framework_comparisons[0]
 
 

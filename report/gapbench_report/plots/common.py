@@ -17,7 +17,7 @@ from matplotlib.ticker import FuncFormatter, LogLocator, NullLocator  # noqa: E4
 
 from gapbench_report import metrics  # noqa: E402
 from gapbench_report.files import write_atomic  # noqa: E402
-from gapbench_report.labels import fmt_bytes, fmt_seconds, fmt_si  # noqa: E402
+from gapbench_report.labels import fmt_bytes, fmt_seconds, fmt_si, printable  # noqa: E402
 from gapbench_report.metrics import Metric  # noqa: E402
 from gapbench_report.results import Benchmark  # noqa: E402
 
@@ -66,7 +66,7 @@ def skip_note(benchmarks: Iterable[Benchmark]) -> str:
         word = "skipped" if why != "failed" else "failed"
         count = f"{len(variants)} {device.upper()} variant{'s' if len(variants) > 1 else ''}"
         notes.append(f"{count} {word}" + (f": {why}" if word == "skipped" else ""))
-    note = "; ".join(notes)
+    note = printable("; ".join(notes))
     return note if len(note) <= 90 else note[:87] + "..."
 
 
