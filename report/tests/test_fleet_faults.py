@@ -178,7 +178,7 @@ def test_ctrl_c_while_sbatch_hangs_leaves_nothing(tmp_path):
     time.sleep(0.5)
     process.send_signal(signal.SIGINT)
     _, err = process.communicate(timeout=30)
-    assert process.returncode == 2 and err.strip() == f"{SUBMIT}: interrupted", err
+    assert process.returncode == 130 and err.strip() == f"{SUBMIT}: interrupted", err
     assert not out.exists()
     gone = subprocess.run(["pgrep", "-f", str(FAKES / "sbatch-hangs")], capture_output=True,
                           check=False)
