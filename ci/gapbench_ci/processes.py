@@ -63,18 +63,19 @@ def _prctl():
 _PRCTL = _prctl()
 
 
-def dies_with(parent: int):
-    """The preexec_fn that has the child killed when `parent` dies; None where Linux's prctl
-    is not there. A parent that died before the prctl is caught by its pid."""
-    if _PRCTL is None:
-        return None
+def in_child(parent: int, mask: set[int]):
+    """The preexec_fn: the signal mask this process had (start() blocks some while it forks),
+    and, on Linux, the child killed when `parent` dies (a parent that died before the prctl is
+    caught by its pid)."""
 
-    def in_child() -> None:
-        _PRCTL(PR_SET_PDEATHSIG, signal.SIGKILL)
-        if os.getppid() != parent:
-            os._exit(128 + signal.SIGKILL)
+    def prepare() -> None:
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+        if _PRCTL is not None:
+            _PRCTL(PR_SET_PDEATHSIG, signal.SIGKILL)
+            if os.getppid() != parent:
+                os._exit(128 + signal.SIGKILL)
 
-    return in_child
+    return prepare
 
 
 @contextmanager
@@ -98,10 +99,26 @@ def ending_signals_raise() -> Iterator[None]:
             signal.signal(s, before)
 
 
-def start(argv: list[str], **popen) -> subprocess.Popen:
-    """Popen in a session of its own, killed when this process dies."""
-    return subprocess.Popen(argv, start_new_session=True, preexec_fn=dies_with(os.getpid()),
-                            **popen)
+def start(argv: list[str], input: bytes | None, **popen) -> tuple[subprocess.Popen, Reader]:
+    """Popen in a session of its own, killed when this process dies, and the Reader of its
+    pipes. SIGINT, SIGTERM and SIGHUP wait while it forks: one that came after the fork and
+    before Popen returned would leave a child that nothing knows of; it is raised here once
+    the child is known, and stops it."""
+    held = {signal.SIGINT, *ENDING}
+    before = signal.pthread_sigmask(signal.SIG_BLOCK, held)
+    process = reader = None
+    try:
+        process = subprocess.Popen(argv, start_new_session=True,
+                                   preexec_fn=in_child(os.getpid(), before), **popen)
+        reader = Reader(process, input)
+    finally:
+        try:
+            signal.pthread_sigmask(signal.SIG_SETMASK, before)  # what came meanwhile: now
+        except BaseException:
+            if process is not None:
+                end_everything(process, reader or Reader(process, None), " ".join(argv))
+            raise
+    return process, reader
 
 
 # ---- its output ----------------------------------------------------------------------------
@@ -113,7 +130,6 @@ class Reader:
     def __init__(self, process: subprocess.Popen, input: bytes | None):
         self.process = process
         self.out, self.err = bytearray(), bytearray()
-        self.err_cut = False
         self.selector = selectors.DefaultSelector()
         for stream, keep in ((process.stdout, self.out), (process.stderr, self.err)):
             if stream is not None:
@@ -142,14 +158,15 @@ class Reader:
             if not chunk:
                 self._close(key)
             elif key.data is self.out:
+                if len(self.out) > OUT_LIMIT:  # said once; what comes after is dropped
+                    continue
                 self.out += chunk
                 if len(self.out) > OUT_LIMIT:
                     raise TooMuchOutput
             else:
                 self.err += chunk
                 if len(self.err) > 2 * TAIL_BYTES:
-                    del self.err[:-TAIL_BYTES]
-                    self.err_cut = True
+                    del self.err[:-TAIL_BYTES]  # its first line may now be cut short
 
     def _write(self, key) -> None:
         try:
@@ -177,11 +194,7 @@ class Reader:
         self.selector.close()
 
     def text(self) -> tuple[str, str]:
-        out = self.out.decode(errors="replace")
-        err = self.err.decode(errors="replace")
-        if self.err_cut:  # the kept tail starts inside a line: drop that part
-            err = err.partition("\n")[2]
-        return out, err
+        return self.out.decode(errors="replace"), self.err.decode(errors="replace")
 
 
 def wait(process: subprocess.Popen, reader: Reader, deadline: float) -> bool:

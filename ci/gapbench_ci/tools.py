@@ -134,14 +134,14 @@ def run(command: Sequence[object], what: str | None = None,
         with processes.ending_signals_raise():
             try:
                 # Shown output goes to this process's stderr (descriptor 2) as it comes.
-                process = processes.start(
-                    argv, stdin=subprocess.DEVNULL if input is None else subprocess.PIPE,
+                process, reader = processes.start(
+                    argv, None if input is None else input.encode(),
+                    stdin=subprocess.DEVNULL if input is None else subprocess.PIPE,
                     stdout=sink or (2 if echo else _STDOUT[stdout]),
                     stderr=subprocess.STDOUT if sink else 2 if echo else subprocess.PIPE,
                     cwd=cwd, env=None if env is None else {**os.environ, **env})
             except OSError as e:
                 raise CommandFailed(not_started(argv, what, cwd, missing, e), argv) from None
-            reader = processes.Reader(process, None if input is None else input.encode())
             try:
                 ended = processes.wait(process, reader, time.monotonic() + seconds)
             except processes.TooMuchOutput:
