@@ -3,8 +3,9 @@ compute-sanitizer, nvidia-smi, Slurm's sbatch, squeue, scontrol and sinfo, git, 
 apt-get. Each runs through run(): with a time limit, never outliving this process (what it
 started stops with it, at its limit, on Ctrl-C or SIGTERM: processes.py), its output captured
 (bounded), written to a log or shown on stderr, and a failure as one line, CommandFailed, that
-names the command and carries its last line of output. What is asked of gapbench and CMake in more than one place is here once:
-configuring and building, listing the benchmarks, doctor's facts.
+names the command and carries its last line of output. What is asked of gapbench and CMake in
+more than one place is here once: configuring and building, listing the benchmarks, doctor's
+facts.
 """
 
 from __future__ import annotations

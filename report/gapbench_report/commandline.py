@@ -62,10 +62,38 @@ class Terminated(BaseException):
 
 
 class Parser(argparse.ArgumentParser):
-    """argparse that raises UsageError instead of printing its usage and exiting."""
+    """argparse that raises UsageError instead of printing its usage and exiting, and that
+    names an unknown option before a missing argument (`ci/baseline -x` is a typo, not a
+    baseline without a name)."""
+
+    def parse_known_args(self, args=None, namespace=None):
+        self._given = list(sys.argv[1:] if args is None else args)
+        return super().parse_known_args(args, namespace)
 
     def error(self, message: str):
+        unknown = self.unknown_options(getattr(self, "_given", []))
+        if unknown and message.startswith("the following arguments are required"):
+            message = f"unrecognized arguments: {' '.join(unknown)}"
         raise UsageError(f"{message} (see --help)")
+
+    def unknown_options(self, args: Sequence[str]) -> list[str]:
+        """The words of `args` that look like options and are none of this parser's (nor an
+        abbreviation of one), up to a "--"."""
+        known = self._option_string_actions
+        unknown = []
+        for arg in args:
+            if arg == "--":
+                break
+            if not arg.startswith("-") or arg == "-" or arg[1:2].isdigit():
+                continue
+            option = arg.split("=", 1)[0]
+            if option in known or (option.startswith("--") and any(
+                    k.startswith(option) for k in known if k.startswith("--"))):
+                continue
+            if not option.startswith("--") and option[:2] in known:  # -n5, -vv
+                continue
+            unknown.append(arg)
+        return unknown
 
 
 def parser(prog: str, doc: str, epilog: str | None = None) -> Parser:
