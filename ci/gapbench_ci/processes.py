@@ -116,7 +116,7 @@ def start(argv: list[str], input: bytes | None, **popen) -> tuple[subprocess.Pop
             signal.pthread_sigmask(signal.SIG_SETMASK, before)  # what came meanwhile: now
         except BaseException:
             if process is not None:
-                end_everything(process, reader or Reader(process, None), " ".join(argv))
+                end_everything(process, reader or Reader(process, None))
             raise
     return process, reader
 
@@ -299,7 +299,7 @@ def _exists(pid: int) -> bool:
         return False
 
 
-def end_everything(process: subprocess.Popen, reader: Reader, what: str) -> list[str]:
+def end_everything(process: subprocess.Popen, reader: Reader) -> list[str]:
     """Stops the child's group and every process still holding its pipes; returns what was
     left behind, in words, for the caller to name (empty when the child left nothing)."""
     left = []
@@ -324,7 +324,7 @@ def after_end(process: subprocess.Popen, reader: Reader, what: str) -> None:
     if not reader.open() and not group_alive(process.pid):
         reader.close()
         return
-    left = end_everything(process, reader, what)
+    left = end_everything(process, reader)
     if left:
         print(f"gapbench-ci: {what} ended and left {' and '.join(left)} running: stopped",
               file=sys.stderr, flush=True)

@@ -16,7 +16,6 @@ import math
 import os
 import shlex
 import shutil
-import signal
 import subprocess
 import sys
 import time
@@ -146,14 +145,14 @@ def run(command: Sequence[object], what: str | None = None,
             try:
                 ended = processes.wait(process, reader, time.monotonic() + seconds)
             except processes.TooMuchOutput:
-                processes.end_everything(process, reader, what)
+                processes.end_everything(process, reader)
                 raise CommandFailed(f"{what} printed more than {processes.OUT_LIMIT >> 20} MiB, "
                                     "more than any answer it gives: stopped", argv) from None
             except BaseException:  # Ctrl-C, SIGTERM, SIGHUP, an error: the command goes too
-                processes.end_everything(process, reader, what)
+                processes.end_everything(process, reader)
                 raise
             if not ended:
-                processes.end_everything(process, reader, what)
+                processes.end_everything(process, reader)
                 if sink is not None:
                     sink.write(f"\ngapbench-ci: stopped after {seconds:.0f} s ({why})\n")
                 if stuck is not None:
