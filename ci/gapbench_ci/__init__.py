@@ -2,3 +2,8 @@
 nightly, the command over nightly_gate, nightly_state and nightly_summary; gate_proof; gpu_check;
 runner is what they share; `gapbench-ci COMMAND`, or `python -m gapbench_ci`, runs each). It
 reads and judges the results through gapbench_report, which never imports this package."""
+
+# First, before the commands' modules import numpy: Ctrl-C while a command starts is one line.
+from gapbench_report import interrupt as _interrupt
+
+_interrupt.install_when_a_command()

@@ -26,11 +26,11 @@ from gapbench_report.results import load_results
 from gapbench_ci import baseline_adopt, tools
 from gapbench_ci.baseline_folder import (
     LIBRARY_KEYS,
-    NAME_PATTERN,
     PROG,
     SPREAD_LIMIT,
     Refused,
     capturing_into,
+    check_name,
     check_run,
     readme_row,
     update_readme,
@@ -159,9 +159,7 @@ def _parser() -> commandline.Parser:
 def _run(argv: list[str]) -> int:
     try:
         args = _parser().parse_args(argv)
-        if not NAME_PATTERN.fullmatch(args.name):
-            raise UsageError(f"name {args.name!r}: use letters, digits, '.', '_' and '-' "
-                             "(at most 64), starting with a letter or digit")
+        check_name(args.name)
         needed = cmp.repetitions_needed(cmp.DEFAULT_ALPHA)
         if args.repetitions < needed:
             raise UsageError(f"--repetitions {args.repetitions}: compare needs at least "

@@ -12,11 +12,11 @@ import os
 import re
 import statistics
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 
-from gapbench_report.commandline import ToolError
+from gapbench_report.commandline import ToolError, UsageError
 from gapbench_report.results import Benchmark, Results
 
 PROG = "ci/baseline"
@@ -35,6 +35,14 @@ SPREAD_LIMIT = 0.75
 # A baseline's name, whole (re.fullmatch: "$" would let a final newline through): a file name
 # in the folder, and no path.
 NAME_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+# Names Windows keeps for devices, whatever the case and the extension ("con.json" too): a
+# checkout on Windows could not hold the file.
+WINDOWS_RESERVED = {"con", "prn", "aux", "nul", *(f"com{i}" for i in range(1, 10)),
+                    *(f"lpt{i}" for i in range(1, 10))}
+# What a writer killed in the folder left (SIGKILL, a crash: no handler ran): files.write_atomic's
+# .NAME.PID.RANDOM.tmp, and a capture's hidden run file and gapbench's partial copy of it.
+ATOMIC_TEMPORARY = re.compile(r"\..+\.(\d+)\.[0-9a-f]+\.tmp")
+RUN_FILE = re.compile(r"\..+\.run\.json(\.partial\..+)?")
 LIBRARY_KEYS = re.compile(r"^(openblas|onednn|cuda|cublas|cudnn|nvidia|gbench)\.")
 README_BEGIN = "<!-- baselines:begin (ci/baseline keeps this table) -->"
 README_END = "<!-- baselines:end -->"
@@ -56,6 +64,17 @@ results/baselines/NAME.json --out DIR` (ratios that carry across hardware, never
 {README_BEGIN}
 {README_END}
 """
+
+
+def check_name(name: str) -> None:
+    """UsageError for a name that cannot be a baseline's file name, here or on Windows."""
+    if not NAME_PATTERN.fullmatch(name):
+        raise UsageError(f"name {name!r}: use letters, digits, '.', '_' and '-' (at most 64), "
+                         "starting with a letter or digit")
+    if name.split(".")[0].casefold() in WINDOWS_RESERVED:
+        raise UsageError(f"name {name!r}: {name.split('.')[0]} is a device name on Windows "
+                         "(CON, PRN, AUX, NUL, COM1-9, LPT1-9, with any extension), where a "
+                         "checkout could not hold the file: choose another")
 
 
 class Refused(Exception):
@@ -119,8 +138,23 @@ def check_run(results: Results, limit: float = SPREAD_LIMIT) -> dict:
 
 # ---- results/baselines/README.md -------------------------------------------------------------
 
+MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]#!|~])")
+
+
 def _cell(text: object) -> str:
-    return str(text).replace("|", "\\|").replace("\n", " ")
+    """Text from outside (a file's facts, --how) as plain text in a table cell: no Markdown, no
+    HTML of its own (`<script>` is shown, not run), and no end of the cell."""
+    text = " ".join(str(text).split()).replace("&", "&amp;")
+    return MARKDOWN_SPECIAL.sub(r"\\\1", text).replace("<", "&lt;").replace(">", "&gt;")
+
+
+def _code(text: object) -> str:
+    """`text` as a code span in a table cell, whatever backticks it holds (the fence is longer
+    than its longest run of them)."""
+    text = " ".join(str(text).split()).replace("|", "\\|")
+    fence = "`" * (max((len(run) for run in re.findall(r"`+", text)), default=0) + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
 
 
 def readme_row(name: str, prov: dict, sides: list[str] = ()) -> str:
@@ -134,22 +168,22 @@ def readme_row(name: str, prov: dict, sides: list[str] = ()) -> str:
         (" (uncommitted changes)" if prov["gapbench_dirty"] else "")
     worst = prov["spread"].get("worst_spread")
     if prov.get("adopted"):  # measured elsewhere: the adopter's account, then what was checked
-        how = (f"adopted: {prov['how']} Widest spread {worst:.1%} (limit "
+        how = (f"adopted: {_cell(prov['how'])} Widest spread {worst:.1%} (limit "
                f"{prov['spread']['limit']:.0%})." if worst is not None else
-               f"adopted: {prov['how']}")
+               f"adopted: {_cell(prov['how'])}")
         how += "".join(f" Beside it: [`{stem}`]({stem}.json)." for stem in sides)
-        when = str(prov["captured_at"] or "unknown").replace("T", " ")
+        when = _cell(str(prov["captured_at"] or "unknown").replace("T", " "))
         command = prov["command"].split(" --how ")[0] + " --how TEXT"  # TEXT: the how column
         return (f"| [`{name}`]({name}.json) | {_cell(machine)} | {when} | `{commit}` | "
-                f"{_cell(how)} | `{_cell(command)}` |")
+                f"{how} | {_code(command)} |")
     how = (f"profile {prov['profile']}, {prov['repetitions']} repetitions, random "
-           f"interleaving, filter `{prov['filter']}`"
+           f"interleaving, filter {_code(prov['filter'])}"
            + (f", min time {prov['min_time_s']:g} s" if prov["min_time_s"] else "")
            + (f", widest spread {worst:.1%}" if worst is not None else "")
            + (f" (limit {prov['spread']['limit']:.0%})" if "limit" in prov["spread"] else ""))
     when = prov["captured_at"].replace("T", " ")
     return (f"| [`{name}`]({name}.json) | {_cell(machine)} | {when} | `{commit}` | "
-            f"{_cell(how)} | `{_cell(prov['command'])}` |")
+            f"{how} | {_code(prov['command'])} |")
 
 
 def update_readme(text: str, name: str, row: str) -> str:
@@ -173,6 +207,30 @@ def update_readme(text: str, name: str, row: str) -> str:
 
 # ---- one writer at a time ---------------------------------------------------------------------
 
+def remove_litter(out_dir: Path) -> list[str]:
+    """Removes what writers killed in the folder left (called with the folder's lock held, so
+    no capture is running): a temporary file of a process that is gone, a capture's run file.
+    Returns their names."""
+    removed = []
+    for path in out_dir.iterdir():
+        temporary = ATOMIC_TEMPORARY.fullmatch(path.name)
+        if (temporary and not alive(int(temporary[1]))) or RUN_FILE.fullmatch(path.name):
+            with suppress(FileNotFoundError):
+                path.unlink()
+                removed.append(path.name)
+    return removed
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError):
+        return pid < 2**22  # another user's process, or no pid at all
+    return True
+
+
 @contextmanager
 def capturing_into(out_dir: Path) -> Iterator[None]:
     """One capture at a time into a folder: two at once would share the run file and the README
@@ -186,6 +244,7 @@ def capturing_into(out_dir: Path) -> Iterator[None]:
             raise ToolError(f"another {PROG} is capturing into {out_dir} now; run this one "
                             "when it has finished (two at once would disturb each other's "
                             "timings)") from None
+        remove_litter(out_dir)
         yield
     finally:
         os.close(fd)

@@ -1,10 +1,11 @@
 """Every outside command gapbench_ci runs: cmake, the gapbench executable and its GPU test binary,
 compute-sanitizer, nvidia-smi, Slurm's sbatch, squeue, scontrol and sinfo, git, dpkg-deb and
-apt-get. Each runs through run(): with a time limit, in a session of its own (so that what it
-started stops with it, at its limit or on Ctrl-C), its output captured, written to a log or shown
-on stderr, and a failure as one line, CommandFailed, that names the command and carries its last
-line of output. What is asked of gapbench and CMake in more than one place is here once:
-configuring and building, listing the benchmarks, doctor's facts.
+apt-get. Each runs through run(): with a time limit, never outliving this process (what it
+started stops with it, at its limit, on Ctrl-C or SIGTERM: processes.py), its output captured
+(bounded), written to a log or shown on stderr, and a failure as one line, CommandFailed, that
+names the command and carries its last line of output. What is asked of gapbench and CMake in
+more than one place is here once: configuring and building, listing the benchmarks, doctor's
+facts.
 """
 
 from __future__ import annotations
@@ -15,14 +16,16 @@ import math
 import os
 import shlex
 import shutil
-import signal
 import subprocess
 import sys
+import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from gapbench_report.commandline import ToolError, UsageError
+
+from gapbench_ci import processes
 
 # Time limits in seconds of the commands whose callers give none: each is a guard against a
 # hang, far above what the command takes.
@@ -31,8 +34,6 @@ BUILD_S = 4 * 3600  # gapbench with every default CUDA architecture, on 2 cores
 RUN_S = 12 * 3600  # one gapbench run: a baseline's full profile of every family takes hours
 QUERY_S = 120  # gapbench --benchmark_list_tests, doctor --json, --help
 GIT_S = 300
-# Seconds between asking a command to stop (SIGTERM) and making it (SIGKILL).
-STOP_GRACE_S = 5
 
 INSTALL = "bash ci/setup installs it"
 TIMEOUT_VARIABLE = "GAPBENCH_SLURM_TIMEOUT"
@@ -107,9 +108,13 @@ def run(command: Sequence[object], what: str | None = None,
     naming the command), or, with `echo`, shown on stderr as the job's log after a "+ command"
     line (a failure then points at it); else its stdout can also be "discard"ed or "show"n on
     stderr, its stderr captured all the same. `env` is added to this process's environment.
+    Captured stdout is kept up to processes.OUT_LIMIT (more is a runaway: stopped, a failure),
+    captured stderr to its last processes.TAIL_BYTES. The command never outlives this process
+    (processes.py says how), and what it leaves running when it ends is stopped and named.
 
     CommandFailed, one line in which `what` names the command (by default the command itself):
-    when it cannot start (`missing` says how to install it); when its exit status is not in `ok`
+    when it cannot start (the program, its interpreter or the working folder is missing;
+    `missing` says how to install a program not found); when its exit status is not in `ok`
     ("<what> exited with status N: <its last line>"; ok=None returns any status); or, as
     TimedOut, at its limit: then it is stopped with every process it started, and the line says
     "<what>: still running after N s (why), stopped", or, for a query that should answer at
@@ -126,39 +131,42 @@ def run(command: Sequence[object], what: str | None = None,
         sink.write(f"$ {' '.join(argv)}\n")
         sink.flush()
     try:
-        try:
-            # Shown output goes to this process's stderr (descriptor 2) as it comes.
-            process = subprocess.Popen(
-                argv, stdin=subprocess.DEVNULL if input is None else subprocess.PIPE,
-                stdout=sink or (2 if echo else _STDOUT[stdout]),
-                stderr=subprocess.STDOUT if sink else 2 if echo else subprocess.PIPE,
-                text=True, errors="replace", cwd=cwd,
-                env=None if env is None else {**os.environ, **env}, start_new_session=True)
-        except FileNotFoundError:
-            raise CommandFailed(f"{os.path.basename(argv[0])} not found: {missing}",
-                                argv) from None
-        except OSError as e:
-            raise CommandFailed(f"{what}: cannot run {argv[0]}: {e.strerror or e}",
-                                argv) from None
-        try:
-            out, err = process.communicate(input, timeout=seconds)
-            out, err = out or "", err or ""
-        except subprocess.TimeoutExpired:
-            stop(process)
-            if sink is not None:
-                sink.write(f"\ngapbench-ci: stopped after {seconds:.0f} s ({why})\n")
-            if stuck is not None:
-                message = f"{os.path.basename(argv[0])} did not answer in {seconds:g} s; {stuck}"
-            else:
-                message = (f"{what}: still running after {seconds:.0f} s ({why}), stopped"
-                           + (f" ({shown(log)})" if log is not None else ""))
-            raise TimedOut(message, argv) from None
-        except BaseException:  # Ctrl-C: the command goes too, it is in a session of its own
-            stop(process)
-            raise
+        with processes.ending_signals_raise():
+            try:
+                # Shown output goes to this process's stderr (descriptor 2) as it comes.
+                process, reader = processes.start(
+                    argv, None if input is None else input.encode(),
+                    stdin=subprocess.DEVNULL if input is None else subprocess.PIPE,
+                    stdout=sink or (2 if echo else _STDOUT[stdout]),
+                    stderr=subprocess.STDOUT if sink else 2 if echo else subprocess.PIPE,
+                    cwd=cwd, env=None if env is None else {**os.environ, **env})
+            except OSError as e:
+                raise CommandFailed(not_started(argv, what, cwd, missing, e), argv) from None
+            try:
+                ended = processes.wait(process, reader, time.monotonic() + seconds)
+            except processes.TooMuchOutput:
+                processes.end_everything(process, reader)
+                raise CommandFailed(f"{what} printed more than {processes.OUT_LIMIT >> 20} MiB, "
+                                    "more than any answer it gives: stopped", argv) from None
+            except BaseException:  # Ctrl-C, SIGTERM, SIGHUP, an error: the command goes too
+                processes.end_everything(process, reader)
+                raise
+            if not ended:
+                processes.end_everything(process, reader)
+                if sink is not None:
+                    sink.write(f"\ngapbench-ci: stopped after {seconds:.0f} s ({why})\n")
+                if stuck is not None:
+                    message = (f"{os.path.basename(argv[0])} did not answer in {seconds:g} s; "
+                               f"{stuck}")
+                else:
+                    message = (f"{what}: still running after {seconds:.0f} s ({why}), stopped"
+                               + (f" ({shown(log)})" if log is not None else ""))
+                raise TimedOut(message, argv)
+            processes.after_end(process, reader, what)
     finally:
         if sink is not None:
             sink.close()
+    out, err = reader.text()
     last = last_log_line(log) if log is not None else last_line(err)
     done = Done(argv, process.returncode, out, err, last)
     if ok is not None and done.status not in tuple(ok):
@@ -171,26 +179,39 @@ def run(command: Sequence[object], what: str | None = None,
     return done
 
 
-def stop(process: subprocess.Popen) -> None:
-    """Ends the process and everything in its session (it is the session's leader): politely,
-    then for good. Its pipes are closed, not read to their end: a child that left the session
-    may hold them open."""
-    for sig in (signal.SIGTERM, signal.SIGKILL):
-        try:
-            os.killpg(process.pid, sig)
-        except ProcessLookupError:
-            break
-        try:
-            process.wait(timeout=STOP_GRACE_S)
-            break
-        except subprocess.TimeoutExpired:
-            continue
-    for stream in (process.stdin, process.stdout, process.stderr):
-        if stream:
-            with contextlib.suppress(OSError, ValueError):
-                stream.close()
-    with contextlib.suppress(subprocess.TimeoutExpired):
-        process.wait(timeout=STOP_GRACE_S)
+def not_started(argv: list[str], what: str, cwd: Path | None, missing: str,
+                error: OSError) -> str:
+    """Why the command could not start, naming what is missing: the working folder, the
+    program (not on PATH, or no file at its path), or the interpreter of its #! line."""
+    program = argv[0]
+    if cwd is not None and not os.path.isdir(cwd):
+        return f"{what}: cannot run in {cwd}: no such folder"
+    if not isinstance(error, FileNotFoundError):
+        return f"{what}: cannot run {program}: {error.strerror or error}"
+    if os.sep not in program:
+        found = shutil.which(program, path=os.environ.get("PATH", os.defpath))
+        if found is None:
+            return f"{program} not found: {missing}"
+        program = found
+    elif not os.path.lexists(program):
+        return (f"{program} not found: no such file"
+                + (f"; {missing}" if missing != INSTALL else ""))
+    interpreter = script_interpreter(Path(program))
+    if interpreter:
+        return (f"{what}: cannot run {program}: its interpreter {interpreter} (its #! line) is "
+                "not there")
+    return (f"{what}: cannot run {program}: a file it needs to start (its dynamic loader or a "
+            "broken link) is not there")
+
+
+def script_interpreter(path: Path) -> str | None:
+    """The program a script's #! line names, None for a file that has no such line."""
+    with contextlib.suppress(OSError), path.open("rb") as f:
+        head = f.read(256)
+        if head.startswith(b"#!"):
+            words = head[2:].split(b"\n", 1)[0].split()
+            return os.fsdecode(words[0]) if words else None
+    return None
 
 
 # ---- CMake -------------------------------------------------------------------------------------

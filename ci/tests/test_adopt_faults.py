@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -19,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from gapbench_ci import baseline
+from gapbench_ci import baseline, baseline_folder
 from tests import PYTHONPATH, REPO
 
 DATA = REPO / "ci" / "tests" / "data"
@@ -54,6 +55,11 @@ CASES = [
     ("a final newline", "gpu\n", ["conv.json"], [], 2, f"name 'gpu\\n': {TOO_MANY}"),
     ("a control character", "gpu\x1b[31m", ["conv.json"], [], 2,
      f"name 'gpu\\x1b[31m': {TOO_MANY}"),
+    # -- a name Windows keeps for a device: a checkout there could not hold NAME.json
+    *[(f"Windows's {name}", name, ["conv.json"], [], 2,
+       f"name {name!r}: {name.split('.')[0]} is a device name on Windows (CON, PRN, AUX, NUL, "
+       "COM1-9, LPT1-9, with any extension), where a checkout could not hold the file: choose "
+       "another") for name in ("CON", "aux", "COM1", "nul.gpu", "Lpt9")],
     # -- a file given twice, by whatever path
     ("one path twice", "gpu-new", ["conv.json", "conv.json"], [], 2,
      "conv.json is given twice: give each file once"),
@@ -238,3 +244,64 @@ def test_a_new_name_beside_the_committed_ones_is_written(workdir, capsys):
     assert {k: v for k, v in after.items() if k in before and k != "README.md"} == \
         {k: v for k, v in before.items() if k != "README.md"}
     assert "replaced" not in json.loads(after["gpu-new.json"])["provenance"]
+
+
+# ---- what the README's table shows of outside text ------------------------------------------
+
+def test_html_and_backticks_from_outside_reach_the_readme_as_text(workdir, capsys):
+    """--how's raw HTML landed in results/baselines/README.md as HTML, and a backtick in a file
+    name ended the command's code span."""
+    shutil.copy(workdir / "conv.json", workdir / "con`v.json")
+    how = "<img src=x onerror=alert(1)> *T4* | [x](javascript:alert(1))"
+    assert baseline.main(adopt_args("gpu-new", ["con`v.json"], ["--how", how])) == 0, \
+        capsys.readouterr().err
+    row = next(line for line in (workdir / "baselines" / "README.md").read_text().splitlines()
+               if line.startswith("| [`gpu-new`]"))
+    assert "adopted: &lt;img src=x onerror=alert(1)&gt; \\*T4\\* \\| \\[x\\](javascript:alert(1))" \
+        in row, row
+    assert "<img" not in row
+    assert row.endswith(" | ``ci/baseline gpu-new --adopt 'con`v.json' --out-dir baselines "
+                        "--how TEXT`` |"), row
+    # The table still has its six columns: nothing from outside ended a cell.
+    assert len(re.split(r"(?<!\\)\|", row)) == 8, row
+
+
+# ---- what a killed writer left -------------------------------------------------------------
+
+def _last_pid() -> int:
+    process = subprocess.Popen(["true"])
+    process.wait()
+    return process.pid
+
+
+def test_a_killed_writers_files_are_removed_by_the_next_run_and_ignored_by_git(workdir, capsys):
+    """A SIGKILLed --adopt left .NAME.json.PID.RANDOM.tmp files (1.1 MB) in results/baselines/:
+    nothing removed them and git did not ignore them."""
+    folder = workdir / "baselines"
+    dead, alive = _last_pid(), os.getpid()
+    litter = [f".gpu-old.json.{dead}.0a1b2c3d.tmp", f".README.md.{dead}.99aa00ff.tmp",
+              ".cpu-x.run.json", ".cpu-x.run.json.partial.Ab12Cd"]
+    kept = [f".gpu-new.json.{alive}.0a1b2c3d.tmp"]  # a live writer's: not ours to remove
+    for name in litter + kept:
+        (folder / name).write_text("{")
+    assert baseline.main(adopt_args("gpu-new", ["conv.json"], [])) == 0, capsys.readouterr().err
+    hidden = sorted(p.name for p in folder.iterdir() if p.name.startswith("."))
+    assert hidden == kept
+    ignored = subprocess.run(["git", "-C", str(REPO), "check-ignore", "--no-index",
+                              *(f"results/baselines/{name}" for name in litter + kept)],
+                             capture_output=True, text=True, check=False)
+    assert ignored.stdout.split() == [f"results/baselines/{n}" for n in litter + kept]
+
+
+# ---- a typo among the options ----------------------------------------------------------------
+
+@pytest.mark.parametrize("args, line", [
+    (["-x"], "unrecognized arguments: -x (see --help)"),
+    (["--adpot", "x.json"], "unrecognized arguments: --adpot (see --help)"),
+    ([], "the following arguments are required: name (see --help)"),
+])
+def test_an_unknown_option_is_named_before_a_missing_name(capsys, args, line):
+    """`ci/baseline -x` answered "the following arguments are required: name"."""
+    assert baseline.main(args) == 2
+    assert capsys.readouterr().err.splitlines() == [f"ci/baseline: {line}"]
+    assert baseline_folder.PROG == "ci/baseline"

@@ -517,7 +517,7 @@ def test_a_check_stopped_inside_a_step_packs_what_it_left_once_more(tmp_path, mo
     monkeypatch.setattr(gpu_check.Check, "unit_tests", interrupted)
     status, _ = in_process(tmp_path, monkeypatch, "--kit", str(kit), "--steps", "doctor,tests",
                            "--archive", str(archive))
-    assert status == 2  # interrupted
+    assert status == 130  # interrupted
     assert len(packed) == 3  # build, doctor, and at the end
     assert "out/logs/gpu-tests.log" in packed[2] and "out/logs/gpu-tests.log" not in packed[1]
 

@@ -26,7 +26,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from gapbench_probe import __version__
+from gapbench_probe import __version__, interrupt
 from gapbench_probe.gbjson import write_atomic
 from gapbench_probe.machine import ask_doctor, machine_id
 from gapbench_probe.plan import DEVICES, FRAMEWORKS, PROFILES
@@ -160,6 +160,9 @@ def main(argv: list[str] | None = None) -> int:
     except UsageError as e:
         print(f"{PROG}: {e}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print(f"{PROG}: interrupted", file=sys.stderr)
+        return interrupt.INTERRUPTED
     except BrokenPipeError:
         # The reader went away (`gapbench-probe | head`): end as a Unix tool does, killed by
         # SIGPIPE (Python ignores it and raises this instead), without a word.
@@ -173,6 +176,10 @@ def probe(argv: list[str]) -> int:
     from gapbench_probe import frameworks
     from gapbench_probe.run import run_framework, selected
 
+    # Imported (numpy turns a KeyboardInterrupt inside its import into an ImportError, read as
+    # "needs numpy"): from here on Ctrl-C is KeyboardInterrupt, which stops gapbench's doctor
+    # and the runs, and ends as one line.
+    interrupt.raise_keyboard_interrupt()
     machine = machine_id(ask_doctor(args.gapbench), args.out)
     failed = False
     for name in args.frameworks:

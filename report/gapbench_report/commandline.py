@@ -13,6 +13,7 @@ import warnings
 from collections.abc import Callable, Sequence
 from importlib import metadata
 
+from gapbench_report import interrupt
 from gapbench_report.labels import printable
 from gapbench_report.results import ResultsError
 
@@ -50,11 +51,50 @@ class ToolError(Exception):
     """Something around the benchmarks failed (git, a build, a crash); str() is one line."""
 
 
+class Terminated(BaseException):
+    """A terminating signal (SIGTERM, SIGHUP) arrived while a command waited on a child it
+    started (gapbench_ci's tools.run turns them into this, as Python turns SIGINT into
+    KeyboardInterrupt): the child has been stopped on the way out, and the command ends by the
+    signal, after its cleanups."""
+
+    def __init__(self, signum: int):
+        super().__init__(signum)
+        self.signum = signum
+
+
 class Parser(argparse.ArgumentParser):
-    """argparse that raises UsageError instead of printing its usage and exiting."""
+    """argparse that raises UsageError instead of printing its usage and exiting, and that
+    names an unknown option before a missing argument (`ci/baseline -x` is a typo, not a
+    baseline without a name)."""
+
+    def parse_known_args(self, args=None, namespace=None):
+        self._given = list(sys.argv[1:] if args is None else args)
+        return super().parse_known_args(args, namespace)
 
     def error(self, message: str):
+        unknown = self.unknown_options(getattr(self, "_given", []))
+        if unknown and message.startswith("the following arguments are required"):
+            message = f"unrecognized arguments: {' '.join(unknown)}"
         raise UsageError(f"{message} (see --help)")
+
+    def unknown_options(self, args: Sequence[str]) -> list[str]:
+        """The words of `args` that look like options and are none of this parser's (nor an
+        abbreviation of one), up to a "--"."""
+        known = self._option_string_actions
+        unknown = []
+        for arg in args:
+            if arg == "--":
+                break
+            if not arg.startswith("-") or arg == "-" or arg[1:2].isdigit():
+                continue
+            option = arg.split("=", 1)[0]
+            if option in known or (option.startswith("--") and any(
+                    k.startswith(option) for k in known if k.startswith("--"))):
+                continue
+            if not option.startswith("--") and option[:2] in known:  # -n5, -vv
+                continue
+            unknown.append(arg)
+        return unknown
 
 
 def parser(prog: str, doc: str, epilog: str | None = None) -> Parser:
@@ -105,15 +145,19 @@ def end_quietly_on_broken_pipe() -> None:
 
 def run(prog: str, body: Callable[[list[str]], int], argv: Sequence[str] | None,
         command: str | None = None) -> int:
-    """body(argv)'s exit status, with every error as one line and 2. `command` is the
-    sub-command's name, dropped when argv still starts with it (`gapbench-report nightly ...`
-    run through ci/nightly)."""
+    """body(argv)'s exit status, with every error as one line and 2; Ctrl-C is one line and
+    130, a SIGTERM or SIGHUP that stopped a child one line and the end by that signal. `command`
+    is the sub-command's name, dropped when argv still starts with it (`gapbench-report nightly
+    ...` run through ci/nightly)."""
     open_standard_descriptors()
     args = list(sys.argv[1:] if argv is None else argv)
     if command and args[:1] == [command]:
         args = args[1:]
     try:
         try:
+            # Ctrl-C while the command's modules were imported ended it at once (interrupt.py);
+            # from here on it is KeyboardInterrupt, so that what the command does is undone.
+            interrupt.raise_keyboard_interrupt()
             with warnings.catch_warnings():
                 # numpy's and matplotlib's arithmetic warnings (an overflow while drawing an
                 # absurd but finite figure) are lines of their source code, nothing to act on.
@@ -124,7 +168,13 @@ def run(prog: str, body: Callable[[list[str]], int], argv: Sequence[str] | None,
         sys.stdout.flush()  # a reader gone shows here, inside the try, not at exit
         return status
     except KeyboardInterrupt:
-        return fail(prog, "interrupted")
+        fail(prog, "interrupted")
+        return interrupt.INTERRUPTED
+    except Terminated as e:
+        fail(prog, f"stopped by {signal.Signals(e.signum).name}")
+        signal.signal(e.signum, signal.SIG_DFL)  # end as the signal ends a process
+        os.kill(os.getpid(), e.signum)
+        return 128 + e.signum  # not reached
     except BrokenPipeError:
         end_quietly_on_broken_pipe()
         return 141  # not reached: the signal ends the process (141 is how a shell shows it)
@@ -134,6 +184,8 @@ def run(prog: str, body: Callable[[list[str]], int], argv: Sequence[str] | None,
         return fail(prog, f"cannot read or write a file: {e}")
     except Exception as e:  # noqa: BLE001 -- a bug must still be one line, not a traceback
         return fail(prog, f"internal error: {type(e).__name__}: {e}")
+    finally:
+        interrupt.end_at_once(prog)  # the interpreter's exit: Ctrl-C is one line, no traceback
 
 
 # ---- gapbench-report COMMAND ------------------------------------------------------------------

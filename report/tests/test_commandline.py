@@ -62,7 +62,6 @@ def test_every_command_has_help_and_one_line_for_a_bad_flag(capsys, module):
     (ToolError("cmake failed"), "prog: cmake failed"),
     (PermissionError(13, "Permission denied"), "prog: cannot read or write a file: "
                                                "[Errno 13] Permission denied"),
-    (KeyboardInterrupt(), "prog: interrupted"),
     (RuntimeError("a bug"), "prog: internal error: RuntimeError: a bug"),
 ])
 def test_run_turns_every_error_into_one_line_and_2(capsys, error, line):
@@ -70,6 +69,13 @@ def test_run_turns_every_error_into_one_line_and_2(capsys, error, line):
         raise error
     assert commandline.run("prog", body, []) == 2
     assert capsys.readouterr().err.splitlines() == [line]
+
+
+def test_ctrl_c_is_one_line_and_130_as_a_shell_reports_it(capsys):
+    def body(_argv):
+        raise KeyboardInterrupt
+    assert commandline.run("prog", body, []) == 130
+    assert capsys.readouterr().err.splitlines() == ["prog: interrupted"]
 
 
 def test_run_passes_the_status_and_drops_the_command_name():
