@@ -571,8 +571,25 @@ def with_overlaps(p: Profile, found: list[Explained]) -> list[Explained]:
     return out
 
 
+# Findings no gapbench figure prices on any machine (their basis says why).
+NEVER_PRICED = frozenset({"gpu_idle", "host_gap", "timestep_loop"})
+
+
+def what_would_price(f: Explained, prices: Prices | None) -> Explained:
+    """A finding that results were given for but that they do not price says which rows would
+    (their family's, run on this machine)."""
+    from dataclasses import replace
+
+    if prices is None or f.saving is not None or f.rule in NEVER_PRICED or \
+            "not priced" in f.basis:
+        return f
+    return replace(f, basis=f"{f.basis}; not priced: these results have no {f.family}/ rows that "
+                   f"price it: gapbench's {f.family} family, run on this machine, would")
+
+
 def explain(profile: Profile, prices: Prices | None) -> list[Explained]:
-    found = sorted((f for rule in RULES for f in rule(profile, prices)), key=rank)
+    found = sorted((what_would_price(f, prices) for rule in RULES
+                    for f in rule(profile, prices)), key=rank)
     return with_overlaps(profile, found)
 
 

@@ -231,3 +231,18 @@ def test_quick_layers_without_shapes_are_noted():
         is None
     assert explain_rules.small_layers_note(profile(layer_ops=18.0, layer_op_seconds=16e-6,
                                                    shapes=True)) is None
+
+
+def test_any_finding_the_results_do_not_price_names_the_rows_that_would():
+    burst = profile(bursts=[traces.Loop(300, 0.005, "aten::mul", names={"aten::mul": 300})])
+
+    class NoRows:
+        def elementwise(self, device):
+            return None
+
+    (f,) = explain(burst, NoRows())
+    assert f.saving is None and f.basis.endswith(
+        "; not priced: these results have no preprocess/ rows that price it: gapbench's "
+        "preprocess family, run on this machine, would")
+    (unasked,) = explain(burst, None)
+    assert "not priced" not in unasked.basis
