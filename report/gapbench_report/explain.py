@@ -1,5 +1,6 @@
-"""`gapbench-report explain`: the classic causes of a slow GPU in the user's own profiler trace,
-each priced with gapbench's measurements of the machine. The rules: docs/explain.md."""
+"""`gapbench-report explain`: the classic causes of a slow GPU (and of a slow host) in the user's
+own profiler trace, each priced with gapbench's measurements of the machine. The rules:
+docs/explain.md."""
 
 from __future__ import annotations
 
@@ -17,10 +18,13 @@ from gapbench_report.files import write_atomic
 from gapbench_report.traces import MAX_TRACE_MIB, read_profile, trace_files
 
 PROG = "gapbench-report explain"
+# --help's description: one whole sentence (the module's docstring wraps mid-sentence).
+DESCRIPTION = ("What your PyTorch or TensorFlow profiler trace shows slowing each step, each cause "
+               "priced with gapbench's results of the machine (docs/explain.md).")
 
 
 def _parser() -> commandline.Parser:
-    p = commandline.parser(PROG, __doc__, epilog="")
+    p = commandline.parser(PROG, DESCRIPTION, epilog="")
     p.add_argument("traces", nargs="+", metavar="TRACE",
                    help="PyTorch profiler traces (*.pt.trace.json[.gz]) or TensorFlow's "
                         "*.xplane.pb, or folders of them")

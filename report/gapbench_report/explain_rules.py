@@ -4,6 +4,7 @@ traces.Profile), each a rule that prices its fix with gapbench's measurements of
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -39,6 +40,16 @@ DEFAULT_CROSSOVER = 128
 # "Bursts of tiny ops").
 BURST_MIN_OPS = 256
 BURST_SHARE = 0.1
+# Host time with no op running (traces.Profile.host_gap_seconds) is a finding from this share of
+# the step: the clean traces' gaps of 100 us or more (the interpreter between layers, the
+# scheduler) take at most 22% of their steps; a batch built from nested lists took half.
+HOST_GAP_SHARE = 0.3
+# A loaded machine is named where its stalls (traces: tiny ops at 10x their kind's median and
+# 1 ms or more) add at least this share to the step.
+LOADED_SHARE = 0.02
+# Without shapes, layers this quick (the median forward matmul or convolution on the host), this
+# many a step, are about the framework's cost per op: a batch (or layers) too small.
+QUICK_LAYER_SECONDS, QUICK_LAYERS = 25e-6, 16
 # A batch this small leaves the step's fixed costs (optimizer, dispatch, launches) to dominate.
 SMALL_BATCH = 8
 TENSOR_CORES_FROM = (7, 0)  # fp16 tensor cores from Volta; TF32 from (8, 0)
@@ -59,7 +70,10 @@ class Explained(Finding):
 def explained(rule: str, severity: str, title: str, text: str, lost: float,
               saving: float | None, basis: str, family: str, cause: str, **evidence
               ) -> Explained:
-    return Explained(rule, severity, title, text, impact=saving if saving is not None else lost,
+    # Ranked by the time the trace shows it costing, priced or not: the saving is shown beside
+    # it, never used to reorder (a priced saving set against an unpriced cost would rank by
+    # whether --results was given).
+    return Explained(rule, severity, title, text, impact=lost,
                      cause=cause, lost=lost, saving=saving, basis=basis, family=family,
                      evidence=evidence)
 
@@ -68,9 +82,25 @@ def ms(seconds: float) -> str:
     return fmt_seconds(seconds) if seconds > 0 else "0 s"
 
 
+NO_NAME = "(an op with no name)"
+
+
+def op_label(name: object, prefix: str = "") -> str:
+    """An op's name as the findings print it: a name that is empty or blank shown as such,
+    never as nothing; `prefix` (aten::) left off."""
+    text = str(name).removeprefix(prefix) if name is not None else ""
+    return text if text.strip() else NO_NAME
+
+
 # ---- the rules ---------------------------------------------------------------------------------
 
 Rule = Callable[[Profile, "Prices | None"], list[Explained]]
+
+
+def timed(p: Profile) -> bool:
+    """Whether the trace's steps have a length to share out (a step of no or negative length, or
+    of none known, has no shares: nothing is judged against it)."""
+    return math.isfinite(p.step_seconds) and p.step_seconds > 0
 
 
 def device_of(p: Profile) -> str:
@@ -82,7 +112,7 @@ def rule_input(p: Profile, prices: Prices | None) -> list[Explained]:
     20% and more highly input-bound). A pipeline with no workers or parallel producers is its own
     rule (input_no_prefetch): overlap is its fix; with workers, more of them or a cheaper
     producer."""
-    if not p.step_seconds or p.input_seconds < INPUT_MODERATE * p.step_seconds:
+    if not timed(p) or p.input_seconds < INPUT_MODERATE * p.step_seconds:
         return []
     share = p.input_seconds / p.step_seconds
     degree = "highly" if share >= INPUT_HIGH else "moderately"
@@ -101,7 +131,12 @@ def rule_input(p: Profile, prices: Prices | None) -> list[Explained]:
            if serial else "Add workers if cores are free, or make the producer cheaper (cache "
            "decoded data, vectorize the preprocessing).")
     saving, basis = None, "the time the step waits for input (what overlap can hide at most)"
-    if prices and (measured := prices.pipelines(device_of(p)) or prices.pipelines("cpu")):
+    measured = prices and (prices.pipelines(device_of(p)) or prices.pipelines("cpu"))
+    if prices and not measured:
+        basis += ("; not priced: these results have no pipeline/ rows (the prefetch and "
+                  "parallel pipelines): gapbench's pipeline family, run on this machine, would "
+                  "price it")
+    if measured:
         # gapbench's ideal with the user's stage costs and this machine's cores (the CPU time of
         # a step: the input, and on the CPU the step's own work), at the share of it gapbench
         # measured the pipeline reaching here.
@@ -135,7 +170,7 @@ def rule_input(p: Profile, prices: Prices | None) -> list[Explained]:
 def rule_gpu_idle(p: Profile, prices: Prices | None) -> list[Explained]:
     """The GPU idle under Nsight Systems' 50% utilisation rule, beyond what the other findings
     explain (input, synchronisation, launches): the host's own time between launches."""
-    if not p.has_device or not p.step_seconds:
+    if not p.has_device or not timed(p):
         return []
     idle = p.gpu_idle_seconds
     # HTA's kernel wait (gaps of under 30 us between kernels) is launch overhead, not the host's
@@ -204,9 +239,9 @@ def rule_sync(p: Profile, prices: Prices | None) -> list[Explained]:
         calls, lost = p.sync_calls, p.sync_bubble_seconds
     else:
         calls, lost = sum(lp.reads for lp in reading), sum(lp.seconds for lp in reading)
-    if not calls or not p.step_seconds or lost < MIN_SHARE * p.step_seconds:
+    if not calls or not timed(p) or lost < MIN_SHARE * p.step_seconds:
         return []
-    what = ", ".join(p.sync_examples) or "synchronising calls"
+    what = ", ".join(map(op_label, p.sync_examples)) or "synchronising calls"
     if p.has_device:
         text = (f"{calls:g} synchronising call{'s' if calls != 1 else ''} a step ({what}): after "
                 f"each the GPU idles until the host enqueues again, {ms(lost)} a step.")
@@ -219,6 +254,10 @@ def rule_sync(p: Profile, prices: Prices | None) -> list[Explained]:
     saving, basis = None, "the trace's time after the syncs" if p.has_device else \
         "the reads' loop in the trace"
     floor = prices.launch("sync") if prices else None
+    if prices and not floor:
+        basis += ("; not priced: these results have no synchronisation's cost (overhead/launch/"
+                  "gpu/what:sync, measured only on a machine with a GPU): gapbench's results of "
+                  "the GPU machine the job would run on would price it")
     if floor:
         at_least = calls * floor.median
         saving = max(lost, at_least)
@@ -233,25 +272,30 @@ def rule_per_element(p: Profile, prices: Prices | None) -> list[Explained]:
     """A Python loop over a tensor's elements: runs of tiny host ops, enough of them on one
     element each (a read, an index, or 0-d and one-element inputs where the trace has shapes)."""
     loop = p.loop()
-    if not loop or not p.step_seconds or loop.seconds < MIN_SHARE * p.step_seconds:
+    if not loop or not timed(p) or loop.seconds < MIN_SHARE * p.step_seconds:
         return []
     in_ops = merged([lp for lp in p.loops if lp.ops])
     in_python = merged([lp for lp in p.loops if not lp.ops])
     parts = []
     if in_ops:
         parts.append(f"{in_ops.ops:.0f} tiny ops a step, {in_ops.elements:.0f} of them on one "
-                     f"element (mostly {in_ops.example}), {ms(in_ops.seconds)}")
+                     f"element (mostly {op_label(in_ops.example)}), {ms(in_ops.seconds)}")
     if in_python:
         values = f"{in_python.elements:,.0f} " if in_python.elements else ""
         parts.append(f"Python's own work on the {values}values of tensor.tolist(), with no "
                      f"framework op running, {ms(in_python.seconds)}")
     together = f"; together {ms(loop.seconds)}" if len(parts) > 1 else ""
+    over = (f"a loop {LOOPS_OVER[loop.confidence]}" if loop.what != "samples" else
+            "a loop over the batch's samples, a loss computed for each (its forward and its "
+            "backward)")
+    fix = ("Write it as whole-tensor operations (x = (x - x.mean(1, keepdim=True)) / "
+           "x.std(1, keepdim=True))." if loop.what != "samples" else
+           "Compute the loss of the whole batch at once: F.cross_entropy(logits, y, "
+           "reduction='none') gives each sample's loss in one op; weight them, then .mean().")
     text = (f"A per-element Python loop: {' and '.join(parts)}{together} of the "
             f"{ms(p.step_seconds)} step ({pct(loop.seconds / p.step_seconds)}): "
-            f"a loop {LOOPS_OVER[loop.confidence]}. Each element "
-            "pays the interpreter, and each op the framework's dispatch (on a GPU, a launch), "
-            "for one element's work. Write it as whole-tensor operations "
-            "(x = (x - x.mean(1, keepdim=True)) / x.std(1, keepdim=True)).")
+            f"{over}. Each iteration pays the interpreter, and each op the framework's dispatch "
+            f"(on a GPU, a launch), for one element's or sample's work. {fix}")
     saving, basis = vectorized_saving(p, prices, loop.seconds, "the loop's time in the trace")
     return [explained("per_element_loop", "warning", "A per-element Python loop", text,
                       loop.seconds, saving, basis, "preprocess", "per-element Python loop",
@@ -287,11 +331,11 @@ def rule_op_burst(p: Profile, prices: Prices | None) -> list[Explained]:
     loop over rows). Its fix is the per-element loop's, whatever each op takes: whole-tensor
     operations."""
     burst = p.burst()
-    if not burst or not p.step_seconds or burst.ops < BURST_MIN_OPS or \
+    if not burst or not timed(p) or burst.ops < BURST_MIN_OPS or \
             burst.seconds < BURST_SHARE * p.step_seconds:
         return []
     top = sorted(burst.names.items(), key=lambda kv: -kv[1])[:4]
-    named = ", ".join(f"{n.removeprefix('aten::')} {c:.0f}" for n, c in top)
+    named = ", ".join(f"{op_label(n, 'aten::')} {c:.0f}" for n, c in top)
     text = (f"A burst of {burst.ops:,.0f} tiny host ops a step (most: {named}) runs back to back, "
             f"{ms(burst.seconds)} of the {ms(p.step_seconds)} step "
             f"({pct(burst.seconds / p.step_seconds)}), outside the model's layers, autograd and "
@@ -309,11 +353,70 @@ def rule_op_burst(p: Profile, prices: Prices | None) -> list[Explained]:
                       top_ops=dict(top))]
 
 
+def rule_timestep_loop(p: Profile, prices: Prices | None) -> list[Explained]:
+    """A model's loop over time steps in Python (traces: an index and a layer's matmul or a cell
+    each iteration, or a library cell called once per step): each step's ops are dispatched (on
+    a GPU, launched) one by one. Its fix is no vectorised formula (each step needs the last one's
+    state) but the library's fused RNN, a compiled step or a graph replay."""
+    loop = p.timestep()
+    if not loop or not timed(p) or loop.seconds < MIN_SHARE * p.step_seconds:
+        return []
+    top = sorted(loop.names.items(), key=lambda kv: -kv[1])[:4]
+    named = ", ".join(f"{op_label(n, 'aten::').removeprefix(AUTOGRAD_PREFIX)} {c:.0f}"
+                      for n, c in top)
+    text = (f"A model's loop over time steps in Python: {loop.ops:,.0f} ops a step (most: "
+            f"{named}), {ms(loop.seconds)} of the {ms(p.step_seconds)} step "
+            f"({pct(loop.seconds / p.step_seconds)}): each time step picks its input (x[:, t]) "
+            "and calls the cell's layers, one small op at a time, each paying the framework's "
+            "dispatch (on a GPU, a launch). A recurrence cannot be written as one whole-tensor "
+            "formula (each step needs the last one's state): run it with the library's fused RNN "
+            "(nn.LSTM, nn.GRU, nn.RNN over the whole sequence: oneDNN on a CPU, cuDNN on a GPU), "
+            "compile the step (torch.compile), or on a GPU replay it as a CUDA graph.")
+    basis = ("the loop's time in the trace (no gapbench family measures a fused RNN against a "
+             "stepped one: the lstm family's rows would, where they run)")
+    return [explained("timestep_loop", "warning", "A model's loop over time steps in Python",
+                      text, loop.seconds, None, basis, "lstm",
+                      f"a loop over time steps of {loop.ops:,.0f} ops", ops=loop.ops,
+                      seconds=loop.seconds, top_ops=dict(top))]
+
+
+def rule_host_gap(p: Profile, prices: Prices | None) -> list[Explained]:
+    """Host time in which no framework op runs, in the step (outside the input's spans, torch.
+    optim's and the loops' runs): Python's own work, which no op of the trace shows: building a
+    tensor from nested lists, NumPy, I/O, logging."""
+    # On a trace with a device, the host's own time is what the GPU waits for: gpu_idle's.
+    if p.has_device or not timed(p) or p.host_gap_seconds < HOST_GAP_SHARE * p.step_seconds:
+        return []
+    share = p.host_gap_seconds / p.step_seconds
+    before, after = p.host_gap_between or ("Python", "Python")
+    where = f"mostly between {op_label(before)} and {op_label(after)}"
+    if p.host_gap_from_python >= 0.5 * p.host_gap_seconds:
+        what = (f"{ms(p.host_gap_from_python)} of it inside torch.tensor(), between its "
+                f"{op_label(before)} and its {op_label(after)}: a tensor built from Python data "
+                "(nested lists) element by element.")
+        fix = ("Build the batch once as an array or a tensor (np.asarray, then torch.from_numpy; "
+               "or keep the data as a tensor and index it), not from Python lists each step.")
+    else:
+        what = (f"{where}: Python's own work between ops (NumPy, a Python loop over values, "
+                "I/O, logging), which no op of the trace shows.")
+        fix = ("Vectorise it (whole-array NumPy or tensor operations), or move it into a "
+               "Dataset read by DataLoader workers, where it overlaps the step.")
+    text = (f"The host runs no framework op for {ms(p.host_gap_seconds)} of each "
+            f"{ms(p.step_seconds)} step ({pct(share)}; the longest gap {ms(p.host_gap_largest)}), "
+            f"{what} {fix}")
+    basis = ("the gaps' time in the trace (no gapbench figure prices Python's own work; moved "
+             "into DataLoader workers, the pipeline family's rows would price the overlap)")
+    return [explained("host_gap", "warning", "Host time with no op running", text,
+                      p.host_gap_seconds, None, basis, "pipeline",
+                      "host time with no op running", seconds=p.host_gap_seconds, share=share,
+                      between=[before, after], from_python=p.host_gap_from_python)]
+
+
 def rule_launch_bound(p: Profile, prices: Prices | None) -> list[Explained]:
     """Kernels shorter than their launch (HolisticTraceAnalysis' launch statistics): the GPU
     finishes each before the host has launched the next."""
     if not p.has_device or p.short_kernels < LAUNCH_MIN_SHORT or \
-            p.short_kernels < LAUNCH_SHORT_SHARE * p.kernels or not p.step_seconds:
+            p.short_kernels < LAUNCH_SHORT_SHARE * p.kernels or not timed(p):
         return []
     rate = p.kernels / p.step_seconds
     # What the GPU waits between them: HTA's kernel wait, at least the launches' excess.
@@ -343,7 +446,7 @@ def rule_launch_bound(p: Profile, prices: Prices | None) -> list[Explained]:
 def rule_small_matmul(p: Profile, prices: Prices | None) -> list[Explained]:
     """Matmuls and convolutions on the GPU smaller than the size from which this machine's GPU
     beats its CPU (gapbench's overhead family), where the CPU would do them faster."""
-    if not p.has_device or not p.step_seconds:
+    if not p.has_device or not timed(p):
         return []
     measured = prices.crossover() if prices else None
     limit, won = measured or (DEFAULT_CROSSOVER, True)
@@ -357,8 +460,8 @@ def rule_small_matmul(p: Profile, prices: Prices | None) -> list[Explained]:
               f"a default of n = {DEFAULT_CROSSOVER} (run gapbench's overhead family for this "
               "machine's crossover)")
     text = (f"{sum(m.per_step for m in small):g} matmuls/convolutions a step are smaller than "
-            f"{judged}, e.g. {worst.per_step:g}x {worst.name} {worst.dims} (as a square matmul "
-            f"n = {worst.n:.0f}), each {ms(worst.gpu_seconds)} on the GPU with its launch: "
+            f"{judged}, e.g. {worst.per_step:g}x {op_label(worst.name)} {worst.dims} (as a "
+            f"square matmul n = {worst.n:.0f}), each {ms(worst.gpu_seconds)} on the GPU with its launch: "
             f"{ms(lost)} a step. Batch them (bmm, one bigger matmul), or, where their inputs "
             "live on the host, run them there.")
     saving, basis = None, "their GPU time with launches, in the trace"
@@ -381,13 +484,13 @@ def rule_small_matmul(p: Profile, prices: Prices | None) -> list[Explained]:
 def rule_fp32(p: Profile, prices: Prices | None) -> list[Explained]:
     """Float32 matmul and convolution kernels without tensor cores on a GPU that has them."""
     cc = p.compute_capability
-    if not p.has_device or not cc or cc < TENSOR_CORES_FROM or not p.step_seconds or \
+    if not p.has_device or not cc or cc < TENSOR_CORES_FROM or not timed(p) or \
             p.fp32_kernel_seconds < MIN_SHARE * p.step_seconds:
         return []
     tf32 = cc >= (8, 0)
     text = (f"{p.fp32_kernel_count:g} float32 matmul/convolution kernels a step use no tensor "
-            f"cores ({', '.join(p.fp32_examples)}), {ms(p.fp32_kernel_seconds)} a step, on a GPU "
-            f"of compute capability {cc[0]}.{cc[1]} that has them. "
+            f"cores ({', '.join(map(op_label, p.fp32_examples))}), {ms(p.fp32_kernel_seconds)} "
+            f"a step, on a GPU of compute capability {cc[0]}.{cc[1]} that has them. "
             + ("Allow TF32 (torch.set_float32_matmul_precision('high'), "
                "torch.backends.cudnn.allow_tf32 = True) or use torch.autocast."
                if tf32 else "Use torch.autocast (float16) where the model's accuracy allows."))
@@ -406,7 +509,7 @@ def rule_fp32(p: Profile, prices: Prices | None) -> list[Explained]:
 def rule_small_batch(p: Profile, prices: Prices | None) -> list[Explained]:
     """A batch so small that each step's fixed costs (optimizer, dispatch, launches) dwarf its
     arithmetic."""
-    if p.batch is None or p.batch > SMALL_BATCH or not p.step_seconds:
+    if p.batch is None or p.batch > SMALL_BATCH or not timed(p):
         return []
     fixed = max(0.0, p.step_seconds - p.matmul_seconds)
     text = (f"The model's layers see batches of {p.batch}: of the {ms(p.step_seconds)} step, "
@@ -428,17 +531,117 @@ def rule_small_batch(p: Profile, prices: Prices | None) -> list[Explained]:
 
 
 RULES: tuple[Rule, ...] = (rule_input, rule_gpu_idle, rule_pageable, rule_sync, rule_per_element,
-                           rule_op_burst, rule_launch_bound, rule_small_matmul, rule_fp32,
-                           rule_small_batch)
+                           rule_op_burst, rule_timestep_loop, rule_host_gap, rule_launch_bound,
+                           rule_small_matmul, rule_fp32, rule_small_batch)
+AUTOGRAD_PREFIX = "autograd::engine::evaluate_function: "
 
 
 def rank(f: Explained) -> tuple:
-    """The largest expected saving first (the time lost where unpriced)."""
+    """The most time the trace shows it costing first, priced or not (its saving beside it)."""
     return (costliest_first(f), f.rule)
 
 
+# Findings whose times are, by how they are found, partly the same time: (a, b, the seconds of
+# b's that are a's too). A CPU trace's sync reads are its per-element loop's reads; an input
+# pipeline's wait holds the loops found inside the DataLoader's spans.
+def shared_seconds(p: Profile, a: Explained, b: Explained) -> float:
+    pair = {a.rule, b.rule}
+    if pair == {"sync_calls", "per_element_loop"} and not p.has_device:
+        return min(a.lost, b.lost)
+    if pair & {"input_no_prefetch", "input_bound"} and \
+            pair & {"per_element_loop", "op_burst", "host_gap", "timestep_loop"}:
+        return min(a.lost, b.lost, p.loops_in_input)
+    if "gpu_idle" in pair:
+        return 0.0  # the idle rule counts only what no other finding explains
+    return 0.0
+
+
+def with_overlaps(p: Profile, found: list[Explained]) -> list[Explained]:
+    """Each finding that shares time with another says so (evidence "shares"), in its text."""
+    from dataclasses import replace
+
+    out = []
+    for f in found:
+        shares = {g.rule: s for g in found if g is not f and (s := shared_seconds(p, f, g)) > 0}
+        if shares:
+            said = "; ".join(f"{ms(s)} of it is also {g} (below)" for g, s in shares.items())
+            f = replace(f, text=f"{f.text} Counted twice: {said}: the two do not add.",
+                        evidence={**f.evidence, "shares": shares})
+        out.append(f)
+    return out
+
+
+# Findings no gapbench figure prices on any machine (their basis says why).
+NEVER_PRICED = frozenset({"gpu_idle", "host_gap", "timestep_loop"})
+
+
+def what_would_price(f: Explained, prices: Prices | None) -> Explained:
+    """A finding that results were given for but that they do not price says which rows would
+    (their family's, run on this machine)."""
+    from dataclasses import replace
+
+    if prices is None or f.saving is not None or f.rule in NEVER_PRICED or \
+            "not priced" in f.basis:
+        return f
+    return replace(f, basis=f"{f.basis}; not priced: these results have no {f.family}/ rows that "
+                   f"price it: gapbench's {f.family} family, run on this machine, would")
+
+
 def explain(profile: Profile, prices: Prices | None) -> list[Explained]:
-    return sorted((f for rule in RULES for f in rule(profile, prices)), key=rank)
+    found = sorted((what_would_price(f, prices) for rule in RULES
+                    for f in rule(profile, prices)), key=rank)
+    return with_overlaps(profile, found)
+
+
+def overlap_note(profile: Profile, findings: list[Explained]) -> str | None:
+    """A line where findings share time or their shares of the step add past 100%: how much of
+    the step they take together, each shared second counted once."""
+    if not findings or not timed(profile):
+        return None
+    total = sum(f.lost for f in findings)
+    shared = sum(s for i, f in enumerate(findings) for g in findings[i + 1:]
+                 if (s := shared_seconds(profile, f, g)) > 0)
+    if not shared and total <= profile.step_seconds:
+        return None
+    once = total - shared
+    return (f"The findings' times add to {ms(total)} ({pct(total / profile.step_seconds)} of the "
+            f"{ms(profile.step_seconds)} step), but {ms(shared)} of it is counted in two of them: "
+            f"together they take {ms(once)} ({pct(once / profile.step_seconds)}). Their savings "
+            "do not add either: fixing one shrinks the other." if shared else
+            f"The findings' times add to {ms(total)}, past the {ms(profile.step_seconds)} step "
+            f"({pct(total / profile.step_seconds)}): some of them are the same time, counted "
+            "twice; their savings do not add.")
+
+
+def load_note(p: Profile) -> str | None:
+    """The loaded machine, as the trace shows it: tiny ops that stalled for milliseconds."""
+    if not timed(p) or not p.stalls or p.stall_seconds < LOADED_SHARE * p.step_seconds:
+        return None
+    examples = ", ".join(f"{op_label(n)} {ms(d)} (its median {ms(m)})"
+                         for n, d, m in p.stall_examples[:2])
+    share = p.stall_seconds / p.step_seconds
+    return (f"The machine was loaded while it was traced: {p.stalls:g} tiny op"
+            f"{'s' if p.stalls != 1 else ''} a step took 10x their kind's median time or more, "
+            f"and 1 ms or more ({examples}): the process was descheduled, or an op's threads "
+            f"waited for a core. The stalls add {ms(p.stall_seconds)} a step ({pct(share)}): "
+            "every figure here includes them. The step is that much longer than on an idle "
+            "machine (so each finding's share of it is smaller), a loop or burst a stall splits is "
+            "counted without the stall, and the savings are of a loaded step. Profile again "
+            "with the machine otherwise idle, and torch.set_num_threads() no more than the cores "
+            "free.")
+
+
+def small_layers_note(p: Profile) -> str | None:
+    """Without shapes, layers as quick as the framework's cost per op: a batch too small (or
+    layers too small), which record_shapes=True would show."""
+    if p.shapes or p.layer_ops < QUICK_LAYERS or not p.layer_op_seconds or \
+            p.layer_op_seconds > QUICK_LAYER_SECONDS:
+        return None
+    return (f"The model's layers take {ms(p.layer_op_seconds)} each on the host (the median of "
+            f"{p.layer_ops:.0f} matmuls and convolutions a step): about the framework's cost per "
+            "op, which a small batch (or very small layers) gives: each step then pays its fixed "
+            "costs for little arithmetic. This trace has no shapes to show the batch: profile "
+            "with record_shapes=True, where a batch of 8 or less is a finding (small_batch).")
 
 
 def verdict(profile: Profile, findings: list[Explained], limit: int = 3) -> str:
@@ -448,9 +651,8 @@ def verdict(profile: Profile, findings: list[Explained], limit: int = 3) -> str:
                 + ("" if profile.has_device else " on the host (it has no device events)") + ".")
     parts = []
     for f in findings[:limit]:
-        worth = (f"saves about {ms(f.saving)} of {ms(profile.step_seconds)} a step, measured here"
-                 if f.saving is not None else
-                 f"costs {ms(f.lost)} of {ms(profile.step_seconds)} a step")
+        worth = f"costs {ms(f.lost)} of {ms(profile.step_seconds)} a step" + (
+            f"; saves about {ms(f.saving)}, measured here" if f.saving is not None else "")
         parts.append(f"{f.cause} ({worth})")
     return fix_first(parts, then=True)
 
@@ -459,11 +661,15 @@ def verdict(profile: Profile, findings: list[Explained], limit: int = 3) -> str:
 
 def notes(profile: Profile, prices: Prices | None) -> list[str]:
     out = [machine_note(profile, prices)]
+    if loaded := load_note(profile):
+        out.append(loaded)
     if not profile.has_device:
         out.append("This trace has no device events (the job ran on the CPU, or the profiler did "
                    "not record CUDA activity): the GPU's findings (idle time, copies, "
                    "synchronisation, launches, small matmuls, tensor cores) are not judged; the "
                    "host's follow.")
+    if small := small_layers_note(profile):
+        out.append(small)
     return out + profile.notes
 
 
@@ -472,6 +678,10 @@ class Answer:
     profile: Profile
     findings: list[Explained]
     notes: list[str]
+
+    def __post_init__(self):
+        if shared := overlap_note(self.profile, self.findings):
+            self.notes = [*self.notes, shared]
 
     @property
     def verdict(self) -> str:

@@ -7,8 +7,21 @@ from pathlib import Path
 
 from gapbench_report.explain_prices import Prices
 from gapbench_report.explain_rules import Answer, Explained, ms
-from gapbench_report.html_writer import esc, page
-from gapbench_report.labels import md_cell
+from gapbench_report.fleet_files import printable
+from gapbench_report.html_writer import esc as html_esc
+from gapbench_report.html_writer import page
+from gapbench_report.labels import md_cell as md_text
+
+# A trace's names (ops, kernels, its file's) reach every output: their control characters (ESC,
+# BEL: a terminal acts on them) escaped as \x1b, as the fleet's pages escape them.
+
+
+def md_cell(text: object) -> str:
+    return md_text(printable(str(text)))
+
+
+def esc(text: object) -> str:
+    return html_esc(printable(str(text)))
 
 
 def _seconds(x: float | None) -> float | None:

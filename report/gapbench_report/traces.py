@@ -17,6 +17,7 @@ require_extra() refuses with one line when they are missing.
 
 from __future__ import annotations
 
+import bisect
 import gzip
 import json
 import logging
@@ -32,6 +33,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from gapbench_report.files import kind_of
 from gapbench_report.results import ResultsError
 
 EXTRA_HINT = ("pip install './report[explain]' (or run bash ci/setup --explain, which puts it in "
@@ -121,11 +123,48 @@ BURST_IN_PLACE_SHARE = 0.5
 #   count, and no index or read by name, whatever the shapes say (each gradient's norm moved to
 #   its device with .to() is 0-d).
 PER_PARAMETER_OPS = 4
-ACCUMULATE_GRAD = "autograd::engine::evaluate_function: torch::autograd::AccumulateGrad"
+AUTOGRAD = "autograd::engine::evaluate_function: "
+ACCUMULATE_GRAD = AUTOGRAD + "torch::autograd::AccumulateGrad"
 # torch.optim's own spans. Its per-parameter loop (foreach=False) does touch 0-d tensors (Adam's
 # step count, read with .item() per parameter), but it is the library's loop, whose fix is
 # foreach= or fused=, not the user's to vectorize: its ops are left out of the loops.
 LIBRARY_SPAN = re.compile(r"^Optimizer\.(step|zero_grad)#")
+# A model's loop in Python (issue 51), told from a loop over elements by what each iteration
+# calls, LOOP_ITERATIONS times or more in one run of tiny ops (its forward, or its backward):
+# - a loop over time steps: an index or slice (x[:, t]) and a layer's matmul or a cell
+#   (linear, lstm_cell) per step: a recurrent cell written by hand, or nn.LSTMCell stepped in
+#   Python. Its fix is the library's fused RNN (nn.LSTM, nn.GRU: oneDNN, cuDNN), a compiled step
+#   or a graph replay, not a vectorised formula: each step needs the last one's state;
+# - a loss per sample: a loss op per iteration (F.cross_entropy(logits[i:i+1], y[i:i+1])), a loop
+#   over the batch's samples whose fix is the loss of the whole batch (reduction="none").
+LOOP_ITERATIONS = 12
+CELL_OPS = re.compile(
+    r"^(aten::(linear|addmm|mm|matmul|lstm_cell|gru_cell|rnn_tanh_cell|rnn_relu_cell"
+    r"|_thnn_fused_lstm_cell|_thnn_fused_gru_cell)"
+    r"|autograd::engine::evaluate_function: (Addmm|Mm|Linear|\w*Cell)Backward\d*)$")
+PICK_OPS = re.compile(r"^(aten::(select|slice|narrow|unbind)"
+                      r"|autograd::engine::evaluate_function: (Select|Slice|Unbind)Backward\d*)$")
+LOSS_OPS = re.compile(
+    r"^(aten::(cross_entropy_loss|nll_loss|nll_loss_nd|mse_loss|l1_loss|smooth_l1_loss"
+    r"|huber_loss|binary_cross_entropy|binary_cross_entropy_with_logits|kl_div)"
+    r"|autograd::engine::evaluate_function: (NllLoss|MseLoss|L1Loss|SmoothL1Loss|HuberLoss"
+    r"|BinaryCrossEntropy\w*)Backward\d*)$")
+# The model's layers on the host, forward: how long each takes tells a batch (or layers) too
+# small for the framework's cost per op, where the trace has no shapes to show the batch.
+FORWARD_LAYER_OPS = frozenset({"aten::linear", "aten::addmm", "aten::matmul", "aten::conv1d",
+                               "aten::conv2d", "aten::conv3d"})
+# Host time in which no framework op runs (issue 51): Python's own work (building a tensor from
+# nested lists, NumPy, I/O) between ops. Gaps shorter than this are the interpreter between two
+# ops (a few to a few tens of microseconds each), not work of its own.
+HOST_GAP_MIN_US = 100.0
+# torch.tensor(python data) records its ops around the conversion, which runs between them.
+FROM_PYTHON = (frozenset({"aten::empty"}),
+               frozenset({"aten::lift_fresh", "aten::detach_", "aten::to", "aten::_to_copy"}))
+# A loaded machine, seen in the trace: ops of a tiny kind (median under TINY_OP_US, at least
+# STALL_KIND_MIN of them) that took STALL_FACTOR times their kind's median and at least
+# STALL_MIN_US: the process was descheduled, or an op's threads waited for a core (a scheduler
+# tick is 1 to 4 ms).
+STALL_FACTOR, STALL_MIN_US, STALL_KIND_MIN = 10.0, 1000.0, 16
 MATMUL_OPS = frozenset({"aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm"})
 CONV_OPS = frozenset({"aten::cudnn_convolution", "aten::convolution", "aten::_convolution",
                       "aten::conv2d", "aten::conv1d", "aten::conv3d"})
@@ -162,6 +201,7 @@ class Loop:
     shown: float = 0.0  # its ops the trace's shapes show on one element, with its reads
     shapes: bool = False  # the trace has shapes to show them
     names: dict[str, float] = field(default_factory=dict)  # its ops by name
+    what: str = ""  # "samples": a loss per sample; "" elements or rows (confidence says)
 
     @property
     def confidence(self) -> str:
@@ -179,7 +219,7 @@ class Loop:
         return Loop(self.ops * share, self.seconds * unit * share, self.example,
                     self.elements * share, self.reads * share, self.read_seconds * unit * share,
                     self.shown * share, self.shapes,
-                    {k: v * share for k, v in self.names.items()})
+                    {k: v * share for k, v in self.names.items()}, self.what)
 
 
 @dataclass
@@ -243,6 +283,20 @@ class Profile:
     loops: list[Loop] = field(default_factory=list)
     shapes: bool = False  # the trace has input shapes (record_shapes=True)
     bursts: list[Loop] = field(default_factory=list)  # runs of tiny ops of no per-element loop
+    timesteps: list[Loop] = field(default_factory=list)  # a model's loops over time steps
+    loops_in_input: float = 0.0  # of the runs' time, inside the input's spans (per step)
+    # host time with no op running (outside the input's spans, torch.optim's and the loops')
+    host_gap_seconds: float = 0.0
+    host_gap_largest: float = 0.0  # the longest one gap
+    host_gap_from_python: float = 0.0  # of it, between torch.tensor()'s ops: from Python data
+    host_gap_between: tuple[str, str] | None = None  # the ops around the most gap time
+    # the loaded machine: stalls of tiny ops
+    stalls: float = 0.0  # per step
+    stall_seconds: float = 0.0  # per step, beyond their kinds' medians
+    stall_examples: list[tuple[str, float, float]] = field(default_factory=list)  # op, s, median
+    # the model's forward layer ops on the host: count per step, median seconds
+    layer_ops: float = 0.0
+    layer_op_seconds: float = 0.0
     # copies
     copies: list[Copies] = field(default_factory=list)
     # kernels and launches (HTA's launch statistics)
@@ -267,6 +321,10 @@ class Profile:
         """The step's bursts of tiny ops, as one."""
         return merged(self.bursts)
 
+    def timestep(self) -> Loop | None:
+        """The step's model loops over time steps, as one."""
+        return merged(self.timesteps)
+
 
 def merged(loops: list[Loop]) -> Loop | None:
     """Loops as one: their counts, times and ops by name summed, the example of the longest."""
@@ -277,8 +335,9 @@ def merged(loops: list[Loop]) -> Loop | None:
     names: Counter = Counter()
     for lp in loops:
         names.update(lp.names)
-    return Loop(example=max(loops, key=lambda lp: lp.seconds).example,
-                shapes=any(lp.shapes for lp in loops), names=dict(names), **total)
+    longest = max(loops, key=lambda lp: lp.seconds)
+    return Loop(example=longest.example, shapes=any(lp.shapes for lp in loops),
+                names=dict(names), what=longest.what, **total)
 
 
 # ---- the extra ----------------------------------------------------------------------------------
@@ -317,29 +376,39 @@ def trace_files(paths: list[str]) -> list[Path]:
 
 
 def sniff(path: Path, max_mib: float = MAX_TRACE_MIB) -> str:
-    """"kineto" or "xplane", after checking the file whole: a gzip stream read to its end (a
-    truncated or corrupt one is refused here, not half-way through a parse), the JSON's size
-    against the memory bound."""
+    """"kineto" or "xplane", after checking the file whole: a regular file (a device, a FIFO or a
+    socket is never opened: /dev/zero would be read for ever, a FIFO waited on), a gzip stream
+    read to its end (a truncated or corrupt one is refused here, not half-way through a parse),
+    the JSON's size against the memory bound, its text UTF-8 and nested at most MAX_TRACE_DEPTH
+    deep (JsonCheck)."""
+    limit = max_mib * 2**20
     try:
-        with open(path, "rb") as f:
+        kind = kind_of(os.stat(path).st_mode)
+        if kind:
+            raise TraceError(f"{path}: is {kind}, not a trace file: not read")
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY)
+        with os.fdopen(fd, "rb") as f:
+            kind = kind_of(os.fstat(f.fileno()).st_mode)  # replaced since the stat: checked
+            if kind:
+                raise TraceError(f"{path}: is {kind}, not a trace file: not read")
             head = f.read(4096)
     except OSError as e:
         raise TraceError(f"{path}: cannot read: {e.strerror or e}") from None
     if not head:
         raise TraceError(f"{path}: empty file")
-    if head[:2] == GZIP_MAGIC:
-        size, head = _gzip_content(path, max_mib * 2**20)
-    else:
-        size = path.stat().st_size
+    gzipped = head[:2] == GZIP_MAGIC
     if path.name.endswith(".xplane.pb"):
-        if size > max_mib * 2**20:
+        size = _content(path, gzipped, limit) if gzipped else path.stat().st_size
+        if size > limit:
             raise _too_big(path, size, max_mib)
         return "xplane"
+    if gzipped:
+        with _opened(path, gzipped=True) as f:
+            head = f.read(4096)
     if head.lstrip()[:1] != b"{":
         raise TraceError(f"{path}: not a profiler trace explain reads: neither PyTorch's JSON "
                          "(Kineto, gzipped or not) nor TensorFlow's .xplane.pb")
-    if size > max_mib * 2**20:
-        raise _too_big(path, size, max_mib)
+    _content(path, gzipped, limit, JsonCheck(path))
     return "kineto"
 
 
@@ -352,25 +421,109 @@ def _too_big(path: Path, size: float, max_mib: float, read_whole: bool = True) -
         "--max-trace-mib if this machine has the memory")
 
 
-def _gzip_content(path: Path, limit: float) -> tuple[int, bytes]:
-    """The size and first bytes of a gzip file's content, reading it to the end: raises
-    TraceError for a stream cut short or corrupt, and for one that unpacks to more than `limit`
-    bytes as soon as it has (a small file can unpack to any size)."""
-    size, head = 0, b""
+@contextmanager
+def _opened(path: Path, gzipped: bool) -> Iterator:
+    """The file's content, unpacked where it is gzipped; a stream cut short or corrupt, or a
+    read that fails, is a TraceError."""
     try:
-        with gzip.open(path, "rb") as f:
-            while chunk := f.read(CHUNK):
-                if not head:
-                    head = chunk[:4096]
-                size += len(chunk)
-                if size > limit:
-                    raise _too_big(path, size, limit / 2**20, read_whole=False)
+        with (gzip.open(path, "rb") if gzipped else open(path, "rb")) as f:
+            yield f
     except (EOFError, gzip.BadGzipFile, zlib.error) as e:
         raise TraceError(f"{path}: the gzip stream is truncated or corrupt ({e}); the trace "
                          "was cut short while it was written or copied") from None
     except OSError as e:
         raise TraceError(f"{path}: cannot read: {e.strerror or e}") from None
-    return size, head
+
+
+def _content(path: Path, gzipped: bool, limit: float, check: JsonCheck | None = None) -> int:
+    """The size of a file's content (a gzip file's unpacked), reading it to the end, each chunk
+    through `check`: raises TraceError for a stream cut short or corrupt, and for content past
+    `limit` bytes as soon as it is (a small gzip can unpack to any size)."""
+    size = 0
+    with _opened(path, gzipped) as f:
+        while chunk := f.read(CHUNK):
+            size += len(chunk)
+            if size > limit:
+                raise _too_big(path, size, limit / 2**20, read_whole=False)
+            if check:
+                check.feed(chunk)
+    if check:
+        check.end()
+    return size
+
+
+# The deepest nesting of a PyTorch trace's JSON explain reads. Kineto's is 6 or 7 (the document,
+# its traceEvents, an event, its args, a list of input dims, a tensor list's dims); ijson's memory
+# grows with the square of the depth (each value carries its path), so 100,000 nested brackets
+# (200 KB) took 23 GB: refused before they are parsed.
+MAX_TRACE_DEPTH = 64
+_QUOTE, _BACKSLASH = ord('"'), ord("\\")
+_OPENING = (ord("["), ord("{"))
+_CLOSING = (ord("]"), ord("}"))
+
+
+class JsonCheck:
+    """What a trace's JSON must be before HTA parses it, checked chunk by chunk in one pass, at
+    numpy's speed: UTF-8 text, nested at most MAX_TRACE_DEPTH deep (brackets inside strings do
+    not count)."""
+
+    def __init__(self, path: Path, max_depth: int = MAX_TRACE_DEPTH):
+        import codecs
+
+        self.path, self.max_depth = path, max_depth
+        self.utf8 = codecs.getincrementaldecoder("utf-8")()
+        self.offset = 0  # bytes fed so far
+        self.depth = 0  # brackets open, outside strings, after what was fed
+        self.in_string = False
+        self.backslashes = 0  # the run of them that ended what was fed
+
+    def feed(self, chunk: bytes) -> None:
+        import numpy as np
+
+        pending = len(self.utf8.getstate()[0])  # a character's first bytes, from the last chunk
+        try:
+            self.utf8.decode(chunk)
+        except UnicodeDecodeError as e:
+            self._not_utf8(e, self.offset - pending)
+        a = np.frombuffer(chunk, np.uint8)
+        marks = np.flatnonzero((a == _QUOTE) | (a == _OPENING[0]) | (a == _OPENING[1])
+                               | (a == _CLOSING[0]) | (a == _CLOSING[1]))
+        tokens = a[marks]
+        quote = tokens == _QUOTE
+        if self.backslashes or chunk.find(b"\\") >= 0:
+            # A quote after an odd run of backslashes is inside its string.
+            index = np.arange(len(a))
+            last_plain = np.maximum.accumulate(np.where(a == _BACKSLASH, -1, index))
+            before = np.concatenate(([-1], last_plain[:-1]))
+            run = index - 1 - before + np.where(before < 0, self.backslashes, 0)
+            quote &= run[marks] % 2 == 0
+            tail = len(a) - 1 - int(last_plain[-1])
+            self.backslashes = tail + (self.backslashes if last_plain[-1] < 0 else 0)
+            tokens = np.where((tokens == _QUOTE) & ~quote, 0, tokens)  # an escaped quote: none
+        quotes = np.cumsum(quote) + self.in_string
+        outside = (quotes % 2 == 0) & (tokens != _QUOTE) & (tokens != 0)
+        opening = (tokens == _OPENING[0]) | (tokens == _OPENING[1])
+        depths = self.depth + np.cumsum(np.where(opening, 1, -1) * outside)
+        if len(depths):
+            if depths.max() > self.max_depth:
+                at = self.offset + int(marks[np.argmax(depths > self.max_depth)])
+                raise TraceError(f"{self.path}: its JSON nests deeper than {self.max_depth} "
+                                 f"levels (at byte {at:,}), where a profiler trace nests 6 or 7: "
+                                 "not a trace explain reads (refused before it is parsed)")
+            self.depth = int(depths[-1])
+            self.in_string = bool(quotes[-1] % 2)
+        self.offset += len(chunk)
+
+    def end(self) -> None:
+        try:
+            self.utf8.decode(b"", final=True)
+        except UnicodeDecodeError as e:
+            self._not_utf8(e, self.offset - len(e.object))
+
+    def _not_utf8(self, e: UnicodeDecodeError, offset: int) -> None:
+        raise TraceError(f"{self.path}: not UTF-8 text (byte 0x{e.object[e.start]:02x} at offset "
+                         f"{offset + e.start:,}): a PyTorch trace is JSON in UTF-8; was it "
+                         "written or copied in another encoding?") from None
 
 
 @contextmanager
@@ -466,6 +619,57 @@ def _stream_numbers_by_column() -> Iterator[None]:
         trace_parser.normalize_gpu_stream_numbers = row_wise
 
 
+STEP_NUMBER = re.compile(r"ProfilerStep\s*#\s*(\d+)")
+
+
+def iterations(df, symbol_table) -> None:
+    """HTA 0.5's add_iteration, in time linear in the events: each host event's iteration is the
+    number of the ProfilerStep whose [ts, ts + dur) holds its start (of several, the last in the
+    table's order, as HTA's), each device event's that of its host event, -1 where none is.
+    HTA's own compares every event with every step (10 s for 1,000 steps of 18 events each, 35 s
+    for 2,000); this takes, for each step, the slice of the host's events in time order that
+    starts in it."""
+    import numpy as np
+    import pandas as pd
+
+    numbers = {i: int(m.group(1)) for i, name in enumerate(symbol_table.sym_table)
+               if (m := STEP_NUMBER.match(str(name)))}
+    iteration = np.full(len(df), np.nan)
+    host = np.flatnonzero((df["stream"] < 0).to_numpy())
+    iteration[host] = -1
+    ts = df["ts"].to_numpy()
+    order = host[np.argsort(ts[host], kind="stable")]
+    starts = ts[order]
+    steps = df[df["name"].isin(list(numbers))]
+    for start, dur, name in zip(steps["ts"], steps["dur"], steps["name"]):
+        first, last = np.searchsorted(starts, [start, start + dur], "left")
+        iteration[order[first:last]] = numbers[name]
+    device = (df["stream"] > 0).to_numpy()
+    if device.any():
+        correlated = df["index_correlation"].to_numpy()[device]
+        by_label = pd.Series(iteration, index=df.index)
+        iteration[device] = np.where(
+            correlated > 0, by_label.reindex(np.where(correlated > 0, correlated, df.index[0]))
+            .to_numpy(), -1)
+    df["iteration"] = pd.to_numeric(pd.Series(iteration, index=df.index), downcast="integer")
+
+
+@contextmanager
+def _iterations_in_linear_time() -> Iterator[None]:
+    """While HTA parses, its add_iteration (steps x events) replaced by iterations (linear)."""
+    from hta.common import trace as hta_trace
+
+    own = getattr(hta_trace, "add_iteration", None)
+    if own is None:
+        yield
+        return
+    hta_trace.add_iteration = iterations
+    try:
+        yield
+    finally:
+        hta_trace.add_iteration = own
+
+
 def read_kineto(path: Path) -> Profile:
     import ijson
     import numpy as np
@@ -475,7 +679,7 @@ def read_kineto(path: Path) -> Profile:
     # HTA rounds nanosecond times to whole microseconds by default, which leaves the sub-
     # microsecond ops of a per-element loop (aten::item, views) with no length: kept exact.
     os.environ["HTA_DISABLE_NS_ROUNDING"] = "1"
-    with quiet(), _stream_numbers_by_column():
+    with quiet(), _stream_numbers_by_column(), _iterations_in_linear_time():
         try:
             trace = Trace(trace_files={0: str(path)}, trace_dir="", parser_config=config)
             trace.load_traces(include_last_profiler_step=True, use_multiprocessing=False,
@@ -483,6 +687,7 @@ def read_kineto(path: Path) -> Profile:
         except ijson.JSONError as e:
             raise TraceError(f"{path}: not valid JSON (truncated?): {e}") from None
         except Exception as e:  # noqa: BLE001 -- HTA's failures, as one line
+            _events_of(path)  # what is wrong with its events, where that is it
             raise TraceError(f"{path}: HolisticTraceAnalysis could not read it as a PyTorch "
                              f"profiler trace: {type(e).__name__}: {e}") from None
     df = trace.get_trace(0)
@@ -492,73 +697,238 @@ def read_kineto(path: Path) -> Profile:
     symbols = np.asarray(trace.symbol_table.get_sym_table(), dtype=object)
     df = df.assign(op=symbols[df["name"].to_numpy()], category=symbols[df["cat"].to_numpy()])
     df["end"] = df["ts"] + df["dur"]
+    profile, (cpu, gpu, syncs, loader_spans) = profile_of(path, df, meta)
+    if profile.has_device:
+        _device(profile, df, cpu, gpu, syncs, loader_spans, 1.0 / profile.steps, trace)
+    return profile
+
+
+JSON_KINDS = {"start_map": "an object", "start_array": "a list", "number": "a number",
+              "string": "a string", "boolean": "true or false", "null": "null",
+              "end_array": "nothing"}
+
+
+def _events_of(path: Path) -> None:
+    """Raises TraceError saying what is wrong with a document's traceEvents (none, not a list,
+    empty, not of events), reading only as far as its first event; returns where it looks
+    right."""
+    import ijson
+
+    with _opened(path, _is_gzip(path)) as f:
+        parsed = ijson.parse(f)
+        try:
+            for prefix, event, _ in parsed:
+                if prefix != "traceEvents":
+                    continue
+                if event != "start_array":
+                    raise TraceError(f"{path}: its traceEvents is {JSON_KINDS.get(event, event)}"
+                                     ", not a list of events: not a PyTorch profiler trace")
+                _, first, _ = next(parsed)
+                if first == "end_array":
+                    raise TraceError(f"{path}: a PyTorch profiler trace with no events (its "
+                                     "traceEvents is empty)")
+                if first != "start_map":
+                    raise TraceError(f"{path}: its traceEvents holds {JSON_KINDS.get(first, first)}"
+                                     ", not events (objects with ph, name, ts, dur): not a "
+                                     "PyTorch profiler trace")
+                return
+        except ijson.JSONError:
+            return
+    raise TraceError(f"{path}: JSON with no traceEvents: not a PyTorch profiler trace")
+
+
+def _is_gzip(path: Path) -> bool:
+    with open(path, "rb") as f:
+        return f.read(2) == GZIP_MAGIC
+
+
+def innermost(windows: list[tuple[float, float]]) -> list[int]:
+    """The indexes of the windows (start, end) that hold no other window: an outer ProfilerStep
+    (a record_function of that name around the loop, a nested schedule) would read its inner
+    steps as one long step."""
+    import numpy as np
+
+    order = sorted(range(len(windows)), key=lambda i: (windows[i][0], -windows[i][1]))
+    ends = np.array([windows[i][1] for i in order] + [math.inf])
+    # the smallest end among the windows that start at or after each one (after it in order):
+    # one of them inside it ends before it does
+    later = np.minimum.accumulate(ends[::-1])[::-1][1:]
+    return [i for k, i in enumerate(order) if later[k] > windows[i][1]]
+
+
+def _spans(n: int) -> str:
+    return f"{n} ProfilerStep span{'s' if n != 1 else ''}"
+
+
+def profile_of(path: Path, df, meta: dict) -> tuple[Profile, tuple]:
+    """A PyTorch trace's Profile from HTA's event table (ts, dur, end in microseconds; op and
+    category by name): the host's findings' figures, and what _device reads beside them (the
+    host's events, the device's, the syncs, the input's spans). The work is linear in the
+    events: each step's events are a slice of the host's events in time order (searchsorted),
+    never a scan of all of them per step."""
+    import numpy as np
+    import pandas as pd
 
     devices = meta.get("deviceProperties") or []
+    if not isinstance(devices, list):
+        devices = []
     profile = Profile(str(path), "PyTorch", host_name=meta.get("host_name"),
                       gpus=[str(d.get("name")) for d in devices if isinstance(d, dict)])
     capabilities = [(int(d["computeMajor"]), int(d.get("computeMinor", 0))) for d in devices
                     if isinstance(d, dict) and isinstance(d.get("computeMajor"), (int, float))]
     profile.compute_capability = max(capabilities) if capabilities else None
 
-    cpu = df[df["stream"] < 0]
+    cpu = df[df["stream"] < 0].sort_values("ts", kind="stable")
+    at = cpu["ts"].to_numpy(float)  # the host's events in time order, for _within
     gpu = df[(df["stream"] >= 0) & df["category"].isin(("kernel", "gpu_memcpy", "gpu_memset"))]
     profile.has_device = not gpu.empty
 
     steps = cpu[(cpu["category"] == "user_annotation") & cpu["op"].str.startswith("ProfilerStep#")]
-    if steps.empty:
+    windows = [(float(s.ts), float(s.end), int(s.tid) if _is_int(s.tid) else s.tid)
+               for s in steps.itertuples() if s.end > s.ts]  # a step of no length is none
+    if len(windows) < len(steps):
+        profile.notes.append(f"{_spans(len(steps) - len(windows))} of no or negative duration "
+                             "(a trace edited, or a clock that went back) left out.")
+    kept = innermost([(start, end) for start, end, _ in windows])
+    if len(kept) < len(windows):
+        profile.notes.append(f"{_spans(len(windows) - len(kept))} around other steps (a "
+                             "record_function of that name around the loop?) read as the steps "
+                             "inside them.")
+        windows = [windows[i] for i in sorted(kept)]
+    if not windows:
         profile.step_marked = False
         profile.notes.append("No ProfilerStep markers (torch.profiler's schedule and prof.step()): "
                              "the whole trace is read as one step.")
         windows = [(float(df["ts"].min()), float(df["end"].max()), None)]
-    else:
-        windows = [(float(s.ts), float(s.end), int(s.tid) if _is_int(s.tid) else s.tid)
-                   for s in steps.itertuples()]
     profile.steps = len(windows)
     per_step = 1.0 / len(windows)
     us = 1e-6
     profile.step_seconds = statistics.mean(end - start for start, end, _ in windows) * us
 
+    # Each step's host events, as positions in the host's events in time order: the slice that
+    # starts in the step, of those that end in it on its thread.
+    op = cpu["op"].to_numpy()
+    ts_all, dur_all, end_all = (cpu["ts"].to_numpy(float), cpu["dur"].to_numpy(float),
+                                cpu["end"].to_numpy(float))
+    thread = cpu["tid"].astype(str).to_numpy()
+    kinds = {name: i for i, name in enumerate(pd.unique(op))}  # each name judged once
+    code = np.array([kinds[n] for n in op], dtype=np.int64) if len(op) else np.zeros(0, int)
+
+    def named(test) -> np.ndarray:
+        by_kind = np.array([bool(test(str(n))) for n in kinds], dtype=bool)
+        return by_kind[code] if len(code) else np.zeros(0, bool)
+
+    is_loader = named(LOADER_SPAN.match)
+    is_library = named(LIBRARY_SPAN.match)
+    is_op = (cpu["category"] == "cpu_op").to_numpy()
+
+    def within(start: float, end: float, tid) -> np.ndarray:
+        inside = np.arange(np.searchsorted(at, start, "left"), np.searchsorted(at, end, "right"))
+        keep = end_all[inside] <= end
+        if tid is not None:
+            keep &= thread[inside] == str(tid)
+        return inside[keep]
+
     # The input pipeline: the DataLoader's __next__ spans inside the steps.
     loader_spans = []
-    for start, end, tid in windows:
-        inside = _within(cpu, start, end, tid)
-        spans = inside[inside["op"].str.match(LOADER_SPAN.pattern)]
-        loader_spans += list(zip(spans["ts"], spans["end"]))
-        for name in spans["op"].unique():
+    steps_at = [within(start, end, tid) for start, end, tid in windows]
+    for inside in steps_at:
+        spans = inside[is_loader[inside]]
+        loader_spans += list(zip(ts_all[spans], end_all[spans]))
+        for name in dict.fromkeys(op[spans]):
             iterator = LOADER_SPAN.match(name)["iterator"]
             profile.loader = iterator
             profile.loader_parallel = iterator != SINGLE_PROCESS_LOADER
-        profile.input_seconds += float(spans["dur"].sum()) * us * per_step
+        profile.input_seconds += float(dur_all[spans].sum()) * us * per_step
 
     # Loops of tiny host ops on one element each, per step. The ops the user's code calls are
     # the outermost framework ops: record_function's spans (the DataLoader's __next__, the user's
     # own) are seen through, torch.optim's spans left out (LIBRARY_SPAN).
     profile.shapes = "input_type" in cpu and bool(
         cpu["input_type"].map(lambda t: isinstance(t, list) and len(t) > 0).any())
+    types = cpu["input_type"].to_numpy() if profile.shapes else None
+    dims = cpu["input_dims"].to_numpy() if profile.shapes else None
     read_kinds: set[str] = set()
     # the backward's AccumulateGrad calls, on whichever thread it ran (a GPU's own): each step's
     # count of parameter tensors
-    grads = np.sort(cpu.loc[cpu["op"] == ACCUMULATE_GRAD, "ts"].to_numpy(float))
-    for start, end, tid in windows:
-        inside = _within(cpu, start, end, tid)
-        library = inside[inside["op"].str.match(LIBRARY_SPAN.pattern)]
-        ops = _outside(inside[inside["category"] == "cpu_op"], library)
-        ts, dur, names = (ops["ts"].to_numpy(float), ops["dur"].to_numpy(float),
-                          ops["op"].to_numpy())
+    grads = np.sort(ts_all[op == ACCUMULATE_GRAD])
+    durations: dict[str, list[float]] = {}  # each outermost op's, by name: the stalls
+    gaps = Counter()  # host time with no op, by the ops around it
+    for (start, end, _), inside in zip(windows, steps_at):
+        library = inside[is_library[inside]]
+        every = inside[is_op[inside]]
+        ops = every
+        if len(library):
+            ops = ops[~_overlapping(ts_all[ops], end_all[ops], ts_all[library],
+                                    end_all[library])]
+        ts, dur, names = ts_all[ops], dur_all[ops], op[ops]
         top = top_level(ts, dur)
+        for i in top:
+            if names[i] in FORWARD_LAYER_OPS:
+                profile.layer_ops += per_step
+                durations.setdefault("\0layer", []).append(dur[i])
         # A read the user's code makes (tensor.item()) is an outermost op; one inside an op
         # (aten::std reads its count) is the op's business.
         profile.reads += sum(names[i] in READ_OPS for i in top) * per_step
         read_kinds.update(READ_CALLS[names[i]] for i in top if names[i] in READ_OPS)
         element = top_dims = None
         if profile.shapes:
-            types, dims = ops["input_type"].to_numpy(), ops["input_dims"].to_numpy()
-            element = [on_one_element(types[i], dims[i]) for i in top]
-            top_dims = dims[top]
+            element = [on_one_element(types[ops[i]], dims[ops[i]]) for i in top]
+            top_dims = dims[ops[top]]
         parameters = int(np.searchsorted(grads, end) - np.searchsorted(grads, start))
-        loops, bursts = find_loops(ts[top], dur[top], names[top], element, top_dims, parameters)
-        profile.loops += [loop.per_step(us, per_step) for loop in loops]
-        profile.bursts += [burst.per_step(us, per_step) for burst in bursts]
+        runs = find_runs(ts[top], dur[top], names[top], element, top_dims, parameters)
+        profile.loops += [loop.per_step(us, per_step) for loop in runs.loops]
+        profile.bursts += [burst.per_step(us, per_step) for burst in runs.bursts]
+        profile.timesteps += [t.per_step(us, per_step) for t in runs.timesteps]
+        loading = inside[is_loader[inside]]
+        if len(loading) and runs.spans:
+            profile.loops_in_input += _overlap(
+                _merged([a for a, _ in runs.spans], [b for _, b in runs.spans]),
+                list(zip(ts_all[loading], end_all[loading]))) * us * per_step
+        # Host time with no op: the step less every outermost op (torch.optim's too), the
+        # input's spans, torch.optim's spans and the loops' runs, in gaps of HOST_GAP_MIN_US or
+        # more, each named by the ops around it.
+        outer = every[top_level(ts_all[every], dur_all[every])]
+        for k in outer:
+            durations.setdefault(op[k], []).append(dur_all[k])
+        started = {float(ts_all[k]): str(op[k]) for k in outer}
+        ended = {float(end_all[k]): str(op[k]) for k in outer}
+        busy = [(float(ts_all[k]), float(end_all[k])) for k in outer] + [
+            (float(ts_all[k]), float(end_all[k]))
+            for k in inside[is_loader[inside] | is_library[inside]]] + runs.spans
+        busy = _merged([a for a, _ in busy], [b for _, b in busy])
+        edges = [(start, "the step's start")] + [(e, ended.get(e, "Python")) for _, e in busy]
+        starts_at = [(a, started.get(a, "Python")) for a, _ in busy] + [(end, "the step's end")]
+        for (gap_from, before), (gap_to, after) in zip(edges, starts_at):
+            # between two of the backward's functions the autograd engine runs, not Python
+            if gap_to - gap_from >= HOST_GAP_MIN_US and not (
+                    before.startswith(AUTOGRAD) and after.startswith(AUTOGRAD)):
+                gaps[(before, after)] += gap_to - gap_from
+                profile.host_gap_largest = max(profile.host_gap_largest,
+                                               (gap_to - gap_from) * us)
+    gap_total = sum(gaps.values())
+    profile.host_gap_seconds = gap_total * us * per_step
+    profile.host_gap_from_python = sum(
+        t for (a, b), t in gaps.items() if a in FROM_PYTHON[0] and b in FROM_PYTHON[1]
+    ) * us * per_step
+    if gaps:
+        profile.host_gap_between = max(gaps, key=gaps.get)
+    # The loaded machine: tiny ops that stalled.
+    for name, seen in durations.items():
+        if name == "\0layer" or len(seen) < STALL_KIND_MIN:
+            continue
+        median = statistics.median(seen)
+        if median >= TINY_OP_US:
+            continue
+        for d in seen:
+            if d >= STALL_FACTOR * median and d >= STALL_MIN_US:
+                profile.stalls += per_step
+                profile.stall_seconds += (d - median) * us * per_step
+                profile.stall_examples.append((str(name), d * us, median * us))
+    profile.stall_examples.sort(key=lambda e: -e[1])
+    del profile.stall_examples[3:]
+    if "\0layer" in durations:
+        profile.layer_op_seconds = statistics.median(durations["\0layer"]) * us
     if not profile.shapes:
         profile.notes.append(
             "This trace has no input shapes (torch.profiler's default): the batch, the sizes of "
@@ -567,7 +937,7 @@ def read_kineto(path: Path) -> Profile:
             "record_shapes=True for them.")
 
     # Device-to-host reads and synchronising calls.
-    in_steps = _in_windows(cpu, windows)
+    in_steps = cpu.iloc[np.concatenate(steps_at)] if steps_at else cpu.iloc[0:0]
     syncs = in_steps[(in_steps["category"] == "cuda_runtime") & in_steps["op"].isin(SYNC_CALLS)]
     profile.sync_calls = len(syncs) * per_step
     profile.sync_examples = list(dict.fromkeys(
@@ -581,9 +951,7 @@ def read_kineto(path: Path) -> Profile:
     matmuls = in_steps[in_steps["op"].isin(MATMUL_OPS | CONV_OPS | {"aten::linear"})]
     profile.matmul_seconds = _outermost_seconds(matmuls) * us * per_step
 
-    if profile.has_device:
-        _device(profile, df, cpu, gpu, syncs, loader_spans, per_step, trace)
-    return profile
+    return profile, (cpu, gpu, syncs, loader_spans)
 
 
 def _is_int(value) -> bool:
@@ -592,20 +960,6 @@ def _is_int(value) -> bool:
         return True
     except (TypeError, ValueError):
         return False
-
-
-def _within(df, start: float, end: float, tid):
-    """The events of thread `tid` (any, for None) inside [start, end]."""
-    inside = df[(df["ts"] >= start) & (df["end"] <= end)]
-    if tid is not None:
-        inside = inside[inside["tid"].astype(str) == str(tid)]
-    return inside
-
-
-def _in_windows(df, windows):
-    import pandas as pd
-    parts = [_within(df, start, end, None) for start, end, _ in windows]
-    return pd.concat(parts) if parts else df.iloc[0:0]
 
 
 def _outermost_seconds(ops) -> float:
@@ -618,15 +972,15 @@ def _outermost_seconds(ops) -> float:
     return total
 
 
-def _outside(df, spans):
-    """The events of df that lie inside none of the spans."""
-    if spans.empty or df.empty:
-        return df
-    keep = None
-    for start, end in zip(spans["ts"], spans["end"]):
-        out = (df["end"] <= start) | (df["ts"] >= end)
-        keep = out if keep is None else keep & out
-    return df[keep]
+def _overlapping(ts, end, span_ts, span_end):
+    """Which events (ts, end) overlap one of the spans, in one pass: the spans merged, each event
+    against the last of them that starts before it ends."""
+    import numpy as np
+
+    spans = _merged(span_ts, span_end)
+    starts, ends = np.array([a for a, _ in spans]), np.array([b for _, b in spans])
+    k = np.searchsorted(starts, end, "left") - 1
+    return (k >= 0) & (ends[np.maximum(k, 0)] > ts)
 
 
 def on_one_element(types, dims) -> bool:
@@ -656,6 +1010,54 @@ def top_level(ts, dur) -> list[int]:
 
 def find_loops(ts, dur, names, element=None, element_dims=None, parameters: int = 0
                ) -> tuple[list[Loop], list[Loop]]:
+    """find_runs' per-element loops and bursts."""
+    runs = find_runs(ts, dur, names, element, element_dims, parameters)
+    return runs.loops, runs.bursts
+
+
+@dataclass
+class Runs:
+    """What find_runs finds among a step's outermost host ops."""
+
+    loops: list[Loop]
+    bursts: list[Loop]
+    timesteps: list[Loop]
+    spans: list[tuple[float, float]]  # every run of tiny ops, and Python's loops: their time
+
+
+# A recurrent cell of the library called once per time step from Python (nn.LSTMCell, nn.GRUCell,
+# nn.RNNCell): no model calls one LOOP_ITERATIONS times a step otherwise.
+CELL_CALLS = frozenset({"aten::lstm_cell", "aten::gru_cell", "aten::rnn_tanh_cell",
+                        "aten::rnn_relu_cell"})
+
+
+def stepped_cells(ts, dur, names) -> list[Loop]:
+    """A library cell stepped over time in Python: from its first call to its last, where it is
+    called LOOP_ITERATIONS times or more (its calls need not be tiny: a cell of a wide layer takes
+    longer than TINY_OP_US)."""
+    calls = [i for i, n in enumerate(names) if n in CELL_CALLS]
+    if len(calls) < LOOP_ITERATIONS:
+        return []
+    a, b = calls[0], calls[-1] + 1
+    return [Loop(b - a, float(ts[b - 1] + dur[b - 1] - ts[a]), names[calls[0]],
+                 names=dict(Counter(names[a:b])))]
+
+
+def model_loop(names: list[str]) -> str | None:
+    """"samples" for a run that computes a loss per iteration, "timesteps" for one that picks a
+    step (an index or slice) and calls a layer's matmul or a cell each iteration, None for
+    neither (LOOP_ITERATIONS of them at least)."""
+    losses = sum(bool(LOSS_OPS.match(n)) for n in names)
+    if losses >= LOOP_ITERATIONS:
+        return "samples"
+    picks = sum(bool(PICK_OPS.match(n)) for n in names)
+    cells = sum(bool(CELL_OPS.match(n)) for n in names)
+    if min(picks, cells) >= LOOP_ITERATIONS:
+        return "timesteps"
+    return None
+
+
+def find_runs(ts, dur, names, element=None, element_dims=None, parameters: int = 0) -> Runs:
     """Per-element loops and bursts among outermost host ops (given in time order): runs of at
     least LOOP_MIN_OPS consecutive ops, each shorter than TINY_OP_US and at most LOOP_GAP_US
     apart. A run is a per-element loop when at least LOOP_ELEMENT_SHARE of its ops work on one
@@ -685,7 +1087,10 @@ def find_loops(ts, dur, names, element=None, element_dims=None, parameters: int 
             continue
         over_parameters = b - a <= PER_PARAMETER_OPS * parameters and \
             sum(named[a:b]) < LOOP_ELEMENT_SHARE * (b - a)
-        kind = (None if over_parameters else
+        model = model_loop(names[a:b])
+        kind = ("timestep" if model == "timesteps" else
+                "samples" if model == "samples" else
+                None if over_parameters else
                 "loop" if sum(on_element[a:b]) >= LOOP_ELEMENT_SHARE * (b - a) else
                 "burst" if is_burst(names[a:b]) else None)
         if kind and spans and spans[-1][0] == kind and \
@@ -693,7 +1098,7 @@ def find_loops(ts, dur, names, element=None, element_dims=None, parameters: int 
             spans[-1][2] = b
         else:
             spans.append([kind, a, b])
-    found: dict[str, list[Loop]] = {"loop": [], "burst": []}
+    found: dict[str, list[Loop]] = {"loop": [], "burst": [], "timestep": [], "samples": []}
     for kind, a, b in spans:
         if kind is None:
             continue
@@ -703,10 +1108,18 @@ def find_loops(ts, dur, names, element=None, element_dims=None, parameters: int 
                                 counts.most_common(1)[0][0], sum(on_element[a:b]),
                                 sum(read[a:b]),
                                 float(sum(dur[k] for k in range(a, b) if read[k])), shown,
-                                element is not None, dict(counts)))
-    loops = found["loop"] + python_loops(ts, dur, names, element_dims,
-                                         [(a, b - 1) for kind, a, b in spans if kind == "loop"])
-    return loops, found["burst"]
+                                element is not None, dict(counts),
+                                "samples" if kind == "samples" else ""))
+    if not found["timestep"]:
+        found["timestep"] = stepped_cells(ts, dur, names)
+    in_python = python_loops(ts, dur, names, element_dims,
+                             [(a, b - 1) for kind, a, b in spans if kind == "loop"])
+    # every run's time, and Python's loops' (a gap after a tolist()): none is time with no op
+    runs_at = [(float(ts[a]), float(ts[b - 1] + dur[b - 1])) for _, a, b in spans]
+    runs_at += [(float(ts[i] + dur[i]), float(ts[i] + dur[i] + lp.seconds))
+                for i, lp in in_python]
+    return Runs(found["loop"] + found["samples"] + [lp for _, lp in in_python], found["burst"],
+                found["timestep"], runs_at)
 
 
 def is_burst(names: list[str]) -> bool:
@@ -717,22 +1130,27 @@ def is_burst(names: list[str]) -> bool:
     return layers < BURST_LAYER_SHARE * len(names) and in_place < BURST_IN_PLACE_SHARE * len(names)
 
 
-def python_loops(ts, dur, names, dims=None, inside=()) -> list[Loop]:
+def python_loops(ts, dur, names, dims=None, inside=()) -> list[tuple[int, Loop]]:
     """Python's own work on the values of tensor.tolist(): from the end of its two ops (TOLIST)
     to the next framework op, no op runs (ops=0; elements: the values). Only where the trace's
     shapes (dims) count at least LOOP_MIN_OPS values: converting a loss to log it is no loop,
     whatever Python does next. Conversions inside a loop of ops (`inside`: first and last op of
-    each) are that loop's. Times in the trace's microseconds."""
+    each) are that loop's. Each with the index of its last op; times in the trace's
+    microseconds."""
     found = []
+    if dims is None:
+        return found
+    in_loop = [False] * len(ts)
+    for a, b in inside:
+        in_loop[a:b + 1] = [True] * (b + 1 - a)
     for i in range(1, len(ts) - 1):
-        if dims is None or any(a <= i <= b for a, b in inside) or \
-                (names[i - 1], names[i]) != TOLIST:
+        if in_loop[i] or (names[i - 1], names[i]) != TOLIST:
             continue
         shape = dims[i][0] if isinstance(dims[i], list) and dims[i] else None
         values = math.prod(shape) if isinstance(shape, list) else 0
         if values >= LOOP_MIN_OPS:
-            found.append(Loop(0, float(ts[i + 1] - ts[i] - dur[i]), TOLIST_EXAMPLE, values,
-                              shown=values, shapes=True))
+            found.append((i, Loop(0, float(ts[i + 1] - ts[i] - dur[i]), TOLIST_EXAMPLE, values,
+                                  shown=values, shapes=True)))
     return found
 
 
@@ -1000,9 +1418,12 @@ def _eager_loops(path: Path, profile: Profile) -> None:
     if not steps or not eager:
         return
     per_step = 1.0 / len(steps)
+    eager.sort(key=lambda e: e["ts"])
+    starts = [e["ts"] for e in eager]
     for step in steps:
         end = step["ts"] + step["dur"]
-        inside = [e for e in eager if step["ts"] <= e["ts"] and e["ts"] + e["dur"] <= end
+        first, last = bisect.bisect_left(starts, step["ts"]), bisect.bisect_right(starts, end)
+        inside = [e for e in eager[first:last] if e["ts"] + e["dur"] <= end
                   and e.get("tid") == step.get("tid")]
         ts, dur = [e["ts"] for e in inside], [e["dur"] for e in inside]
         top = top_level(ts, dur)
