@@ -242,6 +242,19 @@ def gemm_peaks(benchmarks: Iterable[Benchmark]) -> dict[tuple[str, str], Benchma
     return peaks
 
 
+def cpu_flop_peak(benchmarks: Iterable[Benchmark], math: str) -> Benchmark | None:
+    """The CPU's physical FLOP peak of one math: the fastest peak/flops/cpu row of it (highest
+    `flops`) at its all-CPUs thread count (the highest `threads:` the run timed); None where the
+    run has none."""
+    rows = [b for b in find(benchmarks, "peak", "flops", "cpu")
+            if b.parsed.axes.get("math") == math and b.counter("flops")]
+    if not rows:
+        return None
+    most = max(b.parsed.threads or 1 for b in rows)
+    return max((b for b in rows if (b.parsed.threads or 1) == most),
+               key=lambda b: b.counter("flops"))
+
+
 def peak_share_metrics(benchmarks: list[Benchmark]) -> dict[str, float | None]:
     """Each machine's share of its own peak, which carries across machines whatever their
     devices: the fastest float32 library conv of one ResNet layer (SHARE_CONV; never a row that
