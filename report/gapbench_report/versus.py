@@ -161,7 +161,8 @@ def configuration_differs(here: Benchmark, there: Benchmark,
     """Why two rows of one name are not the same work, in words; empty when they are: the math
     each may have computed in, the algorithm, math mode, data type and layout any of their
     repetitions' labels name, a held against an unheld kernel time, other FLOPs per iteration,
-    and, where the code is not known to be the same, labels that differ."""
+    the benchmark's code changed (versus_code), and, where the code is not known to be the
+    same, labels that differ (oneDNN's, which name its kernels for the machine, aside)."""
     reasons = []
     if here.math != there.math:
         reasons.append(f"math: {math_words(here.math)} here, {math_words(there.math)} there")
@@ -179,13 +180,13 @@ def configuration_differs(here: Benchmark, there: Benchmark,
         reasons.append(f"other arithmetic: {a / 1e6:.3g} MFLOP here, {b / 1e6:.3g} there")
     # oneDNN's labels name the implementation it picked for the machine's instruction set (a
     # fact of the machine, which explains them), not a configuration.
-    if code.state != versus_code.SAME and here.parsed.variant not in OWN_KERNEL_LABELS \
+    if code.state == versus_code.CHANGED:
+        reasons.append(code.words)
+    elif code.state == versus_code.UNKNOWN and here.parsed.variant not in OWN_KERNEL_LABELS \
             and set(labels_of(here)) != set(labels_of(there)):
         shown = "" if reasons else (f": \"{labels_of(here)[0] or 'none'}\" here, "
                                     f"\"{labels_of(there)[0] or 'none'}\" there")
-        why = "another gapbench" if code.state == versus_code.CHANGED else \
-            "a gapbench not known to be the same"
-        reasons.append(f"{why} labelled it otherwise{shown}")
+        reasons.append(f"a gapbench not known to be the same labelled it otherwise{shown}")
     return reasons
 
 
@@ -258,9 +259,8 @@ def pairs(here: Side, there: Side) -> list[Pair]:
 
     def pair(a: Benchmark, b: Benchmark, configured: bool = True) -> Pair:
         identity = code(a.parsed.family)
-        reasons = configuration_differs(a, b, identity) if configured else []
-        if identity.state == versus_code.CHANGED:
-            reasons.append(identity.words)
+        reasons = configuration_differs(a, b, identity) if configured else \
+            [identity.words] if identity.state == versus_code.CHANGED else []
         caveats = (identity.words,) if identity.state == versus_code.UNKNOWN else ()
         return Pair(a, b, tuple(reasons), caveats)
 
