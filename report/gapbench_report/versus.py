@@ -338,7 +338,7 @@ class Explanation:
 
 
 def share_of(ceiling_ratio: float, speed: float) -> float:
-    """ln(ceiling ratio) / ln(speed ratio) (docs/report.md#the-share-a-ceiling-explains)."""
+    """ln(ceiling ratio) / ln(speed ratio) (docs/report.md#how-much-a-ceiling-explains)."""
     if abs(math.log(ceiling_ratio)) <= math.log(1 + DIFFERS):
         return 0.0  # ceilings within the noise of each other explain nothing
     return math.log(ceiling_ratio) / math.log(speed)
@@ -772,8 +772,8 @@ def cause_words(key: tuple, works: Sequence[Work], c: Comparison, detail: bool) 
 
 
 def grouped(works: Sequence[Work], c: Comparison) -> list[tuple[tuple, list[Work], float]]:
-    """The works by cause, each cause with its share of the slowdown (the sum of its works'
-    ln(cost) over all of theirs), the largest share first; nothing-explains last."""
+    """The works by cause with each cause's share of the slowdown, the largest first and
+    nothing-explains last (docs/report.md#the-verdict-the-findings-the-charts)."""
     by_cause: dict[tuple, list[Work]] = {}
     for w in works:
         by_cause.setdefault(cause(w, c), []).append(w)
