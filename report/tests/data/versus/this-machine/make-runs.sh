@@ -55,6 +55,9 @@ for case in "${cases[@]}"; do
         nice -n -19 sh -c 'while :; do :; done' &
         spinners+=($!)
       done
+      # A minute first, so that the 1-minute load average the run records has risen with them,
+      # as it has on a machine whose other work was running before the run.
+      sleep 60
       run "$case"
       for pid in "${spinners[@]}"; do kill "$pid"; done
       spinners=()
