@@ -83,3 +83,52 @@ def test_the_load_average_is_the_first_finite_number():
     for odd in ([], [True], ["1.5"], [float("nan")], "1.5", None):
         assert load_average({"load_avg": odd}) is None
     assert load_average({}) is None
+
+
+def on(**facts: str) -> Facts:
+    """Facts from keyword arguments, dots written as double underscores."""
+    values = {k.replace("__", "."): v for k, v in facts.items()}
+    return Facts.of(lambda k: values.get(k, ""), None)
+
+
+PLAIN = dict(cpu__cores="2", cpu__affinity_cpus="2", cpu__affinity_list="0-1",
+             cpu__quota_cpus="none", cpu__quota_source="none found", cpu__usable_cpus="2",
+             openblas__threads="2", onednn__threads="2")
+
+
+def test_fewer_cpus_under_a_quota_are_named_first_with_their_direction_and_cause():
+    quota = on(**PLAIN | dict(
+        cpu__quota_cpus="1", cpu__quota_source="cgroup v1 cpu.cfs_quota_us",
+        cpu__quota_setting="cgroup v1 cpu.cfs_quota_us 100000 / cpu.cfs_period_us 100000 in "
+                           "/sys/fs/cgroup/cpu/q", cpu__usable_cpus="1"))
+    found = differences(quota, Usual.of([on(**PLAIN)]), device="cpu")
+    assert keys(found) == ["cpu.usable_cpus"]  # the libraries' threads: the same (2) on both
+    (cpus,) = found
+    assert cpus.how == "lower" and (cpus.value, cpus.their_value) == ("1", "2")
+    assert cpus.contrast("here", "there") == (
+        "this process may use 1 CPU here and 2 there (a container quota here)")
+    assert cpus.contrast("on a", "on b", evidence=True) == (
+        "this process may use 1 CPU on a and 2 on b (a container quota on a: cgroup v1 "
+        "cpu.cfs_quota_us 100000 / cpu.cfs_period_us 100000)")
+    assert "a container quota: cgroup v1 cpu.cfs_quota_us 100000" in cpus.cited
+    # The faster side differs in nothing that makes it slower.
+    assert differences(on(**PLAIN), Usual.of([quota])) == []
+
+
+def test_a_pinned_process_names_its_affinity_before_the_threads_that_follow_from_it():
+    pinned = on(**PLAIN | dict(cpu__affinity_cpus="1", cpu__affinity_list="0",
+                               cpu__usable_cpus="1", openblas__threads="1",
+                               onednn__threads="1"))
+    found = differences(pinned, Usual.of([on(**PLAIN)]), device="cpu")
+    assert keys(found) == ["cpu.usable_cpus", "openblas.threads", "onednn.threads"]
+    assert found[0].contrast("here", "there", evidence=True) == (
+        "this process may use 1 CPU here and 2 there (its CPU affinity here: CPU 0, as "
+        "taskset -c 0 sets it)")
+    assert found[1].contrast("here", "there") == (
+        "OpenBLAS used another number of threads (`openblas.threads` 1 here, 2 there)")
+
+
+def test_files_from_before_the_cpus_were_recorded_differ_in_nothing_new():
+    old = on(cpu__cores="2", openblas__threads="2")
+    assert differences(old, Usual.of([on(**PLAIN)])) == []
+    assert differences(on(**PLAIN), Usual.of([old])) == []
