@@ -24,7 +24,14 @@ from gapbench_report.labels import (
     variant_label,
     with_threads,
 )
-from gapbench_report.machine_facts import LOAD, Difference, Facts, Usual, differences
+from gapbench_report.machine_facts import (
+    LOAD,
+    Difference,
+    Facts,
+    Usual,
+    differences,
+    fewer_cpus_why,
+)
 from gapbench_report.results import FP32, Benchmark, Results
 from gapbench_report.run_model import Run
 from gapbench_report.same_work import fastest_by, work
@@ -43,7 +50,6 @@ from gapbench_report.versus_ceilings import (  # noqa: F401 (the comparison's na
     gpu_memory_bandwidth,
     kind,
     probed,
-    quota_words,
 )
 
 # A work differs when one machine is more than this much faster (a ratio beyond 1.1x either way:
@@ -318,6 +324,7 @@ class Explanation:
     notes: tuple[str, ...] = ()
     library: str = ""  # the library whose own cause this is (the CPUs' physical peaks equal)
     peaks: str = ""  # those equal peaks, in words
+    why: str = ""  # what holds a machine below its cores, where the ceiling is the usable CPUs
 
     @property
     def other_key(self) -> str | None:
@@ -450,12 +457,24 @@ def explain(pair: Pair, here: Side, there: Side) -> Explanation:
     best = replace(ranked[0] if ranked else Explanation(), notes=tuple(notes))
     if best.ceiling == "cpus":
         facts = tuple(f for f in facts if f[1].key not in CPU_FACTS)
+        best = replace(best, why=cpus_why(here, there))
     library, peaks = library_cause(pair, here, there)
     # A ceiling that differs the other way overrules the facts: the machine with the higher
     # ceiling is the slower one at this work, so what made its ceiling higher explains nothing.
     return replace(best, facts=() if best.how == "against" else facts,
                    library="" if best.explained else library,
                    peaks="" if best.explained else peaks)
+
+
+def cpus_why(here: Side, there: Side) -> str:
+    """"a container quota here: cgroup v1 cpu.cfs_quota_us 100000 / ...": what holds either
+    machine below its cores, with the facts that say so."""
+    found = []
+    for side, where in ((here, "here"), (there, "there")):
+        words, shown = fewer_cpus_why(side.run.context)
+        if words:
+            found.append(f"{words} {where}" + (f": {shown}" if shown else ""))
+    return "; ".join(found)
 
 
 def library_cause(pair: Pair, here: Side, there: Side) -> tuple[str, str]:
@@ -632,13 +651,25 @@ def ratio_range(works: Sequence[Work]) -> str:
     return low if low == high else f"{low[:-1]}–{high}"
 
 
-def cpus_text(e: Explanation, here: Side, there: Side) -> str:
-    """"this process may use 1 CPU here and 2 there (a container quota of 1 CPU here)"."""
+def cpus_text(e: Explanation, here: Side, there: Side, evidence: bool = False) -> str:
+    """"this process may use 1 CPU here and 2 there (a container quota here)", with `evidence`
+    what says so ("a container quota here: cgroup v1 cpu.cfs_quota_us 100000 / ...")."""
     a, b = e.here.value, e.there.value
     text = f"this process may use {a:g} CPU{'s' if a != 1 else ''} here and {b:g} there"
-    why = [f"{words} {where}" for side, where in ((here, "here"), (there, "there"))
-           if (words := quota_words(side.run.context))]
+    why = []
+    for side, where in ((here, "here"), (there, "there")):
+        words, shown = fewer_cpus_why(side.run.context)
+        if words:
+            why.append(f"{words} {where}" + (f": {shown}" if evidence and shown else ""))
     return f"{text} ({'; '.join(why)})" if why else text
+
+
+def cpus_reading(w: Work) -> str:
+    """The CPUs this process may use as a reading: "CPUs this process may use, 1 against 2 (a
+    container quota here: cgroup v1 ...)"; the why is in the sides' facts."""
+    e = w.explanation
+    return (f"{kind('cpus').words}, {e.here.shown('cpus')} against {e.there.shown('cpus')}"
+            + (f" ({e.why})" if e.why else ""))
 
 
 def ceiling_text(e: Explanation) -> str:
@@ -681,7 +712,7 @@ def reading(w: Work, here: str, there: str) -> str:
     facts = facts_text(e.facts, here, there)
     caveats = "".join(f"; {c}" for c in w.pair.caveats)
     if e.explained:
-        bound = ceiling_text(e)
+        bound = ceiling_text(e) if e.ceiling != "cpus" else cpus_reading(w)
         if e.how == "partly":
             bound = f"partly bound by the {bound}, which explains {e.share:.0%} of it"
         elif e.how == "beyond":
@@ -725,7 +756,7 @@ def cause(w: Work, c: Comparison) -> tuple:
     or nothing."""
     e = w.explanation
     if e.explained:
-        return ("ceiling", e.ceiling, e.other_key, "fully" if e.how == "fully" else "partly")
+        return ("ceiling", e.ceiling, e.other_key)
     if e.library:
         return ("library", e.library)
     if e.facts:
@@ -755,10 +786,10 @@ def cause_words(key: tuple, works: Sequence[Work], c: Comparison, detail: bool) 
     if key[0] == "ceiling":
         if e.ceiling == "cpus":
             text = cpus_text(e, c.here, c.there) if detail else \
-                f"this process may use {e.here.value:g} CPUs here, {e.there.value:g} there"
+                f"{e.here.value:g} against {e.there.value:g} usable CPUs"
         else:
             text = ceiling_text(e) if detail else kind(e.ceiling).words
-        return f"partly {text}" if key[3] == "partly" else text
+        return text if any(w.explanation.how == "fully" for w in works) else f"partly {text}"
     if key[0] == "library":
         return (f"{LIBRARY_NAMES.get(key[1], key[1])}'s own kernels or threads"
                 + (" (the CPUs' physical peaks are equal)" if detail else ""))
@@ -779,20 +810,26 @@ def grouped(works: Sequence[Work], c: Comparison) -> list[tuple[tuple, list[Work
         by_cause.setdefault(cause(w, c), []).append(w)
     total = sum(math.log(w.cost) for w in works) or 1.0
     found = [(k, g, sum(math.log(w.cost) for w in g) / total) for k, g in by_cause.items()]
-    return sorted(found, key=lambda x: (x[0][0] == "unexplained", -x[2]))
+    # The CPUs this process may use come first where they explain some works: the commonest
+    # cause of "my container is slower than my laptop", and the others' (load, threads) follow.
+    return sorted(found, key=lambda x: (x[0][0] == "unexplained",
+                                        x[0][:2] != ("ceiling", "cpus"), -x[2]))
 
 
-def direction_items(works: Sequence[Work], c: Comparison, detail: bool, limit: int,
-                    seen: set) -> list[str]:
-    """One direction's causes (at most `limit`, the rest counted together); a cause the
-    verdict named already (`seen`) is named without its figures."""
+def direction_items(works: Sequence[Work], c: Comparison, detailed: int, limit: int,
+                    seen: list) -> list[str]:
+    """One direction's causes (at most `limit`, the rest counted together); the first
+    `detailed` causes of the verdict are named with their figures, each once (`seen`: the
+    causes named so far)."""
     items = []
     groups = grouped(works, c)
     for key, group, share in groups[:limit]:
         count = f"{len(group)} work{'s' if len(group) != 1 else ''}"
-        items.append(f"{cause_words(key, group, c, detail and key not in seen)}: {share:.0%} "
+        detail = key not in seen and len(seen) < detailed
+        items.append(f"{cause_words(key, group, c, detail)}: {share:.0%} "
                      f"({count}, {ratio_range(group)})")
-        seen.add(key)
+        if key not in seen:
+            seen.append(key)
     if rest := groups[limit:]:
         items.append(f"{len(rest)} more cause{'s' if len(rest) != 1 else ''}: "
                      f"{sum(s for _, _, s in rest):.0%}")
@@ -810,30 +847,34 @@ def not_comparable_lead(c: Comparison) -> str:
     return f"{count} not comparable ({why}: see the list)."
 
 
-def verdict_lines(c: Comparison, detail: bool = True, limit: int = 3
+def verdict_lines(c: Comparison, detailed: int = 2 * VERDICT_LINES, limit: int = 3
                   ) -> list[tuple[str, list[str]]]:
     """The verdict as (its lead, its items), at most VERDICT_LINES lines and VERDICT_CHARS
     characters: the works slower here by cause, each cause with its share of the slowdown, how
     many works and their ratios; the same for the works faster here; or that nothing differs;
-    and how many rows were not comparable. Where it would run longer, the causes lose their
-    figures, then the smallest are counted together."""
+    and how many rows were not comparable. Where it would run longer, the last causes lose their
+    figures first, then the smallest are counted together."""
     comparable = len(c.differing) + len(c.alike)
-    lines, seen = [], set()
+    lines: list[tuple[str, list[str]]] = []
+    seen: list = []
     if c.slower:
         lines.append((f"Slower here than on {c.there.label} in {len(c.slower)} of {comparable} "
-                      "works:", direction_items(c.slower, c, detail, limit, seen)))
+                      "works:", direction_items(c.slower, c, detailed, limit, seen)))
     if c.faster:
         lines.append((f"Faster here in {len(c.faster)}:" if c.slower else
                       f"Faster here than on {c.there.label} in {len(c.faster)} of "
-                      f"{comparable} works:", direction_items(c.faster, c, detail, limit, seen)))
+                      f"{comparable} works:", direction_items(c.faster, c, detailed, limit,
+                                                              seen)))
     if not lines:
         lines.append((f"Nothing differs from {c.there.label} by more than {DIFFERS:.0%} in the "
                       f"{comparable} works both ran." if comparable else
                       f"This run shares no comparable work with {c.there.label}.", []))
     if c.not_comparable or c.sizes:
         lines.append((not_comparable_lead(c), []))
-    if len(verdict(lines)) > VERDICT_CHARS and (detail or limit > 1):
-        return verdict_lines(c, False, limit) if detail else verdict_lines(c, False, limit - 1)
+    if len(verdict(lines)) > VERDICT_CHARS and (detailed or limit > 1):
+        detailed = min(detailed, len(seen))
+        return verdict_lines(c, detailed - 1, limit) if detailed else \
+            verdict_lines(c, 0, limit - 1)
     return lines
 
 

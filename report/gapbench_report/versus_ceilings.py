@@ -166,19 +166,6 @@ def usable_cpus(context: dict) -> Figure | None:
     return Figure(value, source)
 
 
-def quota_words(context: dict) -> str:
-    """Why this process may use fewer CPUs than the machine has, in words; "" where it may use
-    them all (or the run does not say)."""
-    cores = metrics.number(context.get("cpu.cores"))
-    quota = metrics.number(context.get("cpu.quota_cpus"))
-    affinity = metrics.number(context.get("cpu.affinity_cpus"))
-    if quota and (not cores or quota < cores) and (not affinity or quota <= affinity):
-        return f"a container quota of {quota:g} CPU"
-    if affinity and cores and affinity < cores:
-        return f"pinned to {affinity:g} of {cores:g} CPUs"
-    return ""
-
-
 def probed(files: Iterable[Results], ceiling: str) -> list[float]:
     """A ceiling's probes at the start and the end of each file's run (metrics.ceilings_held:
     "SGEMM" in GFLOP/s, "read" in GB/s)."""
