@@ -865,10 +865,13 @@ def verdict_lines(c: Comparison, detailed: int = 2 * VERDICT_LINES, limit: int =
                       f"Faster here than on {c.there.label} in {len(c.faster)} of "
                       f"{comparable} works:", direction_items(c.faster, c, detailed, limit,
                                                               seen)))
-    if not lines:
+    if not lines and not c.works:
+        lines.append((f"This run and {c.there.label} share no work: no benchmark both ran.", []))
+    elif not lines:
         lines.append((f"Nothing differs from {c.there.label} by more than {DIFFERS:.0%} in the "
                       f"{comparable} works both ran." if comparable else
-                      f"This run shares no comparable work with {c.there.label}.", []))
+                      f"This run and {c.there.label} share no comparable work: every work both "
+                      "ran is listed as not comparable.", []))
     if c.not_comparable or c.sizes:
         lines.append((not_comparable_lead(c), []))
     if len(verdict(lines)) > VERDICT_CHARS and (detailed or limit > 1):

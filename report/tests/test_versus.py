@@ -378,7 +378,14 @@ def test_two_runs_that_share_no_work_say_so():
     here = versus.Side.of("a", [in_memory(runs("conv/naive/cpu/n:2/real_time", [1.0]))])
     there = versus.Side.of("b", [in_memory(runs("lstm/blas/cpu/n:2/real_time", [1.0]))])
     assert versus.verdict(versus.compare(here, there)) == \
-        "This run shares no comparable work with b."
+        "This run and b share no work: no benchmark both ran."
+    refused = versus.Side.of("c", [in_memory(runs("conv/naive/cpu/n:2/real_time", [1.0]),
+                                             **{"gapbench.source.conv": "bbbbbbbbbbbb"})])
+    mine = versus.Side.of("a", [in_memory(runs("conv/naive/cpu/n:2/real_time", [1.0]),
+                                          **{"gapbench.source.conv": "aaaaaaaaaaaa"})])
+    assert versus.verdict(versus.compare(mine, refused)) == (
+        "This run and c share no comparable work: every work both ran is listed as not "
+        "comparable. 1 not comparable (the benchmark's code changed: see the list).")
 
 
 # ---- the rules, each on its own ----------------------------------------------------------------
