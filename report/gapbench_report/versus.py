@@ -325,6 +325,7 @@ class Explanation:
     library: str = ""  # the library whose own cause this is (the CPUs' physical peaks equal)
     peaks: str = ""  # those equal peaks, in words
     why: str = ""  # what holds a machine below its cores, where the ceiling is the usable CPUs
+    unsteady: str = ""  # two runs of one machine: what shows it was unsteady
 
     @property
     def other_key(self) -> str | None:
@@ -583,9 +584,17 @@ class Comparison:
 
 
 def compare(here: Side, there: Side) -> Comparison:
-    works = tuple(Work(p, explain(p, here, there) if not p.reasons and p.differs
-                       else Explanation()) for p in pairs(here, there))
-    return Comparison(here, there, works, tuple(other_sizes(here, there)))
+    """Every pair judged; between two runs of one machine, a difference nothing recorded
+    explains is put down to the machine itself, unsteady, with its evidence."""
+    unsteady = unsteady_evidence(here, there) if same_machine(here, there) else ""
+    works = []
+    for p in pairs(here, there):
+        e = explain(p, here, there) if not p.reasons and p.differs else Explanation()
+        if unsteady and p.differs and not p.reasons and not (e.explained or e.facts
+                                                             or e.library):
+            e = replace(e, unsteady=unsteady)
+        works.append(Work(p, e))
+    return Comparison(here, there, tuple(works), tuple(other_sizes(here, there)))
 
 
 # ---- in words -------------------------------------------------------------------------------
@@ -719,8 +728,9 @@ def reading(w: Work, here: str, there: str) -> str:
             bound = (f"partly bound by the {bound} ({ratio_text(e.ratio)}, more than the "
                      f"work's {ratio_text(w.pair.speed)}: something else bounds the rest)")
         return bound + (f"; {facts}" if facts else "") + caveats
-    text = "; ".join(p for p in (library_text(e), facts) if p) or \
-        "unexplained by the recorded facts"
+    text = "; ".join(p for p in (library_text(e), facts) if p) or (
+        f"the machine itself was unsteady ({e.unsteady})" if e.unsteady
+        else "unexplained by the recorded facts")
     checked = list(e.notes)
     if e.how == "unsteady":
         spread = max(e.here.spread, e.there.spread)
@@ -731,7 +741,9 @@ def reading(w: Work, here: str, there: str) -> str:
         checked.insert(0, f"the {kind(e.ceiling).words} differs the other way: "
                           f"{e.here.shown(e.ceiling)} against {e.there.shown(e.other_key)}")
     elif e.ceiling and not e.facts and not e.library:
-        checked.insert(0, f"the {kind(e.ceiling).words} differs by less than {DIFFERS:.0%}: "
+        little = f"by less than {DIFFERS:.0%}" if abs(math.log(e.ratio)) <= math.log(
+            1 + DIFFERS) else "too little to explain it"
+        checked.insert(0, f"the {kind(e.ceiling).words} differs {little}: "
                           f"{e.here.shown(e.ceiling)} against {e.there.shown(e.other_key)}")
     return text + (f" ({'; '.join(checked)})" if checked else "") + caveats
 
@@ -761,21 +773,21 @@ def cause(w: Work, c: Comparison) -> tuple:
         return ("library", e.library)
     if e.facts:
         return ("facts", e.facts[0][1].key)
-    return ("unsteady",) if c.one_machine else ("unexplained",)
+    return ("unsteady",) if e.unsteady else ("unexplained",)
 
 
-def unsteady_evidence(c: Comparison) -> str:
+def unsteady_evidence(here: Side, there: Side) -> str:
     """What shows that one machine was unsteady between two runs of it: the probe that moved the
     most within a run, and both runs' load averages."""
     moves = []
-    for side in (c.here, c.there):
+    for side in (here, there):
         for probe, unit in (("read", "GB/s"), ("SGEMM", "GFLOP/s")):
             values = probed(side.run.library_files, probe)
             if len(values) > 1 and min(values) > 0:
                 moves.append((max(values) / min(values), f"{probe} probes {min(values):g}–"
                                                          f"{max(values):g} {unit}"))
     parts = [max(moves)[1]] if moves else []
-    loads = [side.facts.load for side in (c.here, c.there)]
+    loads = [side.facts.load for side in (here, there)]
     if all(v is not None for v in loads):
         parts.append(f"{LOAD} {loads[0]:.2f} here, {loads[1]:.2f} there")
     return "; ".join(parts) or "nothing recorded shows it"
@@ -797,8 +809,7 @@ def cause_words(key: tuple, works: Sequence[Work], c: Comparison, detail: bool) 
         d = e.facts[0][1]
         return d.words + (f" ({d.key} {d.value})" if detail else "")
     if key[0] == "unsteady":
-        return "the machine itself was unsteady" + (f" ({unsteady_evidence(c)})" if detail
-                                                    else "")
+        return "the machine itself was unsteady" + (f" ({e.unsteady})" if detail else "")
     return "unexplained by the recorded facts" if detail else "unexplained"
 
 

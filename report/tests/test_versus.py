@@ -349,6 +349,9 @@ def test_two_plain_runs_of_one_machine_say_it_was_unsteady(sides):
     assert "the machine itself was unsteady (SGEMM probes 16.1–28.3 GFLOP/s; load_avg 10.59 " \
            "here, 10.47 there)" in line
     assert "unexplained" not in line
+    for w in c.differing:  # each work's own reading says the same
+        assert versus.reading(w, "normal-1", "normal-2").startswith(
+            "the machine itself was unsteady (SGEMM probes")
     short(c)
 
 
