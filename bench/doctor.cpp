@@ -128,9 +128,9 @@ class Report {
 // (versions such as "13.0" included: they are not quantities).
 bool numeric_fact(const std::string& key) {
   static const char* const kSuffixes[] = {
-      "_bytes",       "_mhz",     "_gbps",          "_count",     "_c",
-      "_bits",        "_w",       "_pct",           ".cores",     ".threads",       "_cpus",
-      ".gen_current", ".gen_max", ".width_current", ".width_max", "compute_processes"};
+      "_bytes",   "_mhz",           "_gbps",      "_count",           "_c",    "_bits",
+      "_w",       "_pct",           ".cores",     ".threads",         "_cpus", ".gen_current",
+      ".gen_max", ".width_current", ".width_max", "compute_processes"};
   for (const char* suffix : kSuffixes) {
     const std::string s = suffix;
     if (key.size() >= s.size() && key.compare(key.size() - s.size(), s.size(), s) == 0) {

@@ -40,7 +40,8 @@ if(NOT SOURCE_DIR OR NOT OUTPUT)
                       "${CMAKE_CURRENT_LIST_FILE}")
 endif()
 
-set(not_timed_regex "^fixtures/(machine|nvml|source_state|doctor_rules|results_file|json_writer)[._]")
+set(not_timed "machine|nvml|source_state|doctor_rules|results_file|json_writer")
+set(not_timed_regex "^fixtures/(${not_timed})[._]")
 
 # The repository files `file` includes with quotes, as paths from the root.
 function(quoted_includes file out)

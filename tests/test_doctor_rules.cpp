@@ -189,8 +189,9 @@ TEST(MachineFindings, FewerUsableCpusNameTheQuotaOrTheAffinity) {
   set(pinned, "onednn.threads", "1");
   findings = machine_findings(pinned);
   ASSERT_EQ(ids(findings), std::vector<std::string>{"fewer_usable_cpus:warning"});
-  EXPECT_TRUE(any_contains(findings, "process may use 1 CPU of 2 (its CPU affinity allows CPU 0 "
-                                     "only, as `taskset -c 0`"))
+  EXPECT_TRUE(any_contains(findings,
+                           "process may use 1 CPU of 2 (its CPU affinity allows CPU 0 "
+                           "only, as `taskset -c 0`"))
       << findings[0].text;
   EXPECT_FALSE(any_contains(findings, "will run")) << findings[0].text;  // threads fit
 
@@ -204,7 +205,8 @@ TEST(MachineFindings, FewerUsableCpusNameTheQuotaOrTheAffinity) {
                            "may use 1.5 CPUs of 16 (a container quota: cgroup v2 cpu.max 150000 "
                            "100000)"));
   std::vector<Fact> old = healthy_facts();
-  for (const char* key : {"cpu.usable_cpus", "cpu.affinity_cpus", "cpu.quota_cpus"}) set(old, key, "");
+  for (const char* key : {"cpu.usable_cpus", "cpu.affinity_cpus", "cpu.quota_cpus"})
+    set(old, key, "");
   EXPECT_TRUE(machine_findings(old).empty());
 }
 

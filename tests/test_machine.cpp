@@ -361,12 +361,12 @@ const char* const kHybridMountinfo =
 
 TEST(MachineCpuQuota, FindsAV1QuotaInTheProcesssCgroup) {
   const std::string cgroup = "3:cpuset:/\n2:cpuacct:/\n1:cpu:/gapbench-quota\n0::/\n";
-  const auto quota = cpu_quota(
-      cgroup, kHybridMountinfo,
-      files_of({{"/sys/fs/cgroup/cpu/cpu.cfs_quota_us", "-1\n"},
-                {"/sys/fs/cgroup/cpu/cpu.cfs_period_us", "100000\n"},
-                {"/sys/fs/cgroup/cpu/gapbench-quota/cpu.cfs_quota_us", "100000\n"},
-                {"/sys/fs/cgroup/cpu/gapbench-quota/cpu.cfs_period_us", "100000\n"}}));
+  const auto quota =
+      cpu_quota(cgroup, kHybridMountinfo,
+                files_of({{"/sys/fs/cgroup/cpu/cpu.cfs_quota_us", "-1\n"},
+                          {"/sys/fs/cgroup/cpu/cpu.cfs_period_us", "100000\n"},
+                          {"/sys/fs/cgroup/cpu/gapbench-quota/cpu.cfs_quota_us", "100000\n"},
+                          {"/sys/fs/cgroup/cpu/gapbench-quota/cpu.cfs_period_us", "100000\n"}}));
   ASSERT_TRUE(quota);
   EXPECT_DOUBLE_EQ(quota->cpus(), 1.0);
   EXPECT_EQ(quota->cgroup, "/sys/fs/cgroup/cpu/gapbench-quota");
@@ -377,10 +377,10 @@ TEST(MachineCpuQuota, FindsAV1QuotaInTheProcesssCgroup) {
   // The cpu controller mounted with cpuacct, as Docker's hosts have it: "cpu,cpuacct".
   const char* comounted =
       "32 31 0:29 / /sys/fs/cgroup/cpu,cpuacct rw - cgroup cgroup rw,cpu,cpuacct\n";
-  const auto docker = cpu_quota(
-      "4:cpu,cpuacct:/docker/abc\n", comounted,
-      files_of({{"/sys/fs/cgroup/cpu,cpuacct/docker/abc/cpu.cfs_quota_us", "200000"},
-                {"/sys/fs/cgroup/cpu,cpuacct/docker/abc/cpu.cfs_period_us", "100000"}}));
+  const auto docker =
+      cpu_quota("4:cpu,cpuacct:/docker/abc\n", comounted,
+                files_of({{"/sys/fs/cgroup/cpu,cpuacct/docker/abc/cpu.cfs_quota_us", "200000"},
+                          {"/sys/fs/cgroup/cpu,cpuacct/docker/abc/cpu.cfs_period_us", "100000"}}));
   ASSERT_TRUE(docker);
   EXPECT_DOUBLE_EQ(docker->cpus(), 2.0);
   // cpuset and cpuacct alone hold no quota.
@@ -410,11 +410,10 @@ TEST(MachineCpuQuota, TheTightestQuotaUpTheHierarchyWins) {
   EXPECT_EQ(quota->cgroup, "/sys/fs/cgroup/kubepods.slice/pod1/ctr");
   // Both versions at once (hybrid): the tighter of the two.
   const std::string both = std::string(kHybridMountinfo);
-  const auto hybrid = cpu_quota(
-      "1:cpu:/a\n0::/b\n", both,
-      files_of({{"/sys/fs/cgroup/cpu/a/cpu.cfs_quota_us", "300000"},
-                {"/sys/fs/cgroup/cpu/a/cpu.cfs_period_us", "100000"},
-                {"/sys/fs/cgroup/unified/b/cpu.max", "200000 100000"}}));
+  const auto hybrid = cpu_quota("1:cpu:/a\n0::/b\n", both,
+                                files_of({{"/sys/fs/cgroup/cpu/a/cpu.cfs_quota_us", "300000"},
+                                          {"/sys/fs/cgroup/cpu/a/cpu.cfs_period_us", "100000"},
+                                          {"/sys/fs/cgroup/unified/b/cpu.max", "200000 100000"}}));
   ASSERT_TRUE(hybrid);
   EXPECT_DOUBLE_EQ(hybrid->cpus(), 2.0);
   EXPECT_EQ(hybrid->source, "cgroup v2 cpu.max");
@@ -423,8 +422,7 @@ TEST(MachineCpuQuota, TheTightestQuotaUpTheHierarchyWins) {
 // A container that mounts only its own part of the hierarchy: the mount's root is the
 // container's cgroup, and the walk stops there.
 TEST(MachineCpuQuota, AContainersMountStartsAtItsOwnCgroup) {
-  const char* mount =
-      "1 0 0:26 /docker/abc /sys/fs/cgroup/cpu ro - cgroup cgroup rw,cpu,cpuacct\n";
+  const char* mount = "1 0 0:26 /docker/abc /sys/fs/cgroup/cpu ro - cgroup cgroup rw,cpu,cpuacct\n";
   const auto quota = cpu_quota("5:cpu,cpuacct:/docker/abc\n", mount,
                                files_of({{"/sys/fs/cgroup/cpu/cpu.cfs_quota_us", "100000"},
                                          {"/sys/fs/cgroup/cpu/cpu.cfs_period_us", "100000"}}));
@@ -435,9 +433,9 @@ TEST(MachineCpuQuota, AContainersMountStartsAtItsOwnCgroup) {
                          files_of({{"/sys/fs/cgroup/cpu/cpu.cfs_quota_us", "100000"},
                                    {"/sys/fs/cgroup/cpu/cpu.cfs_period_us", "100000"}})));
   // A mount point with a blank, escaped by the kernel.
-  const auto escaped = cpu_quota(
-      "0::/\n", "1 0 0:26 / /mnt/my\\040cgroup rw - cgroup2 cgroup2 rw\n",
-      files_of({{"/mnt/my cgroup/cpu.max", "100000 100000"}}));
+  const auto escaped =
+      cpu_quota("0::/\n", "1 0 0:26 / /mnt/my\\040cgroup rw - cgroup2 cgroup2 rw\n",
+                files_of({{"/mnt/my cgroup/cpu.max", "100000 100000"}}));
   ASSERT_TRUE(escaped);
   EXPECT_EQ(escaped->cgroup, "/mnt/my cgroup");
   // Garbage in either file finds nothing, and does not crash.
@@ -474,7 +472,8 @@ TEST(MachineCpuQuota, ThisProcessRecordsTheCpusItMayUse) {
   EXPECT_DOUBLE_EQ(*usable, least);
   EXPECT_FALSE(fact(facts, "cpu.affinity_list").empty());
   // oneDNN's threads: a count here (this build's oneDNN runs on OpenMP or sequentially).
-  EXPECT_GE(parse_number(fact(facts, "onednn.threads")).value_or(0), 1) << fact(facts, "onednn.threads");
+  EXPECT_GE(parse_number(fact(facts, "onednn.threads")).value_or(0), 1)
+      << fact(facts, "onednn.threads");
 }
 
 // ---- each family's source identity ------------------------------------------------------------

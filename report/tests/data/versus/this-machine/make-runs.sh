@@ -19,11 +19,48 @@ cleanup() {
 }
 trap cleanup EXIT
 
+# Waits (at most 5 minutes) until no other process at a negative nice, such as another user's
+# measurement at nice -19, has used a CPU for 3 seconds: at nice -19 only those compete with a
+# run. Says what it waited for.
+wait_quiet() {
+  python3 - "$$" <<'PY' >&2
+import os, sys, time
+mine = {int(sys.argv[1])}
+def busy():
+    seen = {}
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        ppid, nice, cpu = int(fields[1]), int(fields[16]), int(fields[11]) + int(fields[12])
+        seen[int(pid)] = (ppid, nice, cpu)
+    return seen
+def others(a, b):
+    ours = set(mine)
+    for _ in range(8):  # this script's own children, whatever their depth
+        ours |= {p for p, (pp, _, _) in b.items() if pp in ours}
+    tick = os.sysconf("SC_CLK_TCK")
+    return [p for p, (_, nice, cpu) in b.items()
+            if nice < 0 and p not in ours and p in a and (cpu - a[p][2]) / tick > 0.3]
+start = time.time()
+while time.time() - start < 300:
+    before = busy(); time.sleep(3); found = others(before, busy())
+    if not found:
+        print(f"   quiet after {time.time() - start:.0f} s")
+        break
+    time.sleep(7)
+else:
+    print(f"   not quiet after 300 s: {found}")
+PY
+}
+
 # run <case> [command prefix...]: doctor, then the benchmarks, both under the prefix.
 run() {
   local case=$1
   shift
   mkdir -p "$here/$case"
+  wait_quiet
   echo "== $case: $(date -u +%FT%TZ), load $(cut -d' ' -f1-3 /proc/loadavg)" >&2
   "$@" nice -n -19 "$exe" doctor --json >"$here/$case/doctor.json"
   "$@" nice -n -19 "$exe" --profile=quick --benchmark_filter="$filter" \
