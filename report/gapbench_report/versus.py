@@ -643,15 +643,15 @@ def work_words(b: Benchmark, other: Benchmark | None = None) -> str:
 
 
 def ratio_text(ratio: float) -> str:
-    """0.713 -> "0.71x", 431.2 -> "431x", 0.00232 -> "0.0023x"."""
-    return f"{ratio:.3g}x" if ratio >= 10 else f"{ratio:.2f}x" if ratio >= 0.1 else \
-        f"{ratio:.2g}x"
+    """0.713 -> "0.71x", 431.2 -> "431x", 1143 -> "1143x", 0.00232 -> "0.0023x"."""
+    return f"{ratio:.0f}x" if ratio >= 100 else f"{ratio:.3g}x" if ratio >= 10 else \
+        f"{ratio:.2f}x" if ratio >= 0.1 else f"{ratio:.2g}x"
 
 
 def ratio_text(ratio: float) -> str:
-    """0.713 -> "0.71x", 431.2 -> "431x", 0.00232 -> "0.0023x"."""
-    return f"{ratio:.3g}x" if ratio >= 10 else f"{ratio:.2f}x" if ratio >= 0.1 else \
-        f"{ratio:.2g}x"
+    """0.713 -> "0.71x", 431.2 -> "431x", 1143 -> "1143x", 0.00232 -> "0.0023x"."""
+    return f"{ratio:.0f}x" if ratio >= 100 else f"{ratio:.3g}x" if ratio >= 10 else \
+        f"{ratio:.2f}x" if ratio >= 0.1 else f"{ratio:.2g}x"
 
 
 def ratio_range(works: Sequence[Work]) -> str:
