@@ -128,9 +128,9 @@ class Report {
 // (versions such as "13.0" included: they are not quantities).
 bool numeric_fact(const std::string& key) {
   static const char* const kSuffixes[] = {
-      "_bytes",       "_mhz",     "_gbps",          "_count",     "_c",
-      "_bits",        "_w",       "_pct",           ".cores",     ".threads",
-      ".gen_current", ".gen_max", ".width_current", ".width_max", "compute_processes"};
+      "_bytes",   "_mhz",           "_gbps",      "_count",           "_c",    "_bits",
+      "_w",       "_pct",           ".cores",     ".threads",         "_cpus", ".gen_current",
+      ".gen_max", ".width_current", ".width_max", "compute_processes"};
   for (const char* suffix : kSuffixes) {
     const std::string s = suffix;
     if (key.size() >= s.size() && key.compare(key.size() - s.size(), s.size(), s) == 0) {
@@ -138,6 +138,18 @@ bool numeric_fact(const std::string& key) {
     }
   }
   return key == "gpu.count";
+}
+
+// "1 of 2 (affinity: CPUs 0; quota: cgroup v1 cpu.cfs_quota_us 100000 / cpu.cfs_period_us 100000
+// in /sys/fs/cgroup/cpu/x)": what limits them, judged in doctor_rules' fewer_usable_cpus.
+std::string usable_cpus(const Report& r) {
+  const std::string usable = r.get("cpu.usable_cpus");
+  if (usable.empty()) return "";
+  const std::string quota = r.get("cpu.quota_setting");
+  const std::string affinity = r.get("cpu.affinity_cpus") == "1" ? "CPU " : "CPUs ";
+  return usable + " of " + r.get("cpu.cores") + " (affinity: " + affinity +
+         r.get("cpu.affinity_list") +
+         "; quota: " + (quota.empty() ? r.get("cpu.quota_source") : quota) + ")";
 }
 
 std::string text_report(const std::vector<Fact>& facts, const std::vector<Finding>& findings) {
@@ -253,6 +265,7 @@ std::string text_report(const std::vector<Fact>& facts, const std::vector<Findin
                        {"bf16 instructions", r.get("cpu.bf16")},
                        {"Signature", r.get("cpu.signature")},
                        {"Logical cores", r.get("cpu.cores")},
+                       {"CPUs this process may use", usable_cpus(r)},
                        {"Memory, total", r.gib("cpu.memory_total_bytes")},
                        {"Frequency governor", r.get("cpu.governor")},
                        {"Frequency scaling", r.get("cpu.frequency_scaling")},
@@ -271,6 +284,7 @@ std::string text_report(const std::vector<Fact>& facts, const std::vector<Findin
                 {"OpenBLAS kernels chosen for", r.get("openblas.core")},
                 {"OpenBLAS core forced by", assignment("OPENBLAS_CORETYPE", "openblas.coretype")},
                 {"OpenBLAS threads", r.get("openblas.threads")},
+                {"oneDNN threads", r.get("onednn.threads")},
                 {"OpenBLAS build", r.get("openblas.config")},
                 {"oneDNN version", r.get("onednn.version")},
                 {"oneDNN instruction set", r.get("onednn.isa")},

@@ -156,6 +156,60 @@ TEST(MachineFindings, CappedCpuLibrariesAreAWarningThatNamesTheCaps) {
   EXPECT_TRUE(any_contains(findings, "OPENBLAS_CORETYPE=Haswell gives OpenBLAS the Haswell"));
 }
 
+// A container's quota and a process's affinity, as the machine facts record them on a 2-CPU
+// machine: one finding, naming what limits the CPUs and the files or the affinity that say so.
+TEST(MachineFindings, FewerUsableCpusNameTheQuotaOrTheAffinity) {
+  std::vector<Fact> quota = healthy_facts();
+  set(quota, "cpu.cores", "2");
+  set(quota, "cpu.affinity_cpus", "2");
+  set(quota, "cpu.affinity_list", "0-1");
+  set(quota, "cpu.quota_cpus", "1");
+  set(quota, "cpu.quota_source", "cgroup v1 cpu.cfs_quota_us");
+  set(quota, "cpu.quota_setting",
+      "cgroup v1 cpu.cfs_quota_us 100000 / cpu.cfs_period_us 100000 in /sys/fs/cgroup/cpu/q");
+  set(quota, "cpu.usable_cpus", "1");
+  set(quota, "openblas.threads", "2");
+  set(quota, "onednn.threads", "2");
+  auto findings = machine_findings(quota);
+  ASSERT_EQ(ids(findings), std::vector<std::string>{"fewer_usable_cpus:warning"});
+  EXPECT_TRUE(any_contains(findings,
+                           "process may use 1 CPU of 2 (a container quota: cgroup v1 "
+                           "cpu.cfs_quota_us 100000 / cpu.cfs_period_us 100000)"))
+      << findings[0].text;
+  // The libraries that count the CPUs themselves start 2 threads on the 1 CPU of time.
+  EXPECT_TRUE(any_contains(findings, "OpenBLAS will run 2 threads and oneDNN will run 2 threads"))
+      << findings[0].text;
+
+  std::vector<Fact> pinned = healthy_facts();
+  set(pinned, "cpu.cores", "2");
+  set(pinned, "cpu.affinity_cpus", "1");
+  set(pinned, "cpu.affinity_list", "0");
+  set(pinned, "cpu.usable_cpus", "1");
+  set(pinned, "openblas.threads", "1");
+  set(pinned, "onednn.threads", "1");
+  findings = machine_findings(pinned);
+  ASSERT_EQ(ids(findings), std::vector<std::string>{"fewer_usable_cpus:warning"});
+  EXPECT_TRUE(any_contains(findings,
+                           "process may use 1 CPU of 2 (its CPU affinity allows CPU 0 "
+                           "only, as `taskset -c 0`"))
+      << findings[0].text;
+  EXPECT_FALSE(any_contains(findings, "will run")) << findings[0].text;  // threads fit
+
+  // A quota of 1.5 CPUs on 16: "1.5 CPUs". All 16 usable, or facts from before they were
+  // recorded: nothing.
+  std::vector<Fact> fractional = healthy_facts();
+  set(fractional, "cpu.quota_cpus", "1.5");
+  set(fractional, "cpu.quota_setting", "cgroup v2 cpu.max 150000 100000 in /sys/fs/cgroup/a");
+  set(fractional, "cpu.usable_cpus", "1.5");
+  EXPECT_TRUE(any_contains(machine_findings(fractional),
+                           "may use 1.5 CPUs of 16 (a container quota: cgroup v2 cpu.max 150000 "
+                           "100000)"));
+  std::vector<Fact> old = healthy_facts();
+  for (const char* key : {"cpu.usable_cpus", "cpu.affinity_cpus", "cpu.quota_cpus"})
+    set(old, key, "");
+  EXPECT_TRUE(machine_findings(old).empty());
+}
+
 TEST(MachineFindings, BusyGpuMemoryIsReported) {
   std::vector<Fact> facts = healthy_facts();
   set(facts, "gpu.memory_free_bytes", "4294967296");

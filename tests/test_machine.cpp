@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -315,6 +316,183 @@ TEST(MachineHost, ThisMachineRecordsEveryHostFact) {
     const std::string mhz = fact(facts, key);
     EXPECT_TRUE(parse_number(mhz).value_or(0) > 0 || mhz.rfind("unavailable (", 0) == 0) << mhz;
   }
+}
+
+// ---- the CPUs this process may use ------------------------------------------------------------
+
+TEST(MachineCpuQuota, ParsesCgroupV2CpuMax) {
+  EXPECT_FALSE(parse_cpu_max("max 100000\n"));  // no quota
+  const auto quota = parse_cpu_max("150000 100000\n");
+  ASSERT_TRUE(quota);
+  EXPECT_DOUBLE_EQ(quota->cpus(), 1.5);
+  EXPECT_EQ(quota->source, "cgroup v2 cpu.max");
+  EXPECT_EQ(quota->setting(), "cgroup v2 cpu.max 150000 100000");
+  for (const char* odd : {"", "150000", "0 100000", "150000 0", "150000 100000 7", "x 100000"})
+    EXPECT_FALSE(parse_cpu_max(odd)) << odd;
+}
+
+TEST(MachineCpuQuota, ParsesCgroupV1CfsQuota) {
+  EXPECT_FALSE(parse_cfs_quota("-1\n", "100000\n"));  // no quota
+  const auto quota = parse_cfs_quota("100000\n", "100000\n");
+  ASSERT_TRUE(quota);
+  EXPECT_DOUBLE_EQ(quota->cpus(), 1.0);
+  EXPECT_EQ(quota->setting(), "cgroup v1 cpu.cfs_quota_us 100000 / cpu.cfs_period_us 100000");
+  EXPECT_DOUBLE_EQ(parse_cfs_quota("50000", "100000")->cpus(), 0.5);
+  EXPECT_FALSE(parse_cfs_quota("100000", ""));  // an unreadable period
+  EXPECT_FALSE(parse_cfs_quota("", "100000"));
+}
+
+// A map of paths to texts stands in for the files.
+ReadFile files_of(std::map<std::string, std::string> texts) {
+  return [texts](const std::string& path) {
+    const auto it = texts.find(path);
+    return it == texts.end() ? std::string() : it->second;
+  };
+}
+
+// This machine's layout (cgroup v1 with cgroup2 beside it, "hybrid"), the process in a child of
+// the cpu hierarchy's root, as `cgexec -g cpu:gapbench-quota` puts it.
+const char* const kHybridMountinfo =
+    "31 23 0:28 / /sys/fs/cgroup rw,relatime - tmpfs tmpfs rw,mode=755\n"
+    "32 31 0:29 / /sys/fs/cgroup/cpu rw,relatime - cgroup cgroup rw,cpu\n"
+    "33 31 0:30 / /sys/fs/cgroup/cpuacct rw,relatime - cgroup cgroup rw,cpuacct\n"
+    "34 31 0:31 / /sys/fs/cgroup/cpuset rw,relatime - cgroup cgroup rw,cpuset\n"
+    "41 31 0:38 / /sys/fs/cgroup/unified rw,relatime - cgroup2 cgroup2 rw\n";
+
+TEST(MachineCpuQuota, FindsAV1QuotaInTheProcesssCgroup) {
+  const std::string cgroup = "3:cpuset:/\n2:cpuacct:/\n1:cpu:/gapbench-quota\n0::/\n";
+  const auto quota =
+      cpu_quota(cgroup, kHybridMountinfo,
+                files_of({{"/sys/fs/cgroup/cpu/cpu.cfs_quota_us", "-1\n"},
+                          {"/sys/fs/cgroup/cpu/cpu.cfs_period_us", "100000\n"},
+                          {"/sys/fs/cgroup/cpu/gapbench-quota/cpu.cfs_quota_us", "100000\n"},
+                          {"/sys/fs/cgroup/cpu/gapbench-quota/cpu.cfs_period_us", "100000\n"}}));
+  ASSERT_TRUE(quota);
+  EXPECT_DOUBLE_EQ(quota->cpus(), 1.0);
+  EXPECT_EQ(quota->cgroup, "/sys/fs/cgroup/cpu/gapbench-quota");
+  // Without a quota anywhere: none.
+  EXPECT_FALSE(cpu_quota("1:cpu:/\n0::/\n", kHybridMountinfo,
+                         files_of({{"/sys/fs/cgroup/cpu/cpu.cfs_quota_us", "-1"},
+                                   {"/sys/fs/cgroup/cpu/cpu.cfs_period_us", "100000"}})));
+  // The cpu controller mounted with cpuacct, as Docker's hosts have it: "cpu,cpuacct".
+  const char* comounted =
+      "32 31 0:29 / /sys/fs/cgroup/cpu,cpuacct rw - cgroup cgroup rw,cpu,cpuacct\n";
+  const auto docker =
+      cpu_quota("4:cpu,cpuacct:/docker/abc\n", comounted,
+                files_of({{"/sys/fs/cgroup/cpu,cpuacct/docker/abc/cpu.cfs_quota_us", "200000"},
+                          {"/sys/fs/cgroup/cpu,cpuacct/docker/abc/cpu.cfs_period_us", "100000"}}));
+  ASSERT_TRUE(docker);
+  EXPECT_DOUBLE_EQ(docker->cpus(), 2.0);
+  // cpuset and cpuacct alone hold no quota.
+  EXPECT_FALSE(cpu_quota("2:cpuacct:/x\n", kHybridMountinfo,
+                         files_of({{"/sys/fs/cgroup/cpuacct/x/cpu.cfs_quota_us", "100000"},
+                                   {"/sys/fs/cgroup/cpuacct/x/cpu.cfs_period_us", "100000"}})));
+}
+
+// Nested cgroups: a parent's quota binds its children, so the tightest on the way up wins.
+TEST(MachineCpuQuota, TheTightestQuotaUpTheHierarchyWins) {
+  const char* v2_mount = "29 23 0:26 / /sys/fs/cgroup rw - cgroup2 cgroup2 rw,nsdelegate\n";
+  std::map<std::string, std::string> texts = {
+      {"/sys/fs/cgroup/kubepods.slice/cpu.max", "150000 100000\n"},
+      {"/sys/fs/cgroup/kubepods.slice/pod1/cpu.max", "max 100000\n"},
+      {"/sys/fs/cgroup/kubepods.slice/pod1/ctr/cpu.max", "400000 100000\n"},
+  };
+  auto quota = cpu_quota("0::/kubepods.slice/pod1/ctr\n", v2_mount, files_of(texts));
+  ASSERT_TRUE(quota);
+  EXPECT_DOUBLE_EQ(quota->cpus(), 1.5);
+  EXPECT_EQ(quota->cgroup, "/sys/fs/cgroup/kubepods.slice");
+  EXPECT_EQ(quota->source, "cgroup v2 cpu.max");
+  // The child's own quota, when it is the tighter one.
+  texts["/sys/fs/cgroup/kubepods.slice/pod1/ctr/cpu.max"] = "50000 100000";
+  quota = cpu_quota("0::/kubepods.slice/pod1/ctr\n", v2_mount, files_of(texts));
+  ASSERT_TRUE(quota);
+  EXPECT_DOUBLE_EQ(quota->cpus(), 0.5);
+  EXPECT_EQ(quota->cgroup, "/sys/fs/cgroup/kubepods.slice/pod1/ctr");
+  // Both versions at once (hybrid): the tighter of the two.
+  const std::string both = std::string(kHybridMountinfo);
+  const auto hybrid = cpu_quota("1:cpu:/a\n0::/b\n", both,
+                                files_of({{"/sys/fs/cgroup/cpu/a/cpu.cfs_quota_us", "300000"},
+                                          {"/sys/fs/cgroup/cpu/a/cpu.cfs_period_us", "100000"},
+                                          {"/sys/fs/cgroup/unified/b/cpu.max", "200000 100000"}}));
+  ASSERT_TRUE(hybrid);
+  EXPECT_DOUBLE_EQ(hybrid->cpus(), 2.0);
+  EXPECT_EQ(hybrid->source, "cgroup v2 cpu.max");
+}
+
+// A container that mounts only its own part of the hierarchy: the mount's root is the
+// container's cgroup, and the walk stops there.
+TEST(MachineCpuQuota, AContainersMountStartsAtItsOwnCgroup) {
+  const char* mount = "1 0 0:26 /docker/abc /sys/fs/cgroup/cpu ro - cgroup cgroup rw,cpu,cpuacct\n";
+  const auto quota = cpu_quota("5:cpu,cpuacct:/docker/abc\n", mount,
+                               files_of({{"/sys/fs/cgroup/cpu/cpu.cfs_quota_us", "100000"},
+                                         {"/sys/fs/cgroup/cpu/cpu.cfs_period_us", "100000"}}));
+  ASSERT_TRUE(quota);
+  EXPECT_EQ(quota->cgroup, "/sys/fs/cgroup/cpu");
+  // A cgroup outside the mounted part is not under this mount.
+  EXPECT_FALSE(cpu_quota("5:cpu,cpuacct:/other\n", mount,
+                         files_of({{"/sys/fs/cgroup/cpu/cpu.cfs_quota_us", "100000"},
+                                   {"/sys/fs/cgroup/cpu/cpu.cfs_period_us", "100000"}})));
+  // A mount point with a blank, escaped by the kernel.
+  const auto escaped =
+      cpu_quota("0::/\n", "1 0 0:26 / /mnt/my\\040cgroup rw - cgroup2 cgroup2 rw\n",
+                files_of({{"/mnt/my cgroup/cpu.max", "100000 100000"}}));
+  ASSERT_TRUE(escaped);
+  EXPECT_EQ(escaped->cgroup, "/mnt/my cgroup");
+  // Garbage in either file finds nothing, and does not crash.
+  EXPECT_FALSE(cpu_quota("garbage\n::\n", "- - -\n1 2\n", files_of({})));
+}
+
+TEST(MachineCpuQuota, CpuListsAreWrittenAsTasksetReadsThem) {
+  EXPECT_EQ(format_cpu_list({0}), "0");
+  EXPECT_EQ(format_cpu_list({0, 1}), "0-1");
+  EXPECT_EQ(format_cpu_list({0, 1, 2, 3, 6, 8, 9}), "0-3,6,8-9");
+  EXPECT_EQ(format_cpu_list({}), "");
+}
+
+// This process's facts agree with one another: the least of the three is what it may use.
+TEST(MachineCpuQuota, ThisProcessRecordsTheCpusItMayUse) {
+  const std::vector<Fact> facts = machine_facts();
+  const auto cores = parse_number(fact(facts, "cpu.cores"));
+  const auto affinity = parse_number(fact(facts, "cpu.affinity_cpus"));
+  const auto usable = parse_number(fact(facts, "cpu.usable_cpus"));
+  ASSERT_TRUE(cores && affinity && usable);
+  EXPECT_EQ(*affinity, static_cast<double>(usable_cores()));
+  const std::string source = fact(facts, "cpu.quota_source");
+  const std::string quota = fact(facts, "cpu.quota_cpus");
+  double least = std::min(*cores, *affinity);
+  if (source == "none found") {
+    EXPECT_EQ(quota, "none");
+    EXPECT_EQ(fact(facts, "cpu.quota_setting"), "");
+  } else {
+    EXPECT_TRUE(source == "cgroup v2 cpu.max" || source == "cgroup v1 cpu.cfs_quota_us") << source;
+    ASSERT_TRUE(parse_number(quota)) << quota;
+    least = std::min(least, *parse_number(quota));
+    EXPECT_EQ(fact(facts, "cpu.quota_setting").rfind(source, 0), 0u);
+  }
+  EXPECT_DOUBLE_EQ(*usable, least);
+  EXPECT_FALSE(fact(facts, "cpu.affinity_list").empty());
+  // oneDNN's threads: a count here (this build's oneDNN runs on OpenMP or sequentially).
+  EXPECT_GE(parse_number(fact(facts, "onednn.threads")).value_or(0), 1)
+      << fact(facts, "onednn.threads");
+}
+
+// ---- each family's source identity ------------------------------------------------------------
+
+TEST(MachineSources, EachFamilyHasItsOwnTwelveDigitHash) {
+  const std::vector<Fact> facts = machine_facts();
+  std::vector<std::string> hashes;
+  for (const char* family :
+       {"conv", "lstm", "overhead", "peak", "pipeline", "preprocess", "transfer"}) {
+    const std::string hash = fact(facts, std::string("gapbench.source.") + family);
+    EXPECT_EQ(hash.size(), 12u) << family << ": " << hash;
+    EXPECT_TRUE(std::all_of(hash.begin(), hash.end(), [](unsigned char c) {
+      return std::isdigit(c) || (c >= 'a' && c <= 'f');
+    })) << hash;
+    hashes.push_back(hash);
+  }
+  std::sort(hashes.begin(), hashes.end());
+  EXPECT_EQ(std::adjacent_find(hashes.begin(), hashes.end()), hashes.end());
+  EXPECT_GE(family_source_facts().size(), hashes.size());
 }
 
 // ---- cuDNN version numbers --------------------------------------------------------------------

@@ -181,7 +181,7 @@ def rule_pageable_vs_pinned(run: Run) -> list[Finding]:
                 f"At {mib(size)}, pinned {direction} moves {p / 1e9:.1f} GB/s, pageable "
                 f"{q / 1e9:.1f} GB/s ({p / q:.1f}x). Use pinned host memory "
                 "(pin_memory=True in a DataLoader, cudaHostAlloc).",
-                impact=p / q, cause=f"pageable {direction} copies", subject=pinned.name))
+                impact=p / q, cause=f"pageable {direction} copies", subject=pageable.name))
     return found
 
 

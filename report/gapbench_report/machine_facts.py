@@ -14,11 +14,19 @@ from dataclasses import dataclass
 from gapbench_report.metrics import median_or_none, number
 
 LOAD = "load_avg"  # the run context's [1, 5, 15]-minute load averages; the first is the fact
+# The CPUs this process may use: the least of the machine's cores, its affinity and its cgroup's
+# CPU quota (doctor's cpu.* facts); what set it is read from the others, WHY_FEWER_CPUS.
+USABLE_CPUS = "cpu.usable_cpus"
+WHY_FEWER_CPUS = ("cpu.cores", "cpu.affinity_cpus", "cpu.affinity_list", "cpu.quota_cpus",
+                  "cpu.quota_source", "cpu.quota_setting")
 
 # The facts that explain a slower run, in the order they are cited: (key, the device whose
 # benchmarks it explains ("" both), how it differs ("value", or "lower"/"higher" for a number
 # that is worse that way), the words for it).
 EXPLAINING = (
+    # First: fewer CPUs for the process explains a CPU slowdown before the libraries' own facts,
+    # which follow from it (OpenBLAS sizes its pool by the affinity).
+    (USABLE_CPUS, "cpu", "lower", "this process may use fewer CPUs"),
     ("onednn.isa_cap", "cpu", "value", "its oneDNN was capped to an older instruction set"),
     ("openblas.coretype", "cpu", "value", "its OpenBLAS was forced to another CPU's kernels"),
     ("openblas.core", "cpu", "value", "its OpenBLAS ran another CPU's kernels"),
@@ -31,6 +39,7 @@ EXPLAINING = (
     ("cpu.governor", "cpu", "value", "another CPU frequency governor"),
     ("cpu.frequency_scaling", "cpu", "value", "other CPU frequency scaling"),
     ("openblas.threads", "cpu", "value", "OpenBLAS used another number of threads"),
+    ("onednn.threads", "cpu", "value", "oneDNN used another number of threads"),
     ("nvidia.driver_release", "gpu", "value", "another NVIDIA driver"),
     ("cuda.driver_version", "gpu", "value", "another CUDA driver version"),
     ("cuda.runtime_version", "gpu", "value", "another CUDA runtime"),
@@ -53,7 +62,8 @@ EXPLAINING = (
 # Facts every run records since gapbench began to (each says "unavailable (<why>)" where the
 # machine does not tell): absent, the file is older, and an unknown value differs from nothing.
 ALWAYS_RECORDED = frozenset({"cpu.signature", "cpu.frequency_nominal_mhz",
-                             "cpu.frequency_max_mhz", "host.hypervisor", "host.clocksource"})
+                             "cpu.frequency_max_mhz", "host.hypervisor", "host.clocksource",
+                             "onednn.threads"})
 UNAVAILABLE = "unavailable"
 # A number counts as different beyond this share of the others' median; the load average
 # beyond half a core's worth (and at least 1).
@@ -71,12 +81,59 @@ class Difference:
     value: str
     others: str
     device: str
+    # Compared as a number (EXPLAINING's "lower" or "higher"): the run's side is the worse one.
+    # "value": another setting, with no better or worse side.
+    how: str = "value"
+    their_value: str = ""  # the others' value alone, without "(median)"
+    why: str = ""  # what set this run's value, where its facts say: "a container quota"
+    evidence: str = ""  # the facts that say so: "cgroup v1 cpu.cfs_quota_us 100000 / ..."
 
     @property
     def cited(self) -> str:
         source = "the run context's 1-minute load average" if self.key == LOAD else "doctor"
-        return (f"{self.words} ({source}: `{self.key}` {self.value or 'not set'}; the others: "
-                f"{self.others or 'not set'})")
+        why = f"{self.why}: {self.evidence}; " if self.why and self.evidence else (
+            f"{self.why}; " if self.why else "")
+        return (f"{self.words} ({why}{source}: `{self.key}` {self.value or 'not set'}; the "
+                f"others: {self.others or 'not set'})")
+
+
+    def contrast(self, mine: str, theirs: str, evidence: bool = False) -> str:
+        """The difference with its direction, each side named: "this process may use 1 CPU here
+        and 2 there (a container quota here)", with `evidence` "(a container quota here: cgroup
+        v1 cpu.cfs_quota_us 100000 / cpu.cfs_period_us 100000)"; "oneDNN used another number of
+        threads (`onednn.threads` 1 here, 2 there)"."""
+        other = self.their_value or self.others or "not set"
+        if self.key == USABLE_CPUS:
+            cpus = "CPU" if self.value == "1" else "CPUs"
+            why = ""
+            if self.why:
+                shown = f": {self.evidence}" if evidence and self.evidence else ""
+                why = f" ({self.why} {mine}{shown})"
+            return f"this process may use {self.value} {cpus} {mine} and {other} {theirs}{why}"
+        return f"{self.words} (`{self.key}` {self.value or 'not set'} {mine}, {other} {theirs})"
+
+
+def fewer_cpus_why(values: Mapping[str, str]) -> tuple[str, str]:
+    """What holds a process below its machine's cores, from its facts, in short and with its
+    evidence: ("a container quota", "cgroup v1 cpu.cfs_quota_us 100000 / cpu.cfs_period_us
+    100000"), ("its CPU affinity", "CPU 0, as taskset -c 0 sets it"), both joined, or ("", "")
+    where neither does."""
+    cores = number(values.get("cpu.cores"))
+    if cores is None:
+        return "", ""
+    why, evidence = [], []
+    affinity = number(values.get("cpu.affinity_cpus"))
+    if affinity is not None and affinity < cores:
+        why.append("its CPU affinity")
+        if cpus := values.get("cpu.affinity_list", ""):
+            evidence.append(f"CPU{'s' if affinity != 1 else ''} {cpus}, as taskset -c {cpus} "
+                            "sets it")
+    quota = number(values.get("cpu.quota_cpus"))
+    if quota is not None and quota < cores:
+        why.append("a container quota")
+        setting = values.get("cpu.quota_setting", "").split(" in /")[0]
+        evidence.append(setting or values.get("cpu.quota_source", ""))
+    return " and ".join(why), "; ".join(e for e in evidence if e)
 
 
 def load_average(context: Mapping) -> float | None:
@@ -102,8 +159,8 @@ class Facts:
     def of(cls, fact: Callable[[str], str], load: float | None) -> Facts:
         """From a lookup of each fact's text by its key ("" where absent), such as a fleet node's
         Node.fact."""
-        return cls({key: fact(key) for key, _, _, _ in EXPLAINING}, load,
-                   number(fact("cpu.cores")) or 1)
+        keys = [key for key, _, _, _ in EXPLAINING] + list(WHY_FEWER_CPUS)
+        return cls({key: fact(key) for key in keys}, load, number(fact("cpu.cores")) or 1)
 
     @classmethod
     def of_context(cls, context: Mapping, doctor: Mapping | None = None) -> Facts:
@@ -165,7 +222,8 @@ def differences(mine: Facts, others: Usual, device: str = "") -> list[Difference
             common = [v for v, c in others.counts[key].most_common() if c > 0]
             if common and value != common[0] and not (
                     key in ALWAYS_RECORDED and (unknown(value) or unknown(common[0]))):
-                found.append(Difference(key, words, value, common[0], fact_device))
+                found.append(Difference(key, words, value, common[0], fact_device,
+                                        their_value=common[0]))
             continue
         value = mine.number(key)
         typical = others.medians[key]
@@ -176,7 +234,9 @@ def differences(mine: Facts, others: Usual, device: str = "") -> list[Difference
         if (value < typical - margin) if how == "lower" else (value > typical + margin):
             shown = f"{value:.2f}" if key == LOAD else f"{value:g}"
             typical_text = f"{typical:.2f}" if key == LOAD else f"{typical:g}"
-            found.append(Difference(key, words, shown, f"{typical_text} (median)", fact_device))
+            why, evidence = fewer_cpus_why(mine.values) if key == USABLE_CPUS else ("", "")
+            found.append(Difference(key, words, shown, f"{typical_text} (median)", fact_device,
+                                    how, typical_text, why, evidence))
     if device:
         found.sort(key=lambda d: d.device not in ("", device))  # stable: EXPLAINING's order
     return found

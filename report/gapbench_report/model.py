@@ -501,14 +501,16 @@ def framework_rows(pairs: Iterable[framework.Pair]) -> list[list[str]]:
 THIS_RUN = "this run"
 VERSUS_SECTION = "machines"
 VERSUS_BLURB = ("Every work both machines ran, the same benchmark (between a GPU and a CPU-only "
-                "machine, the same work each did fastest), is set side by side: a ratio is how "
-                "many times faster this machine does it. Each difference is put down to the "
-                "ceiling that explains it, with both machines' figures for it and the share of "
-                "the difference it accounts for; else to a recorded fact in which the slower "
-                "machine differs; else it is unexplained. Rows configured otherwise (another "
-                "algorithm, math, layout, held or not, another gapbench) are listed as not "
-                "comparable, never explained. comparison.json beside this page holds it all in "
-                "figures. A difference between machines is not a regression.")
+                "machine, the same work each did fastest, in the same scope and FLOPs), is set "
+                "side by side: a ratio is how many times faster this machine does it. Each "
+                "difference is put down to a firmly measured ceiling that bounds it, fully or "
+                "partly, with both machines' figures for it; else to a recorded fact in which "
+                "the slower machine differs; else, between two runs of one machine, to the "
+                "machine itself being unsteady; else it is unexplained. Rows that are not the "
+                "same work (another algorithm, math, layout, held or not, FLOPs, or a benchmark "
+                "whose code changed) are listed as not comparable, never explained. "
+                "comparison.json beside this page holds it all in figures. A difference between "
+                "machines is not a regression.")
 NOT_COMPARABLE_HEADERS = ("work", "this run", "there", "why not comparable")
 VERSUS_CEILING_HEADERS = ("ceiling", "this run", "there", "here / there", "from (here; there)")
 OWN_CEILINGS_BLURB = ("Each machine against its own ceilings: ratios measured within one "

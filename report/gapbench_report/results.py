@@ -213,6 +213,7 @@ class Benchmark:
     processes: tuple[int, ...] = ()
     label: str = ""  # the benchmark's label (cuDNN's algorithm; an unheld GPU kernel time)
     math: str = FP32  # the arithmetic it may have computed in (row_math): read this, not the name
+    labels: tuple[str, ...] = ()  # every timed repetition's label, in order (versus compares all)
 
     @functools.cached_property
     def process_medians(self) -> tuple[float, ...]:
@@ -299,7 +300,8 @@ def group_benchmarks(entries: Iterable[Entry], context: Mapping) -> dict[str, Be
                               None if failed else skipped, failed,
                               tuple(int(e.raw.get(PROCESS_KEY, 0)) for e in timed),
                               next((str(e.raw["label"]) for e in timed if e.raw.get("label")), ""),
-                              row_math(group[0].name, context))
+                              row_math(group[0].name, context),
+                              tuple(str(e.raw.get("label") or "") for e in timed))
     return out
 
 

@@ -1,41 +1,65 @@
 """Why is this machine slower than that one? Two machines' runs set side by side: every work both
-ran, whether its two rows can be compared at all, and each difference put down to one of the
-machines' ceilings, else to a recorded fact in which they differ (machine_facts, as the fleet
-explains an outlier). Pure functions over each side's run_model.Run; render's model shows them
-and writes comparison.json. The rules: docs/report.md#against-another-machine."""
+ran, whether its two rows are the same work at all (the same code, configuration, scope and
+FLOPs), and each difference put down to a firm ceiling of the machines that bounds that work
+(versus_ceilings), else to a recorded fact in which they differ (machine_facts, as the fleet
+explains an outlier), else to the machine itself being unsteady where both runs are of one
+machine. Pure functions over each side's run_model.Run; render's model shows them and writes
+comparison.json. The rules: docs/report.md#against-another-machine."""
 
 from __future__ import annotations
 
 import functools
 import math
 import re
-import statistics
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
-from gapbench_report import metrics
-from gapbench_report.catalogue import PAGEABLE_E2E, SHARED_WORK
+from gapbench_report import metrics, versus_code
+from gapbench_report.catalogue import SHARED_WORK
 from gapbench_report.labels import (
     axes_label,
-    fmt_seconds,
-    fmt_si,
     is_unheld,
     math_words,
     unnamed_math,
     variant_label,
     with_threads,
 )
-from gapbench_report.machine_facts import Difference, Facts, Usual, differences
+from gapbench_report.machine_facts import (
+    LOAD,
+    Difference,
+    Facts,
+    Usual,
+    differences,
+    fewer_cpus_why,
+)
 from gapbench_report.results import FP32, Benchmark, Results
 from gapbench_report.run_model import Run
-from gapbench_report.same_work import fastest_by
+from gapbench_report.same_work import fastest_by, work
+from gapbench_report.versus_ceilings import (  # noqa: F401 (the comparison's names)
+    BUS_WIDTH_BITS,
+    COMPUTE,
+    COMPUTE_BOUND,
+    LATENCY,
+    LATENCY_BOUND,
+    Figure,
+    Kind,
+    bounds,
+    ceilings,
+    flops_key,
+    gemm_key,
+    gpu_memory_bandwidth,
+    kind,
+    probed,
+)
 
-# A work differs when one machine is this much faster, beyond its repetitions' spread (Pair).
+# A work differs when one machine is more than this much faster (a ratio beyond 1.1x either way:
+# above 1.1, or below 1 / 1.1 = 0.91), beyond its repetitions' spread (Pair).
 DIFFERS = 0.10
-# The share of a difference a ceiling explains, ln(ceiling ratio) / ln(speed ratio): "fully" from
-# FULLY up to 1 / FULLY, "partly" from PARTLY; beyond 1 / FULLY the ceilings differ far more than
-# the work does, which something else then bounds.
-FULLY = 0.8
+# A ceiling explains a difference fully when what it leaves unexplained, the work's ratio over
+# the ceiling's, is at most this factor (either way); else it bounds the work partly.
+FULLY_LEFT = 1.25
+# A ceiling that moves less than this share of the work's difference (ln c / ln t) explains
+# none of it.
 PARTLY = 0.25
 # The families compared: peak/ holds the ceilings themselves, framework/ the user's framework
 # (set against the libraries per machine, and between machines by versus_framework).
@@ -45,162 +69,30 @@ LIBRARY_OF = {"onednn": "onednn", "im2col_blas": "openblas", "openblas": "openbl
               "blas": "openblas", "cudnn": "cudnn", "cudnn_e2e": "cudnn", "cublas": "cublas",
               "cublas_e2e": "cublas", "cublas_graph": "cublas", "cublas_graph_e2e": "cublas"}
 LIBRARIES = frozenset(LIBRARY_OF.values())
+LIBRARY_NAMES = {"onednn": "oneDNN", "openblas": "OpenBLAS", "cudnn": "cuDNN",
+                 "cublas": "cuBLAS"}
 # Facts that differ between two GPU models by their make, not by how either was set up: between
 # an H100 and an H200 they say nothing the ceilings do not (the fleet never compares those).
 GPU_MAKE_FACTS = frozenset({"gpu.clock_sm_mhz", "gpu.clock_mem_mhz", "gpu.memory_free_bytes"})
-# NVML's memory bus width by exact GPU name, from each GPU's datasheet: for files from before runs
-# recorded gpu.memory_bus_width_bits (the committed H100 and H200 among them).
-BUS_WIDTH_BITS = {
-    "NVIDIA H100 80GB HBM3": 5120, "NVIDIA H100 PCIe": 5120, "NVIDIA H200": 6144,
-    "NVIDIA A100-SXM4-40GB": 5120, "NVIDIA A100-SXM4-80GB": 5120, "NVIDIA A100-PCIE-40GB": 5120,
-    "NVIDIA A100 80GB PCIe": 5120, "Tesla V100-SXM2-16GB": 4096, "Tesla T4": 256,
-    "NVIDIA L4": 192,
-}
+# The facts behind the "cpus" ceiling: cited with it, not on their own.
+CPU_FACTS = frozenset({"cpu.usable_cpus", "cpu.affinity_cpus", "cpu.quota_cpus", "cpu.cores"})
+# Facts with a direction: one is cited for the slower machine only where its value is the worse
+# one (a newer instruction set never explains slowness). Each: its values from worst to best,
+# or None for a number (fewer is worse), and its words.
+ISA_ORDER = ("sse41", "avx", "avx2", "avx2_vnni", "avx512_core", "avx512_core_vnni",
+             "avx512_core_bf16", "avx10_1_512", "avx512_core_amx", "avx512_core_amx_fp16")
+DIRECTED = {"onednn.isa": (ISA_ORDER, "oneDNN ran an older instruction set"),
+            "openblas.threads": (None, "OpenBLAS ran fewer threads"),
+            "onednn.threads": (None, "oneDNN ran fewer threads")}
 SHORT_COMMIT = 7
 # The fields of a row's label that say how it was configured (cuDNN's "algo:... math:...", the
 # fp16 conv's "data:fp16 layout:nhwc"), and their words.
 CONFIG_FIELDS = {"algo": "algorithm", "math": "math mode", "data": "data type",
                  "layout": "layout"}
 LABEL_FIELD = re.compile(r"(?<![\w])(" + "|".join(CONFIG_FIELDS) + r"):([^\s,;]+)")
-
-
-# ---- each machine's ceilings -----------------------------------------------------------------
-
-@dataclass(frozen=True)
-class Kind:
-    """A ceiling: its words, its unit, and whether a higher figure is the faster machine."""
-
-    words: str
-    unit: str
-    higher_is_faster: bool = True
-
-
-KINDS = {
-    "gpu_memory": Kind("GPU memory bandwidth (theoretical)", "B/s"),
-    "pcie": Kind("the PCIe link (theoretical, per direction)", "B/s"),
-    "host_read": Kind("host memory bandwidth (one thread's read)", "B/s"),
-    "launch": Kind("kernel launch latency", "s", higher_is_faster=False),
-    "sync": Kind("synchronize latency", "s", higher_is_faster=False),
-    "cores": Kind("CPU core count", "cores"),
-}
-
-
-def gemm_key(device: str, math_: str) -> str:
-    return f"gemm:{device}:{math_}"
-
-
-def kind(key: str) -> Kind:
-    """A ceiling's Kind; a GEMM peak's is made from its key ("gemm:gpu:tf32")."""
-    if key.startswith("gemm:"):
-        _, device, math_ = key.split(":")
-        what = ("CPU SGEMM" if math_ == FP32 else f"{math_words(math_)} CPU GEMM peak") \
-            if device == "cpu" else f"{math_words(math_)} GPU GEMM peak"
-        return Kind(what, "FLOP/s")
-    return KINDS[key]
-
-
-@dataclass(frozen=True)
-class Figure:
-    """One machine's figure for a ceiling, in its Kind's unit, and where it comes from."""
-
-    value: float
-    source: str
-
-    def shown(self, key: str) -> str:
-        unit = kind(key).unit
-        if unit == "s":
-            return fmt_seconds(self.value)
-        if unit == "cores":
-            return f"{self.value:g}"
-        return fmt_si(self.value, unit)
-
-
-def gpu_memory_bandwidth(context: dict) -> Figure | None:
-    """The GPU memory's theoretical bandwidth (B/s): the run's recorded figure, else the same
-    arithmetic over its memory clock and bus width (NVML's, else BUS_WIDTH_BITS by its name)."""
-    recorded = metrics.number(context.get("gpu.memory_bandwidth_theoretical_gbps"))
-    if recorded:
-        return Figure(recorded * 1e9, "gpu.memory_bandwidth_theoretical_gbps")
-    clock = metrics.number(context.get("gpu.clock_mem_max_mhz"))
-    bits = metrics.number(context.get("gpu.memory_bus_width_bits"))
-    source = "gpu.memory_bus_width_bits"
-    if not bits:
-        bits = BUS_WIDTH_BITS.get(str(context.get("gpu.name", "")))
-        source = f"the bus width of the {context.get('gpu.name')} from gapbench's table"
-    if not clock or not bits:
-        return None
-    # NVML's memory clock is half the data rate per pin (fixtures/machine.cpp does the same).
-    return Figure(2 * clock * 1e6 * bits / 8, f"2 x gpu.clock_mem_max_mhz {clock:g} MHz x "
-                                              f"{bits:g} bits / 8 ({source})")
-
-
-def probed(files: Iterable[Results], ceiling: str) -> float | None:
-    """The median of a ceiling's probes at the start and the end of each file's run
-    (metrics.ceilings_held: "SGEMM" in GFLOP/s, "read" in GB/s)."""
-    values = [v for r in files for v in metrics.ceilings_held(r).get(ceiling, ())]
-    return statistics.median(values) if values else None
-
-
-def ceilings(run: Run) -> dict[str, Figure]:
-    """A machine's ceilings, from what its run recorded: its measured GEMM peaks per device and
-    math, the host's SGEMM and one-thread read (peak/ rows, else the probes every run with peak/
-    makes at its start and end), the GPU memory's and the PCIe link's theoretical bandwidth, a
-    kernel launch's and a synchronize's latency, and the cores."""
-    out: dict[str, Figure] = {}
-    for (device, math_), b in metrics.gemm_peaks(run.benchmarks).items():
-        out[gemm_key(device, math_)] = Figure(b.counter("flops"), b.name)
-    files = run.library_files
-    if gemm_key("cpu", FP32) not in out and (sgemm := probed(files, "SGEMM")):
-        out[gemm_key("cpu", FP32)] = Figure(sgemm * 1e9, "stability.sgemm_gflops (the median "
-                                                         "of the run's start and end probes)")
-    read = metrics.single_thread_peak_benchmark(run.benchmarks, "read")
-    if read and metrics.traffic(read):
-        out["host_read"] = Figure(metrics.traffic(read), read.name)
-    elif gbps := probed(files, "read"):
-        out["host_read"] = Figure(gbps * 1e9, "stability.read_gbps (the median of the run's "
-                                              "start and end probes)")
-    if memory := gpu_memory_bandwidth(run.context):
-        out["gpu_memory"] = memory
-    if link := metrics.number(run.context.get("pcie.bandwidth_max_gbps")):
-        out["pcie"] = Figure(link * 1e9, "pcie.bandwidth_max_gbps")
-    for key in ("launch", "sync"):
-        found = metrics.find(run.benchmarks, "overhead", "launch", "gpu", what=key)
-        if found and found[0].median:
-            out[key] = Figure(found[0].median, found[0].name)
-    if cores := metrics.number(run.context.get("cpu.cores")):
-        out["cores"] = Figure(cores, "cpu.cores")
-    return out
-
-
-COMPUTE = "compute"  # in bounds(): the GEMM peak of the row's own device and math, per side
-HOST = gemm_key("cpu", FP32)  # the host CPU's SGEMM: its speed, for what the host does
-
-
-def bounds(b: Benchmark) -> list[str]:
-    """The ceilings that can bound a row, the likeliest first: what the row moves or computes,
-    and on which device (docs/report.md#against-another-machine has the table)."""
-    family, variant, device = b.parsed.family, b.parsed.variant, b.parsed.device
-    if family == "transfer":
-        if device == "cpu":
-            return ["host_read"]
-        return {"device": ["gpu_memory"], "pinned": ["pcie"]}.get(variant, ["host_read", "pcie"])
-    if variant.endswith("_e2e") and family in PAGEABLE_E2E:  # host tensors copied in and out
-        return ["host_read", "pcie", COMPUTE]
-    if is_unheld(b):  # the host's launches are in its time
-        return ["launch", COMPUTE]
-    if variant.endswith("_e2e"):  # the LSTM steps: launches, and a synchronize at the end
-        return ["launch", "sync", COMPUTE]
-    if family == "overhead" and variant in ("launch", "startup"):
-        return [HOST]
-    if family == "pipeline":
-        return [HOST, "cores"]
-    if family == "preprocess":
-        if variant == "vectorized":
-            return ["gpu_memory"] if device == "gpu" else ["host_read"]
-        return [HOST] if device == "cpu" else ["launch"]
-    if variant == "onednn":  # it JITs its own kernels: OpenBLAS's SGEMM is not its ceiling
-        return ["cores"]
-    return [COMPUTE, "cores"] if device == "cpu" else [COMPUTE]
+OWN_KERNEL_LABELS = frozenset({"onednn"})
+# Two rows do the same arithmetic when their FLOPs per iteration agree this closely.
+SAME_FLOPS = 0.02
 
 
 # ---- the two sides --------------------------------------------------------------------------
@@ -237,21 +129,50 @@ def commit_of(files: Iterable[Results]) -> str:
     return ""
 
 
+def same_machine(here: Side, there: Side) -> bool:
+    """Both runs are of one machine: the same machine.id, else the same CPU, GPU and kernel."""
+    a, b = here.run.context, there.run.context
+    if a.get("machine.id") and b.get("machine.id"):
+        return a["machine.id"] == b["machine.id"]
+    keys = ("cpu.model", "cpu.cores", "gpu.name", "os.kernel")
+    return bool(a.get("cpu.model")) and all(a.get(k) == b.get(k) for k in keys)
+
+
 # ---- pairs of the same work ---------------------------------------------------------------
 
-def label_fields(label: str) -> dict[str, str]:
-    return dict(LABEL_FIELD.findall(label))
+def labels_of(b: Benchmark) -> tuple[str, ...]:
+    """Every repetition's label (files read before labels were kept per repetition: the one)."""
+    return b.labels or (b.label,)
 
 
-def configuration_differs(here: Benchmark, there: Benchmark, commits: tuple[str, str]
+def label_fields(labels: Iterable[str]) -> dict[str, str]:
+    """The configuration fields over all of a row's labels, each with every value it took
+    ("GEMM/FFT" where the repetitions differ)."""
+    found: dict[str, list[str]] = {}
+    for label in labels:
+        for key, value in LABEL_FIELD.findall(label):
+            if value not in found.setdefault(key, []):
+                found[key].append(value)
+    return {k: "/".join(sorted(v)) for k, v in found.items()}
+
+
+def flops_per_iteration(b: Benchmark) -> float | None:
+    rate = b.counter("flops")
+    return rate * b.median if rate and b.median else None
+
+
+def configuration_differs(here: Benchmark, there: Benchmark,
+                          code: versus_code.Identity = versus_code.Identity(versus_code.SAME)
                           ) -> list[str]:
     """Why two rows of one name are not the same work, in words; empty when they are: the math
-    each may have computed in, the algorithm, math mode, data type and layout their labels name,
-    a held against an unheld kernel time, and another gapbench that labelled the row otherwise."""
+    each may have computed in, the algorithm, math mode, data type and layout any of their
+    repetitions' labels name, a held against an unheld kernel time, other FLOPs per iteration,
+    the benchmark's code changed (versus_code), and, where the code is not known to be the
+    same, labels that differ (oneDNN's, which name its kernels for the machine, aside)."""
     reasons = []
     if here.math != there.math:
         reasons.append(f"math: {math_words(here.math)} here, {math_words(there.math)} there")
-    mine, theirs = label_fields(here.label), label_fields(there.label)
+    mine, theirs = label_fields(labels_of(here)), label_fields(labels_of(there))
     for key, words in CONFIG_FIELDS.items():
         if mine.get(key) != theirs.get(key):
             reasons.append(f"{words}: {mine.get(key, 'not named')} here, "
@@ -260,22 +181,30 @@ def configuration_differs(here: Benchmark, there: Benchmark, commits: tuple[str,
         held = ("unheld", "held") if is_unheld(here) else ("held", "unheld")
         reasons.append(f"{held[0]} here, {held[1]} there (an unheld kernel time includes the "
                        "host's launches)")
-    if all(commits) and commits[0] != commits[1] and here.label != there.label:
-        labels = "" if reasons else (f": \"{here.label or 'none'}\" here, "
-                                     f"\"{there.label or 'none'}\" there")
-        reasons.append(f"another gapbench (commit {commits[0]} here, {commits[1]} there) "
-                       f"labelled it otherwise{labels}")
+    a, b = flops_per_iteration(here), flops_per_iteration(there)
+    if a and b and abs(a / b - 1) > SAME_FLOPS:
+        reasons.append(f"other arithmetic: {a / 1e6:.3g} MFLOP here, {b / 1e6:.3g} there")
+    # oneDNN's labels name the implementation it picked for the machine's instruction set (a
+    # fact of the machine, which explains them), not a configuration.
+    if code.state == versus_code.CHANGED:
+        reasons.append(code.words)
+    elif code.state == versus_code.UNKNOWN and here.parsed.variant not in OWN_KERNEL_LABELS \
+            and set(labels_of(here)) != set(labels_of(there)):
+        shown = "" if reasons else (f": \"{labels_of(here)[0] or 'none'}\" here, "
+                                    f"\"{labels_of(there)[0] or 'none'}\" there")
+        reasons.append(f"a gapbench not known to be the same labelled it otherwise{shown}")
     return reasons
 
 
 @dataclass(frozen=True)
 class Pair:
     """The same work on both machines: the same benchmark, or (between devices) each machine's
-    fastest row of it."""
+    fastest row of it in the same scope and FLOPs."""
 
     here: Benchmark
     there: Benchmark
     reasons: tuple[str, ...] = ()  # why the rows are not comparable; empty when they are
+    caveats: tuple[str, ...] = ()  # what could not be checked (the code's identity)
 
     @property
     def across_devices(self) -> bool:
@@ -285,6 +214,11 @@ class Pair:
     def speed(self) -> float:
         """How much faster this machine does the work: the other's time over this one's."""
         return self.there.median / self.here.median
+
+    @property
+    def cost(self) -> float:
+        """The slower machine's time over the faster's (at least 1)."""
+        return max(self.speed, 1 / self.speed)
 
     @property
     def differs(self) -> bool:
@@ -304,25 +238,49 @@ def compared(b: Benchmark) -> bool:
     return b.status == "ok" and bool(b.median) and b.parsed.family not in NOT_COMPARED
 
 
+def end_to_end(b: Benchmark) -> bool:
+    return b.parsed.variant.endswith("_e2e")
+
+
+def scoped_work(b: Benchmark) -> tuple:
+    """same_work.work with the row's scope (end to end, pageable copies included, or not) and its
+    FLOPs per iteration to two digits: between devices, like is paired with like only."""
+    flops = flops_per_iteration(b)
+    return (*work(b), end_to_end(b), float(f"{flops:.2g}") if flops else None)
+
+
 def pairs(here: Side, there: Side) -> list[Pair]:
     """Every benchmark both machines timed, with why it is not comparable where it is not; and,
     for the work of SHARED_WORK families that each machine did fastest on another device (a GPU
-    against a CPU-only machine), each machine's fastest row of it: the GPU's speed-up, whatever
-    library each ran (their algorithms and layouts are each machine's own choice there)."""
-    commits = (here.commit, there.commit)
+    against a CPU-only machine), each machine's fastest row of it in the same scope and FLOPs:
+    the GPU's speed-up, whatever library each ran (their algorithms and layouts are each
+    machine's own choice there)."""
+    codes: dict[str, versus_code.Identity] = {}
+
+    def code(family: str) -> versus_code.Identity:
+        if family not in codes:
+            codes[family] = versus_code.identity(family, (here.run.context, here.commit),
+                                                 (there.run.context, there.commit))
+        return codes[family]
+
+    def pair(a: Benchmark, b: Benchmark, configured: bool = True) -> Pair:
+        identity = code(a.parsed.family)
+        reasons = configuration_differs(a, b, identity) if configured else \
+            [identity.words] if identity.state == versus_code.CHANGED else []
+        caveats = (identity.words,) if identity.state == versus_code.UNKNOWN else ()
+        return Pair(a, b, tuple(reasons), caveats)
+
     theirs = {b.name: b for b in there.run.benchmarks if compared(b)}
-    found = [Pair(b, theirs[b.name], tuple(configuration_differs(b, theirs[b.name], commits)))
-             for b in here.run.benchmarks if compared(b) and b.name in theirs]
+    found = [pair(b, theirs[b.name]) for b in here.run.benchmarks
+             if compared(b) and b.name in theirs]
 
     def fastest(side: Side) -> dict:
-        return fastest_by(b for b in side.run.benchmarks
-                          if compared(b) and b.parsed.family in SHARED_WORK)
+        return fastest_by((b for b in side.run.benchmarks
+                           if compared(b) and b.parsed.family in SHARED_WORK), scoped_work)
     mine, other = fastest(here), fastest(there)
-    found += [Pair(b, other[key]) for key, b in mine.items()
+    found += [pair(b, other[key], configured=False) for key, b in mine.items()
               if key in other and other[key].parsed.device != b.parsed.device]
     return found
-
-
 def other_sizes(here: Side, there: Side) -> list[tuple[str, list[str], list[str]]]:
     """Variants both machines ran, in the same math, but at no size in common (each ran its
     profile's sizes): (the variant in words, its sizes here, its sizes there). Not comparable."""
@@ -349,18 +307,25 @@ def other_sizes(here: Side, there: Side) -> list[tuple[str, list[str], list[str]
 
 @dataclass(frozen=True)
 class Explanation:
-    """The ceiling that explains a difference and how much of it, and the recorded facts in
-    which the slower machine differs (each with the machine it is about)."""
+    """The ceiling that explains a difference and how much of it, the recorded facts in which the
+    slower machine differs (each with the machine it is about), and what was checked and found
+    wanting (notes: a bound neither run measured, a row not compute-bound)."""
 
-    ceiling: str | None = None  # this machine's: a KINDS key or a gemm_key
+    ceiling: str | None = None  # this machine's: a KINDS key, a gemm_key or a flops_key
     here: Figure | None = None
     there: Figure | None = None
     share: float | None = None  # ln(ceiling ratio) / ln(speed ratio)
-    # "fully", "partly", "beyond" (the ceilings differ far more than the work), "against" (they
-    # differ the other way) or "no"
+    # "fully" (at most FULLY_LEFT left), "partly" (the ceiling moves less than the work),
+    # "beyond" (it moves more: the work is partly bound by it), "unsteady" (its own spread
+    # covers the difference), "against" (it differs the other way) or "no"
     how: str = "no"
     facts: tuple[tuple[str, Difference], ...] = ()
-    there_ceiling: str | None = None  # the other's, where it differs (another device's GEMM)
+    there_ceiling: str | None = None  # the other's, where it differs (another device's peak)
+    notes: tuple[str, ...] = ()
+    library: str = ""  # the library whose own cause this is (the CPUs' physical peaks equal)
+    peaks: str = ""  # those equal peaks, in words
+    why: str = ""  # what holds a machine below its cores, where the ceiling is the usable CPUs
+    unsteady: str = ""  # two runs of one machine: what shows it was unsteady
 
     @property
     def other_key(self) -> str | None:
@@ -376,65 +341,179 @@ class Explanation:
 
     @property
     def explained(self) -> bool:
-        return self.how in ("fully", "partly")
+        """A ceiling bounds the work, fully or partly ("beyond" is partly bound too)."""
+        return self.how in ("fully", "partly", "beyond")
 
 
 def share_of(ceiling_ratio: float, speed: float) -> float:
-    """ln(ceiling ratio) / ln(speed ratio) (docs/report.md#the-share-a-ceiling-explains)."""
+    """ln(ceiling ratio) / ln(speed ratio) (docs/report.md#how-much-a-ceiling-explains)."""
     if abs(math.log(ceiling_ratio)) <= math.log(1 + DIFFERS):
         return 0.0  # ceilings within the noise of each other explain nothing
     return math.log(ceiling_ratio) / math.log(speed)
 
 
-def how_much(share: float, residual: float) -> str:
-    """"fully", "partly", "beyond" or "no" for a share; `residual`, the ceiling ratio over the
-    speed ratio, is what the ceiling leaves unexplained: within DIFFERS of 1, that is noise."""
-    if FULLY <= share <= 1 / FULLY or (share > 0 and abs(math.log(residual))
-                                        <= math.log(1 + DIFFERS)):
+def how_much(ceiling_ratio: float, speed: float) -> str:
+    """"fully" where the work's ratio over the ceiling's is within FULLY_LEFT either way (in
+    plain terms, not as a share of the logarithm); "partly" or "beyond" where the ceiling moves
+    the same way less or more than that; "against", or "no" where it moves less than PARTLY."""
+    share = share_of(ceiling_ratio, speed)
+    if share <= -PARTLY:
+        return "against"
+    if share < PARTLY:
+        return "no"
+    if abs(math.log(speed / ceiling_ratio)) <= math.log(FULLY_LEFT):
         return "fully"
-    if share > 1 / FULLY:
-        return "beyond"
-    if share >= PARTLY:
-        return "partly"
-    return "against" if share <= -PARTLY else "no"
+    return "partly" if share < 1 else "beyond"
+
+
+def latency_bound(pair: Pair, here: Side, there: Side) -> bool:
+    """A GPU row that takes at most LATENCY_BOUND times a launch plus a synchronize on either
+    machine: its time is latency, whatever it moves or computes."""
+    if pair.across_devices or pair.here.parsed.device != "gpu":
+        return False
+    for row, side in ((pair.here, here), (pair.there, there)):
+        launch, sync = side.ceilings.get("launch"), side.ceilings.get("sync")
+        if launch and sync and row.median <= LATENCY_BOUND * (launch.value + sync.value):
+            return True
+    return False
+
+
+def compute_keys(b: Benchmark, side: Side, other: Side | None) -> str | None:
+    """The FLOP peak that bounds a row's compute on its machine: the GPU's GEMM peak of its
+    math; on the CPU the physical peak (peak/flops/cpu) where both machines measured it, else
+    its SGEMM (never for oneDNN, which JITs its own kernels)."""
+    device, math_ = b.parsed.device, b.math
+    if device == "cpu" and flops_key(math_) in side.ceilings and (
+            other is None or flops_key(math_) in other.ceilings):
+        return flops_key(math_)
+    if device == "cpu" and b.parsed.variant == "onednn" and other is not None:
+        return None  # between devices the CPU's best-known compute ceiling bounds it
+    return gemm_key(device, math_)
+
+
+def compute_bound(pair: Pair, mine: Figure, theirs: Figure) -> str:
+    """"" where the row reaches COMPUTE_BOUND of its peak on both machines; else why a FLOP peak
+    cannot bound it, in words."""
+    a, b = pair.here.counter("flops"), pair.there.counter("flops")
+    if not a or not b:
+        return "no FLOP count to tell whether it is compute-bound"
+    if a >= COMPUTE_BOUND * mine.value and b >= COMPUTE_BOUND * theirs.value:
+        return ""
+    return (f"not compute-bound at this size: {a / mine.value:.0%} of its peak here, "
+            f"{b / theirs.value:.0%} there")
+
+
+def candidate_keys(pair: Pair, here: Side, there: Side) -> list[tuple[str, str | None, str | None]]:
+    """Each bound of the row as (its name, this machine's key, the other's)."""
+    if pair.across_devices:
+        return [(COMPUTE, compute_keys(pair.here, here, None),
+                 compute_keys(pair.there, there, None))]
+    if latency_bound(pair, here, there):
+        order = ("sync", "launch") if pair.here.parsed.family == "transfer" else LATENCY
+        return [(k, k, k) for k in order]
+    out = []
+    for key in bounds(pair.here):
+        if key == COMPUTE:
+            out.append((key, compute_keys(pair.here, here, there),
+                        compute_keys(pair.there, there, here)))
+        else:
+            out.append((key, key, key))
+    return out
 
 
 def explain(pair: Pair, here: Side, there: Side) -> Explanation:
-    """The first of the row's bounds that explains the difference fully, else the one that
-    explains most of it; else, to say why none does, the nearest that differs far more
-    ("beyond"), the other way ("against") or not at all ("no"); with the recorded facts in
-    which the slower machine differs, where they concern the row."""
-    candidates = []
-    for key in [COMPUTE] if pair.across_devices else bounds(pair.here):
-        mine_key, theirs_key = key, key
-        if key == COMPUTE:
-            mine_key = gemm_key(pair.here.parsed.device, pair.here.math)
-            theirs_key = gemm_key(pair.there.parsed.device, pair.there.math)
+    """The first firm bound of the row that explains the difference fully, else the one that
+    bounds most of it; else, to say why none does, one whose spread covers the difference, that
+    differs the other way or not at all; with the recorded facts in which the slower machine
+    differs, where they concern the row."""
+    candidates, notes = [], []
+    for name, mine_key, theirs_key in candidate_keys(pair, here, there):
+        if not mine_key or not theirs_key:
+            continue
         mine, theirs = here.ceilings.get(mine_key), there.ceilings.get(theirs_key)
-        if mine and theirs and mine.value > 0 and theirs.value > 0:
-            ratio = Explanation(mine_key, mine, theirs).ratio
-            share = share_of(ratio, pair.speed)
-            candidates.append(Explanation(mine_key, mine, theirs, share,
-                                          how_much(share, ratio / pair.speed), (),
-                                          theirs_key if theirs_key != mine_key else None))
+        if not (mine and theirs and mine.value > 0 and theirs.value > 0):
+            missing = [label for label, f in (("here", mine), ("there", theirs)) if not f]
+            if missing and name in ("host_memcpy", "pcie"):
+                notes.append(f"the {kind(mine_key).words} is unknown ("
+                             f"{' and '.join(missing)} the run did not measure it)")
+            continue
+        if pair.here.name in (mine.source, theirs.source):
+            continue  # the row is its own ceiling (the launch latency's row): that proves nothing
+        if name == COMPUTE and (why := compute_bound(pair, mine, theirs)):
+            notes.append(why)
+            continue
+        ratio = Explanation(mine_key, mine, theirs).ratio
+        how = how_much(ratio, pair.speed)
+        spread = max(mine.spread, theirs.spread)
+        if how in ("fully", "partly", "beyond") and spread >= min(pair.cost, max(ratio,
+                                                                                  1 / ratio)):
+            how = "unsteady"  # the ceiling's own measurements differ as much as the work
+        candidates.append(Explanation(mine_key, mine, theirs, share_of(ratio, pair.speed), how,
+                                      (), theirs_key if theirs_key != mine_key else None))
     facts = () if pair.across_devices else tuple(facts_for(pair, here, there))
-    full = [c for c in candidates if c.how == "fully"]
-    partly = sorted((c for c in candidates if c.how == "partly"), key=lambda c: -c.share)
-    beyond = sorted((c for c in candidates if c.how == "beyond"), key=lambda c: c.share)
-    against = sorted((c for c in candidates if c.how == "against"), key=lambda c: c.share)
-    alike = [c for c in candidates if c.how == "no"]
-    best = (full or partly or beyond or against or alike or [Explanation()])[0]
+    order = ("fully", "partly", "beyond", "unsteady", "against", "no")
+    ranked = sorted(candidates, key=lambda c: (order.index(c.how), -(c.share or 0)
+                                               if c.how == "partly" else (c.share or 0)
+                                               if c.how == "beyond" else 0))
+    best = replace(ranked[0] if ranked else Explanation(), notes=tuple(notes))
+    if best.ceiling == "cpus":
+        facts = tuple(f for f in facts if f[1].key not in CPU_FACTS)
+        best = replace(best, why=cpus_why(here, there))
+    library, peaks = library_cause(pair, here, there)
     # A ceiling that differs the other way overrules the facts: the machine with the higher
     # ceiling is the slower one at this work, so what made its ceiling higher explains nothing.
-    return replace(best, facts=() if best.how == "against" else facts)
+    return replace(best, facts=() if best.how == "against" else facts,
+                   library="" if best.explained else library,
+                   peaks="" if best.explained else peaks)
+
+
+def cpus_why(here: Side, there: Side) -> str:
+    """"a container quota here: cgroup v1 cpu.cfs_quota_us 100000 / ...": what holds either
+    machine below its cores, with the facts that say so."""
+    found = []
+    for side, where in ((here, "here"), (there, "there")):
+        words, shown = fewer_cpus_why(side.run.context)
+        if words:
+            found.append(f"{words} {where}" + (f": {shown}" if shown else ""))
+    return "; ".join(found)
+
+
+def library_cause(pair: Pair, here: Side, there: Side) -> tuple[str, str]:
+    """The library whose own kernels or threads a CPU difference comes down to, and both
+    machines' physical FLOP peaks in words: where those are equal, its gap is no hardware's."""
+    key = flops_key(pair.here.math)
+    library = LIBRARY_OF.get(pair.here.parsed.variant, "")
+    mine, theirs = here.ceilings.get(key), there.ceilings.get(key)
+    if pair.across_devices or pair.here.parsed.device != "cpu" or not library \
+            or not mine or not theirs \
+            or abs(math.log(mine.value / theirs.value)) > math.log(1 + DIFFERS):
+        return "", ""
+    return library, f"{mine.shown(key)} against {theirs.shown(key)}"
+
+
+def directed(d: Difference, slow: Facts, fast: Facts) -> bool:
+    """Whether a fact's difference points at the slower machine: its value the worse one."""
+    if d.key == "openblas.core":  # its own CPU's kernels are no cause where the other's forced
+        return bool(slow.values.get("openblas.coretype")) or \
+            not fast.values.get("openblas.coretype")
+    if d.key not in DIRECTED:
+        return True
+    order, _ = DIRECTED[d.key]
+    mine, theirs = slow.values.get(d.key, ""), fast.values.get(d.key, "")
+    if order is None:
+        a, b = metrics.number(mine), metrics.number(theirs)
+        return a is not None and b is not None and a < b
+    rank = {v: i for i, v in enumerate(order)}
+    return mine in rank and theirs in rank and rank[mine] < rank[theirs]
 
 
 def facts_for(pair: Pair, here: Side, there: Side) -> list[tuple[str, Difference]]:
     """The recorded facts in which the slower machine differs from the faster one
     (machine_facts.differences), those that can explain it: about this row (its device's or
     both's; a library's own facts only for that library's rows; no GPU fact that two GPU
-    models' makes decide) and about the slower machine (a fact set there and unset on the
-    faster one, such as a cap, or set on both; never one only the faster machine has set)."""
+    models' makes decide), about the slower machine (a fact set there and unset on the faster
+    one, such as a cap, or set on both; never one only the faster machine has set), and
+    pointing its way (DIRECTED: never a newer instruction set or more threads)."""
     slow, fast = (here, there) if pair.speed < 1 else (there, here)
     found = differences(slow.facts, Usual.of([fast.facts]), device=pair.here.parsed.device)
     makes_differ = (str(here.run.context.get("gpu.name", ""))
@@ -446,8 +525,10 @@ def facts_for(pair: Pair, here: Side, there: Side) -> list[tuple[str, Difference
         if (d.device not in ("", pair.here.parsed.device)
                 or (owner in LIBRARIES and owner != library)
                 or (makes_differ and d.key in GPU_MAKE_FACTS)
-                or not d.value):
+                or not d.value or not directed(d, slow.facts, fast.facts)):
             continue
+        if d.key in DIRECTED:
+            d = replace(d, words=DIRECTED[d.key][1])
         kept.append((slow.label, d))
     return kept
 
@@ -464,7 +545,7 @@ class Work:
     @property
     def cost(self) -> float:
         """How much the difference costs the slower machine: its time over the faster's."""
-        return max(self.pair.speed, 1 / self.pair.speed)
+        return self.pair.cost
 
 
 @dataclass(frozen=True)
@@ -497,11 +578,23 @@ class Comparison:
     def alike(self) -> list[Work]:
         return [w for w in self.works if not w.pair.reasons and not w.pair.differs]
 
+    @functools.cached_property
+    def one_machine(self) -> bool:
+        return same_machine(self.here, self.there)
+
 
 def compare(here: Side, there: Side) -> Comparison:
-    works = tuple(Work(p, explain(p, here, there) if not p.reasons and p.differs
-                       else Explanation()) for p in pairs(here, there))
-    return Comparison(here, there, works, tuple(other_sizes(here, there)))
+    """Every pair judged; between two runs of one machine, a difference nothing recorded
+    explains is put down to the machine itself, unsteady, with its evidence."""
+    unsteady = unsteady_evidence(here, there) if same_machine(here, there) else ""
+    works = []
+    for p in pairs(here, there):
+        e = explain(p, here, there) if not p.reasons and p.differs else Explanation()
+        if unsteady and p.differs and not p.reasons and not (e.explained or e.facts
+                                                             or e.library):
+            e = replace(e, unsteady=unsteady)
+        works.append(Work(p, e))
+    return Comparison(here, there, tuple(works), tuple(other_sizes(here, there)))
 
 
 # ---- in words -------------------------------------------------------------------------------
@@ -550,14 +643,47 @@ def work_words(b: Benchmark, other: Benchmark | None = None) -> str:
 
 
 def ratio_text(ratio: float) -> str:
-    """0.713 -> "0.71x", 431.2 -> "431x", 0.00232 -> "0.0023x"."""
-    return f"{ratio:.3g}x" if ratio >= 10 else f"{ratio:.2f}x" if ratio >= 0.1 else \
-        f"{ratio:.2g}x"
+    """0.713 -> "0.71x", 431.2 -> "431x", 1143 -> "1143x", 0.00232 -> "0.0023x"."""
+    return f"{ratio:.0f}x" if ratio >= 100 else f"{ratio:.3g}x" if ratio >= 10 else \
+        f"{ratio:.2f}x" if ratio >= 0.1 else f"{ratio:.2g}x"
+
+
+def ratio_text(ratio: float) -> str:
+    """0.713 -> "0.71x", 431.2 -> "431x", 1143 -> "1143x", 0.00232 -> "0.0023x"."""
+    return f"{ratio:.0f}x" if ratio >= 100 else f"{ratio:.3g}x" if ratio >= 10 else \
+        f"{ratio:.2f}x" if ratio >= 0.1 else f"{ratio:.2g}x"
+
+
+def ratio_range(works: Sequence[Work]) -> str:
+    """"0.48-0.52x" over works' ratios, or the one ratio."""
+    low, high = (ratio_text(f(w.pair.speed for w in works)) for f in (min, max))
+    return low if low == high else f"{low[:-1]}–{high}"
+
+
+def cpus_text(e: Explanation, here: Side, there: Side, evidence: bool = False) -> str:
+    """"this process may use 1 CPU here and 2 there (a container quota here)", with `evidence`
+    what says so ("a container quota here: cgroup v1 cpu.cfs_quota_us 100000 / ...")."""
+    a, b = e.here.value, e.there.value
+    text = f"this process may use {a:g} CPU{'s' if a != 1 else ''} here and {b:g} there"
+    why = []
+    for side, where in ((here, "here"), (there, "there")):
+        words, shown = fewer_cpus_why(side.run.context)
+        if words:
+            why.append(f"{words} {where}" + (f": {shown}" if evidence and shown else ""))
+    return f"{text} ({'; '.join(why)})" if why else text
+
+
+def cpus_reading(w: Work) -> str:
+    """The CPUs this process may use as a reading: "CPUs this process may use, 1 against 2 (a
+    container quota here: cgroup v1 ...)"; the why is in the sides' facts."""
+    e = w.explanation
+    return (f"{kind('cpus').words}, {e.here.shown('cpus')} against {e.there.shown('cpus')}"
+            + (f" ({e.why})" if e.why else ""))
 
 
 def ceiling_text(e: Explanation) -> str:
     """"GPU memory bandwidth (theoretical), 3.35 TB/s against 4.92 TB/s"; between devices,
-    "CPU SGEMM here, GPU GEMM peak, float32 there: 142 GFLOP/s against 51.3 TFLOP/s"."""
+    "CPU SGEMM here, float32 GPU GEMM peak there: 142 GFLOP/s against 51.3 TFLOP/s"."""
     words = kind(e.ceiling).words
     if e.there_ceiling:
         words = f"{words} here, {kind(e.there_ceiling).words} there:"
@@ -567,8 +693,8 @@ def ceiling_text(e: Explanation) -> str:
 
 
 def facts_text(facts: Sequence[tuple[str, Difference]], here: str, there: str) -> str:
-    """"on sse41, its oneDNN was capped to an older instruction set (onednn.isa_cap SSE41; not
-    set here)"."""
+    """"here, its oneDNN was capped to an older instruction set (onednn.isa_cap SSE41; not set
+    on normal-1)"."""
     parts = []
     for machine, d in facts:
         where, other = ("here", there) if machine == here else (f"on {machine}", "here")
@@ -577,25 +703,49 @@ def facts_text(facts: Sequence[tuple[str, Difference]], here: str, there: str) -
     return "; ".join(parts)
 
 
+def library_text(e: Explanation) -> str:
+    """"OpenBLAS's own kernels or threads, not the hardware (...)"; "" where it is no library's."""
+    if not e.library:
+        return ""
+    return (f"{LIBRARY_NAMES.get(e.library, e.library)}'s own kernels or threads, not the "
+            f"hardware (the CPUs' physical peaks are equal: {e.peaks})")
+
+
 def reading(w: Work, here: str, there: str) -> str:
-    """Why a work differs, in words: the ceiling and how much of it it explains, and the
-    recorded facts in which the slower machine differs; else that nothing recorded explains
-    it (and a ceiling that differs far more, or the other way)."""
+    """Why a work differs, in words: the ceiling that bounds it, fully or partly, and the
+    recorded facts in which the slower machine differs; else a library's own cause, or the
+    facts; else that nothing recorded explains it, with what was checked (a ceiling too noisy
+    to tell, one that differs the other way or not at all, a bound unknown, a row not
+    compute-bound); and what could not be checked (the code's identity)."""
     e = w.explanation
     facts = facts_text(e.facts, here, there)
+    caveats = "".join(f"; {c}" for c in w.pair.caveats)
     if e.explained:
-        share = "" if e.how == "fully" else f", which explains {e.share:.0%} of it"
-        return f"{ceiling_text(e)}{share}" + (f"; {facts}" if facts else "")
-    text = facts or "unexplained by the recorded facts"
-    if e.how == "beyond":
-        return f"{text} (the {kind(e.ceiling).words} differs far more: {ratio_text(e.ratio)})"
-    if e.how == "against":
-        return (f"{text} (the {kind(e.ceiling).words} differs the other way: "
-                f"{e.here.shown(e.ceiling)} against {e.there.shown(e.other_key)})")
-    if e.ceiling and not facts:
-        return (f"{text} (the {kind(e.ceiling).words} differs by less than {DIFFERS:.0%}: "
-                f"{e.here.shown(e.ceiling)} against {e.there.shown(e.other_key)})")
-    return text
+        bound = ceiling_text(e) if e.ceiling != "cpus" else cpus_reading(w)
+        if e.how == "partly":
+            bound = f"partly bound by the {bound}, which explains {e.share:.0%} of it"
+        elif e.how == "beyond":
+            bound = (f"partly bound by the {bound} ({ratio_text(e.ratio)}, more than the "
+                     f"work's {ratio_text(w.pair.speed)}: something else bounds the rest)")
+        return bound + (f"; {facts}" if facts else "") + caveats
+    text = "; ".join(p for p in (library_text(e), facts) if p) or (
+        f"the machine itself was unsteady ({e.unsteady})" if e.unsteady
+        else "unexplained by the recorded facts")
+    checked = list(e.notes)
+    if e.how == "unsteady":
+        spread = max(e.here.spread, e.there.spread)
+        checked.insert(0, f"the {kind(e.ceiling).words} varied by {spread - 1:.0%} within a "
+                          f"run, which covers the difference: {e.here.shown(e.ceiling)} against "
+                          f"{e.there.shown(e.other_key)}")
+    elif e.how == "against":
+        checked.insert(0, f"the {kind(e.ceiling).words} differs the other way: "
+                          f"{e.here.shown(e.ceiling)} against {e.there.shown(e.other_key)}")
+    elif e.ceiling and not e.facts and not e.library:
+        little = f"by less than {DIFFERS:.0%}" if abs(math.log(e.ratio)) <= math.log(
+            1 + DIFFERS) else "too little to explain it"
+        checked.insert(0, f"the {kind(e.ceiling).words} differs {little}: "
+                          f"{e.here.shown(e.ceiling)} against {e.there.shown(e.other_key)}")
+    return text + (f" ({'; '.join(checked)})" if checked else "") + caveats
 
 
 def item(w: Work, c: Comparison) -> str:
@@ -604,82 +754,148 @@ def item(w: Work, c: Comparison) -> str:
            f"{reading(w, c.here.label, c.there.label)})"
 
 
-VERDICT_ITEMS = 3
+# ---- the verdict ------------------------------------------------------------------------------
+
+# The verdict before the details: at most this many lines and characters (a reader takes it in
+# one breath), each cause with its share of the slowdown.
+VERDICT_LINES = 3
+VERDICT_CHARS = 300
 
 
-def cause(w: Work) -> tuple:
-    """What a work's difference is put down to: its ceiling, else the facts cited, else nothing
-    (unexplained)."""
+def cause(w: Work, c: Comparison) -> tuple:
+    """What a work's difference is put down to: the ceiling that bounds it (fully or partly), a
+    library's own cause, the first fact cited, the machine itself (both runs of one machine),
+    or nothing."""
     e = w.explanation
     if e.explained:
         return ("ceiling", e.ceiling, e.other_key)
+    if e.library:
+        return ("library", e.library)
     if e.facts:
-        return ("facts", tuple(d.key for _, d in e.facts))
-    return ()
+        return ("facts", e.facts[0][1].key)
+    return ("unsteady",) if e.unsteady else ("unexplained",)
 
 
-def headline(works: Sequence[Work], limit: int = VERDICT_ITEMS) -> tuple[list[Work], int]:
-    """The costliest work of each variant (the same variant at other sizes and maths is
-    counted, not repeated), at most `limit`, and how many works that leaves unnamed."""
-    seen, shown = set(), []
-    for w in works:
-        p = w.pair.here.parsed
-        key = (p.family, p.variant, p.device, w.pair.across_devices)
-        if key not in seen and len(shown) < limit:
-            seen.add(key)
-            shown.append(w)
-    return shown, len(works) - len(shown)
+def unsteady_evidence(here: Side, there: Side) -> str:
+    """What shows that one machine was unsteady between two runs of it: the probe that moved the
+    most within a run, and both runs' load averages."""
+    moves = []
+    for side in (here, there):
+        for probe, unit in (("read", "GB/s"), ("SGEMM", "GFLOP/s")):
+            values = probed(side.run.library_files, probe)
+            if len(values) > 1 and min(values) > 0:
+                moves.append((max(values) / min(values), f"{probe} probes {min(values):g}–"
+                                                         f"{max(values):g} {unit}"))
+    parts = [max(moves)[1]] if moves else []
+    loads = [side.facts.load for side in (here, there)]
+    if all(v is not None for v in loads):
+        parts.append(f"{LOAD} {loads[0]:.2f} here, {loads[1]:.2f} there")
+    return "; ".join(parts) or "nothing recorded shows it"
 
 
-def causes(works: Sequence[Work], c: Comparison) -> list[str]:
-    """One direction's works as the verdict names them, by cause
-    (docs/report.md#the-verdict-the-findings-the-charts)."""
+def cause_words(key: tuple, works: Sequence[Work], c: Comparison, detail: bool) -> str:
+    e = works[0].explanation
+    if key[0] == "ceiling":
+        if e.ceiling == "cpus":
+            text = cpus_text(e, c.here, c.there) if detail else \
+                f"{e.here.value:g} against {e.there.value:g} usable CPUs"
+        else:
+            text = ceiling_text(e) if detail else kind(e.ceiling).words
+        return text if any(w.explanation.how == "fully" for w in works) else f"partly {text}"
+    if key[0] == "library":
+        return (f"{LIBRARY_NAMES.get(key[1], key[1])}'s own kernels or threads"
+                + (" (the CPUs' physical peaks are equal)" if detail else ""))
+    if key[0] == "facts":
+        d = e.facts[0][1]
+        return d.words + (f" ({d.key} {d.value})" if detail else "")
+    if key[0] == "unsteady":
+        return "the machine itself was unsteady" + (f" ({e.unsteady})" if detail else "")
+    return "unexplained by the recorded facts" if detail else "unexplained"
+
+
+def grouped(works: Sequence[Work], c: Comparison) -> list[tuple[tuple, list[Work], float]]:
+    """The works by cause with each cause's share of the slowdown, the largest first and
+    nothing-explains last (docs/report.md#the-verdict-the-findings-the-charts)."""
     by_cause: dict[tuple, list[Work]] = {}
     for w in works:
-        by_cause.setdefault(cause(w), []).append(w)
-    explained = [g for k, g in by_cause.items() if k]
-    parts = []
-    for group in explained[:VERDICT_ITEMS]:
-        more = f"; and {len(group) - 1} more it explains" if len(group) > 1 else ""
-        w = group[0]
-        parts.append(f"{w.pair.words} ({ratio_text(w.pair.speed)}: "
-                     f"{reading(w, c.here.label, c.there.label)}{more})")
-    if rest := sum(len(g) for g in explained[VERDICT_ITEMS:]):
-        parts.append(f"{rest} more explained otherwise (below)")
-    if unexplained := by_cause.get((), []):
-        shown, rest = headline(unexplained)
-        more = f"; and {rest} more" if rest else ""
-        parts.append("unexplained by the recorded facts: " + "; ".join(
-            f"{w.pair.words} ({ratio_text(w.pair.speed)})" for w in shown) + more)
-    return parts
+        by_cause.setdefault(cause(w, c), []).append(w)
+    total = sum(math.log(w.cost) for w in works) or 1.0
+    found = [(k, g, sum(math.log(w.cost) for w in g) / total) for k, g in by_cause.items()]
+    # The CPUs this process may use come first where they explain some works: the commonest
+    # cause of "my container is slower than my laptop", and the others' (load, threads) follow.
+    return sorted(found, key=lambda x: (x[0][0] == "unexplained",
+                                        x[0][:2] != ("ceiling", "cpus"), -x[2]))
 
 
-def verdict_lines(c: Comparison) -> list[tuple[str, list[str]]]:
-    """The verdict as (its lead, its items): the works slower here by cause, the costliest cause
-    first, each with its ratio, its ceiling's figures or its facts, then those nothing recorded
-    explains; the same for the works faster here; or that nothing differs; and how many rows
-    were not comparable."""
-    lines = []
+def direction_items(works: Sequence[Work], c: Comparison, detailed: int, limit: int,
+                    seen: list) -> list[str]:
+    """One direction's causes (at most `limit`, the rest counted together); the first
+    `detailed` causes of the verdict are named with their figures, each once (`seen`: the
+    causes named so far)."""
+    items = []
+    groups = grouped(works, c)
+    for key, group, share in groups[:limit]:
+        count = f"{len(group)} work{'s' if len(group) != 1 else ''}"
+        detail = key not in seen and len(seen) < detailed
+        items.append(f"{cause_words(key, group, c, detail)}: {share:.0%} "
+                     f"({count}, {ratio_range(group)})")
+        if key not in seen:
+            seen.append(key)
+    if rest := groups[limit:]:
+        items.append(f"{len(rest)} more cause{'s' if len(rest) != 1 else ''}: "
+                     f"{sum(s for _, _, s in rest):.0%}")
+    return items
+
+
+def not_comparable_lead(c: Comparison) -> str:
+    count = len(c.not_comparable) + len(c.sizes)
+    changed = sum(1 for w in c.not_comparable
+                  if any(r.startswith(("the benchmark's code", "another gapbench"))
+                         for r in w.pair.reasons))
+    why = (f"{changed} the benchmark's code changed, {count - changed} configured otherwise"
+           if changed and changed < count else "the benchmark's code changed" if changed
+           else "configured otherwise")
+    return f"{count} not comparable ({why}: see the list)."
+
+
+def verdict_lines(c: Comparison, detailed: int = 2 * VERDICT_LINES, limit: int = 3
+                  ) -> list[tuple[str, list[str]]]:
+    """The verdict as (its lead, its items), at most VERDICT_LINES lines and VERDICT_CHARS
+    characters: the works slower here by cause, each cause with its share of the slowdown, how
+    many works and their ratios; the same for the works faster here; or that nothing differs;
+    and how many rows were not comparable. Where it would run longer, the last causes lose their
+    figures first, then the smallest are counted together."""
+    comparable = len(c.differing) + len(c.alike)
+    lines: list[tuple[str, list[str]]] = []
+    seen: list = []
     if c.slower:
-        lines.append((f"Slower here than on {c.there.label}:", causes(c.slower, c)))
+        lines.append((f"Slower here than on {c.there.label} in {len(c.slower)} of {comparable} "
+                      "works:", direction_items(c.slower, c, detailed, limit, seen)))
     if c.faster:
-        lead = "Faster here:" if c.slower else f"Faster here than on {c.there.label}:"
-        lines.append((lead, causes(c.faster, c)))
+        lines.append((f"Faster here in {len(c.faster)}:" if c.slower else
+                      f"Faster here than on {c.there.label} in {len(c.faster)} of "
+                      f"{comparable} works:", direction_items(c.faster, c, detailed, limit,
+                                                              seen)))
     if not lines and not c.works:
         lines.append((f"This run and {c.there.label} share no work: no benchmark both ran.", []))
     elif not lines:
         lines.append((f"Nothing differs from {c.there.label} by more than {DIFFERS:.0%} in the "
-                       f"{len(c.alike)} works both ran.", []))
+                      f"{comparable} works both ran." if comparable else
+                      f"This run and {c.there.label} share no comparable work: every work both "
+                      "ran is listed as not comparable.", []))
     if c.not_comparable or c.sizes:
-        count = len(c.not_comparable) + len(c.sizes)
-        lines.append((f"{count} not comparable (configured otherwise: see the list).", []))
+        lines.append((not_comparable_lead(c), []))
+    if len(verdict(lines)) > VERDICT_CHARS and (detailed or limit > 1):
+        detailed = min(detailed, len(seen))
+        return verdict_lines(c, detailed - 1, limit) if detailed else \
+            verdict_lines(c, 0, limit - 1)
     return lines
 
 
-def verdict(c: Comparison) -> str:
+def verdict(c: Comparison | list[tuple[str, list[str]]]) -> str:
     """verdict_lines in one line."""
-    return " ".join(f"{lead} {'; '.join(items)}." if items else lead
-                    for lead, items in verdict_lines(c))
+    lines = verdict_lines(c) if isinstance(c, Comparison) else c
+    return " ".join(f"{lead} {'; '.join(items)}." if items else lead for lead, items in lines)
 
 
 def clause(c: Comparison, name: str) -> str:
@@ -700,31 +916,38 @@ def clause(c: Comparison, name: str) -> str:
 
 # ---- comparison.json ----------------------------------------------------------------------
 
+SCHEMA = 2
+
+
 def figure_json(key: str, f: Figure | None) -> dict | None:
-    return None if f is None else {"value": f.value, "unit": kind(key).unit, "source": f.source}
+    return None if f is None else {"value": f.value, "unit": kind(key).unit, "source": f.source,
+                                   "low": f.low, "high": f.high}
 
 
 def row_json(b: Benchmark) -> dict:
     return {"name": b.name, "seconds": b.median, "math": b.math, "label": b.label,
-            "repetitions": len(b.samples)}
+            "labels": sorted(set(labels_of(b))), "repetitions": len(b.samples)}
 
 
 def work_json(w: Work, c: Comparison) -> dict:
     p, e = w.pair, w.explanation
+    judged = p.differs and not p.reasons
     return {
         "work": p.words, "this": row_json(p.here), "baseline": row_json(p.there),
-        "speed_ratio": p.speed, "differs": p.differs and not p.reasons,
+        "speed_ratio": p.speed, "differs": judged,
         "comparable": not p.reasons, "not_comparable_because": list(p.reasons),
+        "caveats": list(p.caveats),
         "ceiling": None if e.ceiling is None else {
             "key": e.ceiling, "words": kind(e.ceiling).words,
             "baseline_key": e.other_key, "this": figure_json(e.ceiling, e.here),
             "baseline": figure_json(e.other_key, e.there),
             "ratio": e.ratio},
-        "share_explained": e.share, "explained": e.how if p.differs and not p.reasons else None,
+        "share_explained": e.share, "explained": e.how if judged else None,
+        "cause": list(cause(w, c)) if judged else None,
+        "library": e.library or None, "checked": list(e.notes),
         "facts": [{"machine": machine, "key": d.key, "words": d.words, "value": d.value,
                    "other": d.others} for machine, d in e.facts],
-        "reading": (reading(w, c.here.label, c.there.label) if p.differs and not p.reasons
-                    else None),
+        "reading": reading(w, c.here.label, c.there.label) if judged else None,
     }
 
 
@@ -740,11 +963,17 @@ def side_json(side: Side) -> dict:
 def document(comparisons: Sequence[Comparison]) -> dict:
     """comparison.json: for scripts and CI, what the page's comparison says, in figures."""
     return {
-        "schema": 1,
+        "schema": SCHEMA,
         "this": side_json(comparisons[0].here) if comparisons else None,
         "rules": "docs/report.md#against-another-machine",
         "comparisons": [{
             "baseline": side_json(c.there), "verdict": verdict(c),
+            "same_machine": c.one_machine,
+            "causes": [{"direction": direction, "cause": list(key), "words":
+                        cause_words(key, group, c, True), "share_of_slowdown": share,
+                        "works": len(group)}
+                       for direction, works in (("slower", c.slower), ("faster", c.faster))
+                       for key, group, share in grouped(works, c)],
             "works": [work_json(w, c)
                       for w in c.slower + c.faster + c.not_comparable + c.alike],
             "other_sizes": [{"variant": v, "this": here, "baseline": there}

@@ -83,3 +83,111 @@ def test_the_load_average_is_the_first_finite_number():
     for odd in ([], [True], ["1.5"], [float("nan")], "1.5", None):
         assert load_average({"load_avg": odd}) is None
     assert load_average({}) is None
+
+
+def on(**facts: str) -> Facts:
+    """Facts from keyword arguments, dots written as double underscores."""
+    values = {k.replace("__", "."): v for k, v in facts.items()}
+    return Facts.of(lambda k: values.get(k, ""), None)
+
+
+PLAIN = dict(cpu__cores="2", cpu__affinity_cpus="2", cpu__affinity_list="0-1",
+             cpu__quota_cpus="none", cpu__quota_source="none found", cpu__usable_cpus="2",
+             openblas__threads="2", onednn__threads="2")
+
+
+def test_fewer_cpus_under_a_quota_are_named_first_with_their_direction_and_cause():
+    quota = on(**PLAIN | dict(
+        cpu__quota_cpus="1", cpu__quota_source="cgroup v1 cpu.cfs_quota_us",
+        cpu__quota_setting="cgroup v1 cpu.cfs_quota_us 100000 / cpu.cfs_period_us 100000 in "
+                           "/sys/fs/cgroup/cpu/q", cpu__usable_cpus="1"))
+    found = differences(quota, Usual.of([on(**PLAIN)]), device="cpu")
+    assert keys(found) == ["cpu.usable_cpus"]  # the libraries' threads: the same (2) on both
+    (cpus,) = found
+    assert cpus.how == "lower" and (cpus.value, cpus.their_value) == ("1", "2")
+    assert cpus.contrast("here", "there") == (
+        "this process may use 1 CPU here and 2 there (a container quota here)")
+    assert cpus.contrast("on a", "on b", evidence=True) == (
+        "this process may use 1 CPU on a and 2 on b (a container quota on a: cgroup v1 "
+        "cpu.cfs_quota_us 100000 / cpu.cfs_period_us 100000)")
+    assert "a container quota: cgroup v1 cpu.cfs_quota_us 100000" in cpus.cited
+    # The faster side differs in nothing that makes it slower.
+    assert differences(on(**PLAIN), Usual.of([quota])) == []
+
+
+def test_a_pinned_process_names_its_affinity_before_the_threads_that_follow_from_it():
+    pinned = on(**PLAIN | dict(cpu__affinity_cpus="1", cpu__affinity_list="0",
+                               cpu__usable_cpus="1", openblas__threads="1",
+                               onednn__threads="1"))
+    found = differences(pinned, Usual.of([on(**PLAIN)]), device="cpu")
+    assert keys(found) == ["cpu.usable_cpus", "openblas.threads", "onednn.threads"]
+    assert found[0].contrast("here", "there", evidence=True) == (
+        "this process may use 1 CPU here and 2 there (its CPU affinity here: CPU 0, as "
+        "taskset -c 0 sets it)")
+    assert found[1].contrast("here", "there") == (
+        "OpenBLAS used another number of threads (`openblas.threads` 1 here, 2 there)")
+
+
+def test_files_from_before_the_cpus_were_recorded_differ_in_nothing_new():
+    old = on(cpu__cores="2", openblas__threads="2")
+    assert differences(old, Usual.of([on(**PLAIN)])) == []
+    assert differences(on(**PLAIN), Usual.of([old])) == []
+
+
+PLANTED = Path(__file__).parent / "data" / "versus" / "this-machine"
+
+
+def planted(case: str) -> Facts:
+    """A planted-cause run's facts, from its results file's context alone (as versus reads them)."""
+    return Facts.of_context(load_results(PLANTED / case / "gapbench.json").context)
+
+
+def test_each_planted_cause_is_the_first_fact_named_against_a_plain_run():
+    plain = Usual.of([planted("plain-1")])
+    quota = differences(planted("quota-1cpu"), plain, device="cpu")
+    assert quota[0].key == "cpu.usable_cpus"
+    assert quota[0].contrast("here", "there") == (
+        "this process may use 1 CPU here and 2 there (a container quota here)")
+    assert quota[0].evidence == "cgroup v1 cpu.cfs_quota_us 100000 / cpu.cfs_period_us 100000"
+    # OpenBLAS and oneDNN count the CPUs they see, not the quota: 2 threads on both.
+    assert not {"openblas.threads", "onednn.threads"} & set(keys(quota))
+
+    pinned = differences(planted("pinned-1cpu"), plain, device="cpu")
+    assert keys(pinned)[:3] == ["cpu.usable_cpus", "openblas.threads", "onednn.threads"]
+    assert pinned[0].contrast("here", "there", evidence=True) == (
+        "this process may use 1 CPU here and 2 there (its CPU affinity here: CPU 0, as "
+        "taskset -c 0 sets it)")
+
+    capped = differences(planted("isa-capped"), plain, device="cpu")
+    assert keys(capped)[:3] == ["onednn.isa_cap", "openblas.coretype", "openblas.core"]
+
+    # Back to back, nothing about the CPUs or the libraries differs.
+    again = keys(differences(planted("plain-2"), plain, device="cpu"))
+    assert not set(again) - {"load_avg"}, again
+
+
+def test_doctor_names_the_planted_cpu_limits_on_one_machine():
+    def findings(case: str) -> dict[str, str]:
+        doctor = json.loads((PLANTED / case / "doctor.json").read_text(encoding="utf-8"))
+        return {f["id"]: f["text"] for f in doctor["findings"]}
+    assert ("This process may use 1 CPU of 2 (a container quota: cgroup v1 cpu.cfs_quota_us "
+            "100000 / cpu.cfs_period_us 100000)") in findings("quota-1cpu")["fewer_usable_cpus"]
+    assert "OpenBLAS will run 2 threads" in findings("quota-1cpu")["fewer_usable_cpus"]
+    assert ("This process may use 1 CPU of 2 (its CPU affinity allows CPU 0 only"
+            in findings("pinned-1cpu")["fewer_usable_cpus"])
+    for case in ("plain-1", "plain-2", "isa-capped", "loaded"):
+        assert "fewer_usable_cpus" not in findings(case)
+    # The run's context carries the same finding, for a report that only has the file.
+    context = load_results(PLANTED / "quota-1cpu" / "gapbench.json").context
+    assert context["finding.fewer_usable_cpus"].startswith("warning: This process may use 1 CPU")
+
+
+def test_the_planted_runs_ran_one_build_whose_families_each_have_their_own_source():
+    contexts = [load_results(PLANTED / case / "gapbench.json").context
+                for case in ("plain-1", "plain-2", "pinned-1cpu", "quota-1cpu", "isa-capped",
+                             "loaded")]
+    sources = [{k: v for k, v in c.items() if k.startswith("gapbench.source.")} for c in contexts]
+    assert all(s == sources[0] for s in sources)
+    assert {"gapbench.source.conv", "gapbench.source.lstm", "gapbench.source.peak"} <= set(
+        sources[0])
+    assert len(set(sources[0].values())) == len(sources[0])  # each family its own

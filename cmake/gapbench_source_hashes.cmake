@@ -1,0 +1,127 @@
+# Each family's source identity, gapbench.source.<family> in every run's context: 12 hex digits of
+# a SHA-256 over the family's code, so that a results file says which benchmark code made each
+# row, and two runs whose benchmark changed are told apart even under the same row names.
+#
+# A family's code: bench/<family>.cpp, bench/<family>.h and bench/<family>_gpu.cpp; every file of
+# the repository they reach through #include "..." (from the repository root, as gapbench
+# includes), followed through the headers they include in turn; and, for each header reached,
+# its implementation beside it (<stem>.cpp, <stem>.cu, <stem>_gpu.cpp). The CPU and the GPU code
+# alike, so a CPU-only and a CUDA build of one tree record the same identity. Left out: the
+# files that describe the machine or write the results and never change what is timed
+# (fixtures/machine*, nvml*, source_state*, doctor_rules*, results_file*, json_writer*). What
+# is hashed is each file's path and its SHA-256, in path order.
+#
+# Included from CMakeLists.txt, it adds the generated file to gapbench_fixtures, refreshed at
+# every build (it is rewritten only when a hash changed, so an unchanged tree recompiles nothing)
+# and its test (tests/cmake/test_gapbench_source_hashes.cmake). Run as a script it writes the
+# file:
+#   cmake -DSOURCE_DIR=<checkout> -DOUTPUT=<file.cpp> -P cmake/gapbench_source_hashes.cmake
+
+if(NOT CMAKE_SCRIPT_MODE_FILE)
+  set(source_hashes_cpp ${CMAKE_BINARY_DIR}/generated/source_hashes.cpp)
+  set(source_hashes_command ${CMAKE_COMMAND} -DSOURCE_DIR=${PROJECT_SOURCE_DIR}
+      -DOUTPUT=${source_hashes_cpp} -P ${CMAKE_CURRENT_LIST_FILE})
+  execute_process(COMMAND ${source_hashes_command})
+  add_custom_target(gapbench_source_hashes COMMAND ${source_hashes_command}
+                    BYPRODUCTS ${source_hashes_cpp} VERBATIM
+                    COMMENT "Hashing each family's sources")
+  target_sources(gapbench_fixtures PRIVATE ${source_hashes_cpp})
+  add_dependencies(gapbench_fixtures gapbench_source_hashes)
+  add_test(NAME cmake.gapbench_source_hashes
+           COMMAND ${CMAKE_COMMAND} -DWORK=${CMAKE_BINARY_DIR}/test_source_hashes
+                   -P ${PROJECT_SOURCE_DIR}/tests/cmake/test_gapbench_source_hashes.cmake)
+  set_tests_properties(cmake.gapbench_source_hashes PROPERTIES LABELS unit)
+  return()
+endif()
+
+cmake_minimum_required(VERSION 3.25)  # script mode: IN_LIST and the other current policies
+if(NOT SOURCE_DIR OR NOT OUTPUT)
+  message(FATAL_ERROR "usage: cmake -DSOURCE_DIR=<checkout> -DOUTPUT=<file.cpp> -P "
+                      "${CMAKE_CURRENT_LIST_FILE}")
+endif()
+
+set(not_timed "machine|nvml|source_state|doctor_rules|results_file|json_writer")
+set(not_timed_regex "^fixtures/(${not_timed})[._]")
+
+# The repository files `file` includes with quotes, as paths from the root.
+function(quoted_includes file out)
+  file(STRINGS ${SOURCE_DIR}/${file} lines REGEX "^[ \t]*#[ \t]*include[ \t]*\"")
+  set(found "")
+  foreach(line IN LISTS lines)
+    if(line MATCHES "#[ \t]*include[ \t]*\"([^\"]+)\"")
+      set(included ${CMAKE_MATCH_1})
+      if(EXISTS ${SOURCE_DIR}/${included} AND NOT IS_DIRECTORY ${SOURCE_DIR}/${included})
+        list(APPEND found ${included})
+      endif()
+    endif()
+  endforeach()
+  set(${out} ${found} PARENT_SCOPE)
+endfunction()
+
+# The family's files, as the head of this file defines them, sorted.
+function(family_files family out)
+  set(todo "")
+  foreach(name ${family}.cpp ${family}.h ${family}_gpu.cpp)
+    if(EXISTS ${SOURCE_DIR}/bench/${name})
+      list(APPEND todo bench/${name})
+    endif()
+  endforeach()
+  set(seen "")
+  while(todo)
+    list(POP_FRONT todo file)
+    if(file IN_LIST seen OR file MATCHES "${not_timed_regex}")
+      continue()
+    endif()
+    list(APPEND seen ${file})
+    quoted_includes(${file} included)
+    list(APPEND todo ${included})
+    if(file MATCHES "^(.*)\\.(h|cuh)$")
+      foreach(implementation ${CMAKE_MATCH_1}.cpp ${CMAKE_MATCH_1}.cu ${CMAKE_MATCH_1}_gpu.cpp)
+        if(EXISTS ${SOURCE_DIR}/${implementation})
+          list(APPEND todo ${implementation})
+        endif()
+      endforeach()
+    endif()
+  endwhile()
+  list(SORT seen)
+  set(${out} ${seen} PARENT_SCOPE)
+endfunction()
+
+# The families: bench/*.cpp but the executable's own files and the GPU halves.
+file(GLOB bench_files RELATIVE ${SOURCE_DIR}/bench ${SOURCE_DIR}/bench/*.cpp)
+list(SORT bench_files)
+set(entries "")
+foreach(name IN LISTS bench_files)
+  string(REGEX REPLACE "\\.cpp$" "" family ${name})
+  if(family MATCHES "^(main|doctor)$" OR family MATCHES "_gpu$")
+    continue()
+  endif()
+  family_files(${family} files)
+  set(manifest "")
+  foreach(file IN LISTS files)
+    file(SHA256 ${SOURCE_DIR}/${file} hash)
+    string(APPEND manifest "${file} ${hash}\n")
+  endforeach()
+  string(SHA256 digest "${manifest}")
+  string(SUBSTRING ${digest} 0 12 digest)
+  string(APPEND entries "      {\"gapbench.source.${family}\", \"${digest}\"},\n")
+endforeach()
+
+set(text "// Generated by cmake/gapbench_source_hashes.cmake at build time: do not edit.
+#include \"fixtures/machine.h\"
+
+namespace gapbench {
+std::vector<Fact> family_source_facts() {
+  return {
+${entries}  };
+}
+}  // namespace gapbench
+")
+if(EXISTS ${OUTPUT})
+  file(READ ${OUTPUT} old)
+else()
+  set(old "")
+endif()
+if(NOT old STREQUAL text)
+  file(WRITE ${OUTPUT} "${text}")
+endif()
