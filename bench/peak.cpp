@@ -3,10 +3,10 @@
 // vectorized pass reaches 85% of memory bandwidth" compares two numbers from one machine, one
 // build and one workflow; a run of everything (a baseline's) carries them in its own file.
 //
-// Names: peak/<memcpy|triad|read>/cpu/mib:<buffer MiB>/real_time/threads:<n>, the buffer four
-//   times the cache the measuring cores reach and at least 256 MiB (kernels/membw.h:
-//   streaming_buffer_mib, fixtures/cache_size.h), allocated and touched once per process,
-//   outside every timed region, and shared by every streaming row (each thread its own slice)
+// Names: peak/<memcpy|triad|read>/cpu/mib:<buffer MiB>/real_time/threads:<n>, the buffer sized
+//   by kernels/membw.h's streaming_buffer_mib from fixtures/cache_size.h's reachable cache;
+//   StreamingBuffers below says how it is made
+//   and streamed (docs/reading-results.md#the-peak-family)
 //   memcpy  one large memcpy per thread (its own slice of the buffers)
 //   triad   STREAM's a = b + s*c
 //   read    a streaming sum: reads only, the ceiling of a reduction (preprocess's sumsq reads

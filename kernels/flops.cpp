@@ -273,9 +273,7 @@ Tolerance tolerance(Isa isa, std::int64_t steps) {
     // all the same, relative to the value.
     return {0.0, 2.0 * n * kFloat32Roundoff};
   }
-  // Each step rounds once (FMA) or twice (SSE's multiply, then add), each rounding at most
-  // 2^-24 times a value below 3; m < 1 shrinks earlier errors, so they add up to at most
-  // steps x roundings x 3 x 2^-24.
+  // steps x roundings per step x the largest rounding (docs/reading-results.md#the-flop-peak).
   const double roundings = isa == Isa::sse41 ? 2.0 : 1.0;
   return {n * roundings * kLargestValue * kFloat32Roundoff, 0.0};
 }
