@@ -5,7 +5,9 @@
 
 Runs the benchmark and report steps of `cmake --workflow --preset bench` (its configure and
 build not counted: build the tree first) and prints, from ctest's own JUnit record, each test's
-seconds and share: `bench.peak` (the ceilings, measured once), each family and `bench.report`.
+seconds and share: `bench.peak` (the ceilings, measured once), each family and `bench.report`;
+and the CPU seconds of it all, which a machine's other load inflates far less than the wall
+clock (on a shared machine, compare those).
 `--cache-bytes` sets GAPBENCH_CACHE_BYTES for the run, the cache size peak/'s buffers are sized
 by, to emulate a machine whose cores reach a larger cache (503316480: a 480 MiB L3 Xeon).
 Results go where the tree's GAPBENCH_RESULTS_DIR says, as in the workflow itself.
@@ -20,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -30,21 +33,25 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 
 
-def run_bench(build_dir: Path, env: dict[str, str]) -> tuple[float, list[tuple[str, float, str]]]:
-    """Wall seconds of `ctest -L bench`, and each test's name, seconds and status."""
+def run_bench(build_dir: Path, env: dict[str, str]) -> tuple[float, float, list]:
+    """Wall seconds of `ctest -L bench`, the CPU seconds (user + system) of it and every test,
+    and each test's name, seconds and status."""
     with tempfile.TemporaryDirectory() as folder:
         junit = Path(folder) / "bench.xml"
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         start = time.monotonic()
         done = subprocess.run(
             ["ctest", "--test-dir", str(build_dir), "-L", "bench", "--output-junit", str(junit)],
             env=env, check=False, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         wall = time.monotonic() - start
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
         if not junit.exists():
             raise RuntimeError(f"ctest wrote no record (exit {done.returncode}): "
                                f"{done.stderr.strip()[-300:]}")
         cases = [(case.get("name", "?"), float(case.get("time", "0")), case.get("status", "?"))
                  for case in ElementTree.parse(junit).getroot().iter("testcase")]
-    return wall, cases
+    return wall, cpu, cases
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -63,12 +70,13 @@ def main(argv: list[str] | None = None) -> int:
     if args.cache_bytes is not None:
         env["GAPBENCH_CACHE_BYTES"] = str(args.cache_bytes)
     try:
-        wall, cases = run_bench(args.build_dir, env)
+        wall, cpu, cases = run_bench(args.build_dir, env)
     except (OSError, RuntimeError, ElementTree.ParseError) as e:
         print(f"bench_workflow_time: {e}", file=sys.stderr)
         return 2
     cache = f"GAPBENCH_CACHE_BYTES={args.cache_bytes}" if args.cache_bytes else "the probe's"
-    print(f"ctest -L bench in {args.build_dir} ({cache} cache size): {wall:.1f} s wall clock")
+    print(f"ctest -L bench in {args.build_dir} ({cache} cache size): {wall:.1f} s wall clock, "
+          f"{cpu:.1f} CPU seconds (user + system, every test's process included)")
     print()
     print("| test | seconds | share | status |")
     print("|---|---:|---:|---|")
