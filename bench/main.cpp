@@ -1,6 +1,6 @@
 // gapbench: every family's benchmarks on Google Benchmark, plus `gapbench doctor`.
 //
-//   gapbench [--profile=quick|full] [--seed=N] [Google Benchmark flags]
+//   gapbench [--profile=quick|full] [--seed=N] [--peak=FILE] [Google Benchmark flags]
 //   gapbench doctor [--json]
 //
 // Exit status: 0 every benchmark ran or was skipped with a reason; 1 a benchmark failed (its
@@ -40,7 +40,7 @@
 namespace {
 
 constexpr const char* kUsage =
-    R"(usage: gapbench [--profile=quick|full] [--seed=N] [benchmark flags]
+    R"(usage: gapbench [--profile=quick|full] [--seed=N] [--peak=FILE] [benchmark flags]
        gapbench doctor [--json]
 
 Runs gapbench's benchmark families (CPU and GPU variants). Benchmarks are named
@@ -50,6 +50,9 @@ report "skipped: <reason>".
   --profile=quick|full  sizes and repetitions: quick (default; minutes on 2 cores) or full
                         (every size, 10 repetitions, for baselines). Env: GAPBENCH_PROFILE.
   --seed=N              seed of the random input data (default 42). Env: GAPBENCH_SEED.
+  --peak=FILE           the results file of the peak/ run this run is judged against
+                        (the bench workflow's peak.json), beside --benchmark_out's file;
+                        recorded in the context as peak.results_file.
   doctor                describe this machine: GPU, driver, libraries, PCIe, clocks, CPU.
 
 Google Benchmark's flags work as usual, e.g. --benchmark_filter=REGEX,
@@ -184,6 +187,7 @@ struct Options {
   gapbench::Profile profile;
   std::uint64_t seed = gapbench::kDefaultSeed;
   std::optional<std::string> results_path;  // from --benchmark_out
+  std::optional<std::string> peak_results;  // --peak: the peak/ run's file, beside results_path
   std::string results_format = "json";      // --benchmark_out_format
   bool listing = false;                     // --benchmark_list_tests: names only, nothing runs
   std::vector<std::string> benchmark_args;
@@ -213,7 +217,10 @@ Options parse_options(int argc, char** argv) {
       o.profile = parse_profile(value_of(arg), "--profile");
     } else if (starts_with(arg, "--seed=")) {
       o.seed = parse_seed(value_of(arg), "--seed");
-    } else if (arg == "--profile" || arg == "--seed") {
+    } else if (starts_with(arg, "--peak=")) {
+      o.peak_results = value_of(arg);
+      if (o.peak_results->empty()) throw UsageError{"--peak needs a file name: --peak=FILE"};
+    } else if (arg == "--profile" || arg == "--seed" || arg == "--peak") {
       throw UsageError{arg + " needs a value: " + arg + "=..."};
     } else if (starts_with(arg, "--benchmark_out=")) {
       o.results_path = value_of(arg);
@@ -395,6 +402,20 @@ int run(int argc, char** argv) {
     file_reporter = std::make_unique<gapbench::BufferedFileReporter>(options.results_format);
   }
 
+  // The peak/ run this one is judged against must be there: a family's file that names a missing
+  // one would read as judged when it is not.
+  if (options.peak_results && !options.listing) {
+    const std::string& out = options.results_path ? *options.results_path : std::string();
+    const auto slash = out.rfind('/');
+    const std::string path = options.peak_results->front() == '/' || slash == std::string::npos
+                                 ? *options.peak_results
+                                 : out.substr(0, slash + 1) + *options.peak_results;
+    if (access(path.c_str(), R_OK) != 0) {
+      throw UsageError{"--peak=" + *options.peak_results + ": " + path +
+                       " cannot be read (run peak/ into it first)"};
+    }
+  }
+
   const std::vector<gapbench::Fact> facts = gapbench::machine_facts();
   for (const auto& f : facts) benchmark::AddCustomContext(f.key, f.value);
   // doctor's findings about this machine, as "finding.<id>": "<severity>: <text>". The report
@@ -402,9 +423,12 @@ int run(int argc, char** argv) {
   for (const auto& f : gapbench::machine_findings(facts))
     benchmark::AddCustomContext("finding." + f.id,
                                 gapbench::severity_name(f.severity) + ": " + f.text);
-  // A run that includes peak/ (every family's bench run does) measures the ceilings at its start
-  // and its end, so the report can tell a machine that changed speed during the run.
-  bool probe = results && !options.listing && includes_peak(filter);
+  if (options.peak_results)
+    benchmark::AddCustomContext("peak.results_file", *options.peak_results);
+  // A run that includes peak/, or is judged against a peak/ run (every family's bench run),
+  // measures two ceilings at its start and its end, so the report can tell a machine that
+  // changed speed during the run.
+  bool probe = results && !options.listing && (includes_peak(filter) || options.peak_results);
   if (probe) {
     try {
       add_ceilings("start", [](const std::string& k, const std::string& v) {

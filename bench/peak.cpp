@@ -1,31 +1,48 @@
-// Family `peak`: the machine's own ceilings, measured in the same run as the family they judge
-// (each family's bench test runs `peak/` beside itself), so "the vectorized pass reaches 85% of
-// memory bandwidth" compares two numbers from one machine, one build, one moment.
+// Family `peak`: the machine's own ceilings. The bench workflow measures them once, into
+// peak.json, and every family's file names that file (context `peak.results_file`), so "the
+// vectorized pass reaches 85% of memory bandwidth" compares two numbers from one machine, one
+// build and one workflow; a run of everything (a baseline's) carries them in its own file.
 //
-// Names: peak/<memcpy|triad|read>/cpu/mib:<buffer MiB>/real_time/threads:<n>, the buffer four
-//   times the last-level cache and at least 256 MiB (kernels/membw.h: streaming_buffer_mib)
+// Names: peak/<memcpy|triad|read>/cpu/mib:<buffer MiB>/real_time/threads:<n>, the buffer sized
+//   by kernels/membw.h's streaming_buffer_mib from fixtures/cache_size.h's reachable cache;
+//   StreamingBuffers below says how it is made
+//   and streamed (docs/reading-results.md#the-peak-family)
 //   memcpy  one large memcpy per thread (its own slice of the buffers)
 //   triad   STREAM's a = b + s*c
 //   read    a streaming sum: reads only, the ceiling of a reduction (preprocess's sumsq reads
 //           100 floats per float it writes); reads alone are slower than reads plus writes on
 //           one core, so judge a reduction against this one
-//   sgemm   the machine's float32 matrix-multiply ceiling: OpenBLAS on the CPU (every thread, as
-//           OpenBLAS runs by default) and cuBLAS on the GPU (bench/peak_gpu.cpp); conv and lstm
-//           judge their library variants against it. Names: peak/sgemm/<cpu|gpu>/n:<n>/...
+//   flops   the CPU's arithmetic peak, no library: register-resident loops in each vector
+//           instruction set the CPU has (kernels/flops.h), one thread and every usable CPU.
+//           Names: peak/flops/cpu/isa:<sse41|avx2|avx512|avx512_bf16>/math:<fp32|bf16>/...;
+//           counter `flops` (an FMA lane counts 2). A set this CPU lacks, or that
+//           GAPBENCH_MAX_CPU_ISA caps away, is skipped: "this CPU lacks ...". Every CPU row's
+//           share of peak is read against the fastest fp32 one
+//   sgemm   a library's float32 matrix multiply: OpenBLAS on the CPU (every thread, as OpenBLAS
+//           runs by default), a row like the others with its own share of the flops peak; and
+//           cuBLAS on the GPU (bench/peak_gpu.cpp), the GPU's measured float32 ceiling.
+//           Names: peak/sgemm/<cpu|gpu>/n:<n>/...
 // traffic_bytes_per_second counts memory traffic, reads plus writes (memcpy 2 bytes moved per
 // byte copied, triad 3 arrays, read 1): the ceiling the preprocess family's counters compare
 // with. bytes_per_second follows the one convention (fixtures/harness.h): memcpy's is the bytes
 // copied, as for every copy; triad's and read's equal their traffic.
 #include <algorithm>
 #include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "bench/peak.h"
+#include "fixtures/cache_size.h"
+#include "fixtures/device_probe.h"
 #include "fixtures/harness.h"
 #include "fixtures/machine.h"
 #include "fixtures/setup_cache.h"
 #include "kernels/base/data.h"
+#include "kernels/flops.h"
 #include "kernels/gemm.h"
 #include "kernels/membw.h"
 
@@ -34,62 +51,193 @@ namespace {
 
 constexpr std::size_t kMiB = 1024 * 1024;
 
-// One thread's slice of `total_floats`.
-std::size_t slice_of(std::size_t total_floats, const State& state) {
-  return total_floats / static_cast<std::size_t>(state.threads());
+// The streaming rows' three arrays, made once per size and shared by every memcpy, triad and read
+// row at every thread count: allocating and first-touching gigabytes inside each body (Google
+// Benchmark calls it once per repetition and again while it sizes the iteration count) cost a
+// 480 MiB-L3 Xeon most of its run.
+//
+// An iteration streams one window of at most kWindowMiB (each thread its share), the next
+// window each time, round the thread's slice of the buffer: a byte comes round again only after
+// the whole buffer has, four times the cache the cores reach, so it is read from memory; and an
+// iteration costs the same on a 480 MiB-L3 Xeon (2 GiB buffers) as on a 32 MiB-L3 VM (256 MiB,
+// one window: the whole buffer each time).
+constexpr std::size_t kWindowMiB = 256;
+
+// Non-negative values in [0, 1), 24 bits each, from the element's index alone (a multiplicative
+// hash: one multiply a value, at memory speed): any values do for a rate, and the same values
+// whatever thread writes them.
+void fill_pattern(float* out, std::size_t at, std::size_t n, std::uint64_t odd) {
+  for (std::size_t i = 0; i < n; ++i) {
+    out[i] = static_cast<float>(((at + i) * odd >> 16) & 0xFFFFFF) * 0x1.0p-24f;
+  }
+}
+
+struct StreamingBuffers {
+  std::size_t mib = 0;
+  std::size_t floats = 0;
+  std::unique_ptr<float[]> a, b, c;  // a: written (memcpy's destination, triad's result)
+
+  explicit StreamingBuffers(std::size_t buffer_mib)
+      : mib(buffer_mib), floats(buffer_mib * kMiB / sizeof(float)) {
+    require_host_memory(3 * floats * sizeof(float));
+    a.reset(new float[floats]);
+    b.reset(new float[floats]);
+    c.reset(new float[floats]);
+    // Each worker its part, the first to touch it (on a NUMA machine, near the thread that
+    // streams it).
+    constexpr std::size_t kChunk = std::size_t{1} << 20;
+    const std::size_t chunks = (floats + kChunk - 1) / kChunk;
+    const std::size_t workers = std::min(usable_cores(), chunks);
+    std::vector<std::thread> threads;
+    for (std::size_t w = 0; w < workers; ++w) {
+      threads.emplace_back([&, w] {
+        for (std::size_t i = chunks * w / workers; i < chunks * (w + 1) / workers; ++i) {
+          const std::size_t at = i * kChunk, n = std::min(kChunk, floats - at);
+          std::fill(a.get() + at, a.get() + at + n, 0.0f);
+          fill_pattern(b.get() + at, at, n, 0x9E3779B97F4A7C15ull);
+          fill_pattern(c.get() + at, at, n, 0xBF58476D1CE4E5B9ull);
+        }
+      });
+    }
+    for (auto& t : threads) t.join();
+  }
+
+  // One window of each array.
+  struct Window {
+    float* a;
+    const float* b;
+    const float* c;
+    std::size_t n;
+  };
+
+  // One thread's round of windows over its slice. Where it stopped is kept per thread count and
+  // thread, so the next repetition goes on from there rather than re-reading a window it has
+  // just read.
+  class Round {
+   public:
+    Round(const StreamingBuffers& buffers, const State& state) : buffers_(buffers) {
+      const auto threads = static_cast<std::size_t>(state.threads());
+      const auto t = static_cast<std::size_t>(state.thread_index());
+      const std::size_t slice = buffers.floats / threads;
+      begin_ = t * slice;
+      n_ = std::min(slice, kWindowMiB * kMiB / sizeof(float) / threads);
+      windows_ = slice / n_;
+      const std::lock_guard<std::mutex> lock(buffers.cursors_mutex_);
+      cursor_ = &buffers.cursors_[threads * 4096 + t];
+    }
+    std::size_t window_floats() const { return n_; }
+    // The window this thread streams next, the round moved on past it.
+    Window next() {
+      const std::size_t at = begin_ + *cursor_ * n_;
+      *cursor_ = (*cursor_ + 1) % windows_;
+      return {buffers_.a.get() + at, buffers_.b.get() + at, buffers_.c.get() + at, n_};
+    }
+
+   private:
+    const StreamingBuffers& buffers_;
+    std::size_t begin_ = 0, n_ = 0, windows_ = 1;
+    std::size_t* cursor_ = nullptr;
+  };
+
+ private:
+  // Each thread writes only its own entry; std::map's entries stay where they are as others are
+  // added.
+  mutable std::mutex cursors_mutex_;
+  mutable std::map<std::size_t, std::size_t> cursors_;
+};
+
+// The buffers of `mib` MiB, made by the first body (of any thread) that asks; a body keeps its
+// reference for its run. Freed with the set-up cache (after a failure and at the run's end).
+std::shared_ptr<const StreamingBuffers> streaming_buffers(std::size_t mib) {
+  static std::mutex mutex;
+  static std::shared_ptr<const StreamingBuffers> current;
+  static const bool registered =
+      (detail::on_release([] { current.reset(); }), true);  // under no body's lock: bodies ended
+  (void)registered;
+  const std::lock_guard<std::mutex> lock(mutex);
+  if (!current || current->mib != mib) {
+    current.reset();  // one size at a time
+    current = std::make_shared<const StreamingBuffers>(mib);
+  }
+  return current;
 }
 
 void bench_memcpy(State& state, std::size_t mib) {
-  const std::size_t n = slice_of(mib * kMiB / sizeof(float), state);
-  const std::vector<float> src = uniform_floats(n, run_seed(), 100 + state.thread_index());
-  std::vector<float> dst(n, 0.0f);
+  const auto buffers = streaming_buffers(mib);
+  StreamingBuffers::Round round(*buffers, state);
   validate_once([&] {
-    membw::copy(dst.data(), src.data(), n);
-    return validate("memcpy", dst, src, Tolerance::exact());
+    const auto w = round.next();  // not timed again before the round comes back to it
+    membw::copy(w.a, w.b, w.n);
+    return validate("memcpy", w.a, w.b, w.n, Tolerance::exact());
   });
   for (auto _ : state) {
-    membw::copy(dst.data(), src.data(), n);
+    const auto w = round.next();
+    membw::copy(w.a, w.b, w.n);
     benchmark::ClobberMemory();
   }
-  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * n * sizeof(float)));
-  set_traffic_counter(state, 2 * n * sizeof(float));
+  const std::size_t bytes = round.window_floats() * sizeof(float);
+  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * bytes));
+  set_traffic_counter(state, 2 * bytes);
 }
 
 void bench_triad(State& state, std::size_t mib) {
-  const std::size_t n = slice_of(mib * kMiB / sizeof(float), state);
-  const std::vector<float> b = uniform_floats(n, run_seed(), 200 + state.thread_index());
-  const std::vector<float> c = uniform_floats(n, run_seed(), 300 + state.thread_index());
-  std::vector<float> a(n, 0.0f);
+  const auto buffers = streaming_buffers(mib);
+  StreamingBuffers::Round round(*buffers, state);
   constexpr float kScalar = 3.0f;
   validate_once([&] {
-    membw::triad(a.data(), b.data(), c.data(), kScalar, n);
-    std::vector<double> ref(n);
-    membw::triad_reference(b.data(), c.data(), kScalar, n, ref.data());
+    const auto w = round.next();  // not timed again before the round comes back to it
+    membw::triad(w.a, w.b, w.c, kScalar, w.n);
+    std::vector<double> ref(w.n);
+    membw::triad_reference(w.b, w.c, kScalar, w.n, ref.data());
     // One multiply-add in float32 on values up to 4: at most two roundings.
-    return validate("triad", a, ref, {1e-6, 2.5e-7});
+    return validate("triad", w.a, ref.data(), w.n, {1e-6, 2.5e-7});
   });
   for (auto _ : state) {
-    membw::triad(a.data(), b.data(), c.data(), kScalar, n);
+    const auto w = round.next();
+    membw::triad(w.a, w.b, w.c, kScalar, w.n);
     benchmark::ClobberMemory();
   }
-  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * 3 * n * sizeof(float)));
-  set_traffic_counter(state, 3 * n * sizeof(float));
+  const std::size_t bytes = round.window_floats() * sizeof(float);
+  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * 3 * bytes));
+  set_traffic_counter(state, 3 * bytes);
 }
 
 void bench_read(State& state, std::size_t mib) {
-  const std::size_t n = slice_of(mib * kMiB / sizeof(float), state);
-  // Non-negative values: the sum has no cancellation, so a relative tolerance is meaningful.
-  const std::vector<float> x =
-      uniform_floats(n, run_seed(), 400 + state.thread_index(), 0.0f, 1.0f);
+  const auto buffers = streaming_buffers(mib);
+  StreamingBuffers::Round round(*buffers, state);
   validate_once([&] {
-    const double got = membw::read_sum(x.data(), n);
-    const double ref = membw::read_sum_reference(x.data(), n);
+    const auto w = round.next();  // not timed again before the round comes back to it
+    const double got = membw::read_sum(w.b, w.n);
+    const double ref = membw::read_sum_reference(w.b, w.n);
     // Float sums of 64 terms each (error <= 64 * 2^-24 relative), then added in float64.
     return validate("read_sum", &got, &ref, 1, {0.0, 64 * 0x1.0p-24});
   });
-  for (auto _ : state) benchmark::DoNotOptimize(membw::read_sum(x.data(), n));
-  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * n * sizeof(float)));
-  set_traffic_counter(state, n * sizeof(float));
+  for (auto _ : state) {
+    const auto w = round.next();
+    benchmark::DoNotOptimize(membw::read_sum(w.b, w.n));
+  }
+  const std::size_t bytes = round.window_floats() * sizeof(float);
+  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * bytes));
+  set_traffic_counter(state, bytes);
+}
+
+// Steps of the loop per iteration: about a tenth of a millisecond on one core, so the loop's
+// start (loading twelve registers) is noise and a quick run still takes hundreds of iterations.
+constexpr std::int64_t kFlopsStepsPerCall = std::int64_t{1} << 16;
+// Steps the check runs: its tolerance stays several times smaller than one step's change
+// (kernels/flops.h), so a lost or repeated step fails it.
+constexpr std::int64_t kFlopsCheckSteps = 256;
+
+void bench_flops(State& state, flops::Isa isa) {
+  if (const auto why = flops::unavailable_reason(isa)) throw Skip(*why);
+  validate_once([&] { return flops::check(isa, kFlopsCheckSteps); });
+  std::vector<float> out(flops::outputs(isa));
+  for (auto _ : state) {
+    flops::run(isa, kFlopsStepsPerCall, out.data());
+    benchmark::DoNotOptimize(out.data());
+    benchmark::ClobberMemory();
+  }
+  set_flops_counter(state, flops::flops_per_step(isa) * kFlopsStepsPerCall);
 }
 
 void bench_sgemm_cpu(State& state, std::size_t n) {
@@ -115,7 +263,8 @@ Ceilings probe_ceilings() {
   constexpr double kWindowSeconds = 0.5;
   const gemm::SquareProblem d(kN, run_seed());
   std::vector<float> c(kN * kN);
-  const std::vector<float> x = uniform_floats(kReadFloats, run_seed(), 600, 0.0f, 1.0f);
+  // Any values do for a rate; a constant fill costs a memset, not a random generator's pass.
+  const std::vector<float> x(kReadFloats, 0.5f);
   // A ceiling is the best the machine gives: the fastest run, after a warm-up (caches, OpenBLAS's
   // threads, page faults), of at least ten spread over half a second. On the 2-core CI VM a
   // median moved by 40% when something took a core for a moment (the kernel reclaiming the
@@ -142,13 +291,17 @@ Ceilings probe_ceilings() {
 }
 
 GAPBENCH_FAMILY(peak) {
-  // Buffers well past the last-level cache, all of it (256 MiB on small machines, more where
-  // the cache is large); one thread and one per core this process may use (its affinity: a
-  // container's cpuset of 2 on a 64-core host runs 2 threads, not 64 on 2 cores).
+  // Buffers four times past the cache the measuring cores reach (256 MiB on small machines,
+  // more where that cache is large; GAPBENCH_CACHE_BYTES overrides what the probe reads); one
+  // thread and one per core this process may use (its affinity: a container's cpuset of 2 on a
+  // 64-core host runs 2 threads, not 64 on 2 cores). A bad GAPBENCH_CACHE_BYTES or
+  // GAPBENCH_MAX_CPU_ISA is refused here, before anything runs.
   const int all = static_cast<int>(usable_cores());
-  const std::size_t floor_mib = membw::streaming_buffer_mib(last_level_cache_bytes());
+  const std::vector<int> thread_counts = all > 1 ? std::vector<int>{1, all} : std::vector<int>{1};
+  const std::size_t floor_mib = membw::streaming_buffer_mib(measuring_cache().bytes);
+  (void)flops::isa_cap();
   for (std::size_t mib : profile.pick<std::size_t>({floor_mib}, {floor_mib, 4 * floor_mib})) {
-    for (int threads : all > 1 ? std::vector<int>{1, all} : std::vector<int>{1}) {
+    for (int threads : thread_counts) {
       for (auto [variant, body] :
            {std::pair{"memcpy", &bench_memcpy}, std::pair{"triad", &bench_triad},
             std::pair{"read", &bench_read}}) {
@@ -156,6 +309,15 @@ GAPBENCH_FAMILY(peak) {
                 [=, body = body](State& st) { body(st, mib); })
             ->Threads(threads);
       }
+    }
+  }
+  for (flops::Isa isa : flops::kMeasured) {
+    for (int threads : thread_counts) {
+      add_cpu(BenchName("peak", "flops")
+                  .axis("isa", flops::isa_name(isa))
+                  .axis("math", math_name(flops::isa_math(isa))),
+              [=](State& st) { bench_flops(st, isa); })
+          ->Threads(threads);
     }
   }
   // Large enough that OpenBLAS and cuBLAS run at their steady rate (on 2 CPU cores, 2048 takes

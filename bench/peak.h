@@ -15,9 +15,9 @@ void bench_gemm_gpu(State& state, std::size_t n, Arithmetic arithmetic);
 // The two CPU ceilings other families are judged against, measured in a fraction of a second:
 // SGEMM (OpenBLAS, n = 1024, every thread) in GFLOP/s and a one-thread streaming read of 256 MiB in
 // GB/s, each the fastest of at least ten runs over half a second, after a warm-up. gapbench
-// measures them at the start and the end of every run that includes peak/, so a report can tell a
-// machine that changed speed during the run (a shared VM's neighbours, thermal limits) from a slow
-// one.
+// measures them at the start and the end of every run that includes peak/ or names a peak/ run
+// (--peak: every family's bench run), so a report can tell a machine that changed speed during
+// the run (a shared VM's neighbours, thermal limits) from a slow one.
 struct Ceilings {
   double sgemm_gflops = 0.0;
   double read_gbps = 0.0;

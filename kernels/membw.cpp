@@ -40,9 +40,9 @@ void triad_reference(const float* b, const float* c, float scalar, std::size_t n
   }
 }
 
-std::size_t streaming_buffer_mib(std::size_t last_level_cache_bytes) {
+std::size_t streaming_buffer_mib(std::size_t reachable_cache_bytes) {
   constexpr std::size_t kMiB = std::size_t{1} << 20;
-  const std::size_t wanted = 4 * ((last_level_cache_bytes + kMiB - 1) / kMiB);
+  const std::size_t wanted = 4 * ((reachable_cache_bytes + kMiB - 1) / kMiB);
   std::size_t mib = 256;
   while (mib < wanted) mib *= 2;
   return mib;

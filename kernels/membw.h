@@ -21,9 +21,10 @@ double read_sum_reference(const float* x, std::size_t n);
 void triad_reference(const float* b, const float* c, float scalar, std::size_t n, double* out);
 
 // MiB of the buffer a bandwidth measurement streams so that it reads memory, not a cache: four
-// times the last-level cache (every instance of it: a 64-core EPYC has 8 L3 slices of 32 MiB, and
-// each core's thread streams its slice of the buffer through its own), at least 256 MiB, rounded
-// up to a power of two. 0 bytes (unknown) gives the 256 MiB floor.
-std::size_t streaming_buffer_mib(std::size_t last_level_cache_bytes);
+// times the cache the measuring cores reach (fixtures/cache_size.h: their CCX's L3 on AMD, the
+// socket's LLC on Intel), rounded up to a power of two, and at least 256 MiB: below that a
+// memory-side cache the probe cannot see (an L4, a memory-side HBM cache) could still hold the
+// buffer, and 256 MiB costs a fraction of a second to touch. 0 bytes (unknown) gives the floor.
+std::size_t streaming_buffer_mib(std::size_t reachable_cache_bytes);
 
 }  // namespace gapbench::membw

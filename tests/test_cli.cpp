@@ -163,6 +163,50 @@ TEST_F(Cli, ListingFollowsGoogleBenchmarksBooleans) {
   EXPECT_TRUE(file_exists(out));  // "no" is false: it ran and wrote its results
 }
 
+// The peak family's variables: a bad value is refused before anything runs, naming it, whatever
+// the filter; --peak must name a file that is there, beside the results.
+TEST_F(Cli, BadPeakSettingsAreRefused) {
+  setenv("GAPBENCH_MAX_CPU_ISA", "AVX2", 1);
+  Result r = run({"--benchmark_filter=^conv/naive/"});
+  unsetenv("GAPBENCH_MAX_CPU_ISA");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("environment variable GAPBENCH_MAX_CPU_ISA must be sse41, avx2, avx512, "
+                       "avx512_bf16 or amx, got 'AVX2'"),
+            std::string::npos)
+      << r.err;
+  setenv("GAPBENCH_CACHE_BYTES", "480M", 1);
+  r = run({"--benchmark_filter=^conv/naive/"});
+  unsetenv("GAPBENCH_CACHE_BYTES");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("environment variable GAPBENCH_CACHE_BYTES needs a whole number of bytes"),
+            std::string::npos)
+      << r.err;
+  const std::string out = dir_ + "/conv.json";
+  r = run({"--benchmark_filter=^conv/naive/", "--peak=peak.json", "--benchmark_out=" + out});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("--peak=peak.json: " + dir_ + "/peak.json cannot be read"),
+            std::string::npos)
+      << r.err;
+  EXPECT_FALSE(file_exists(out));
+  r = run({"--peak="});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("--peak needs a file name"), std::string::npos) << r.err;
+}
+
+// A family's run judged against a peak/ run beside it names that file in its context.
+TEST_F(Cli, AFamilyRunNamesThePeakRunItIsJudgedAgainst) {
+  write_file(dir_ + "/peak.json", "{}");
+  const std::string out = dir_ + "/conv.json";
+  const Result r = run({"--benchmark_filter=^conv/naive/cpu/n:1/", "--peak=peak.json",
+                        "--benchmark_repetitions=1", "--benchmark_min_time=0.001",
+                        "--benchmark_out=" + out});
+  ASSERT_EQ(r.status, 0) << r.err;
+  const std::string text = read_file(out);
+  EXPECT_NE(text.find("\"peak.results_file\": \"peak.json\""), std::string::npos);
+  EXPECT_EQ(text.find("\"peak/"), std::string::npos) << "no peak/ row of its own";
+  EXPECT_NE(text.find("\"stability.sgemm_gflops_start\""), std::string::npos);
+}
+
 TEST_F(Cli, BadProfileAndSeedAreRefused) {
   Result r = run({"--profile=huge"});
   EXPECT_EQ(r.status, 2);

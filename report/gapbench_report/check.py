@@ -6,7 +6,8 @@ Checks: names follow the scheme and belong to the family (or `peak`); CPU entrie
 GPU entries ran when the context says the GPU is usable, and were otherwise skipped with the
 reason; no entry failed. A CPU variant may be skipped only because this CPU lacks the
 instructions its arithmetic needs (bf16 without AVX-512 BF16 or AMX), and only where the file's
-own context agrees (oneDNN's instruction set has no bf16). In a framework file
+own context agrees (oneDNN's instruction set has no bf16); a FLOP-peak row, because the CPU lacks
+its instruction set (or the run's cap excludes it). In a framework file
 (gapbench-probe's), a compiled-mode case may be skipped because the framework's compiler does not
 work on this machine. Exit 0 when all hold, 1 when one does not, 2 for unusable input.
 """
@@ -36,9 +37,15 @@ CPU_LACKS_PREFIX = f"{SKIP_PREFIX}this CPU lacks "
 
 def cpu_lacks_instructions(results: Results, e: Entry) -> bool:
     """A bf16 CPU variant skipped because oneDNN, as this run saw the CPU (after any
-    DNNL_MAX_CPU_ISA cap), has no bf16 instructions: a fact about the machine, not a fault."""
+    DNNL_MAX_CPU_ISA cap), has no bf16 instructions; or a FLOP-peak row
+    (`peak/flops/cpu/isa:<isa>/...`) skipped because the CPU lacks its instruction set or
+    GAPBENCH_MAX_CPU_ISA caps it away: a fact about the machine, not a fault."""
+    if not e.message.startswith(CPU_LACKS_PREFIX):
+        return False
+    if e.name.family == "peak" and e.name.variant == "flops":
+        return True
     isa = results.context.get("onednn.isa")
-    return e.message.startswith(CPU_LACKS_PREFIX) and e.name.axis("math") == "bf16" and \
+    return e.name.axis("math") == "bf16" and \
         isinstance(isa, str) and "bf16" not in isa and "amx" not in isa
 
 

@@ -177,6 +177,27 @@ class Check(unittest.TestCase):
         # Only the arithmetic that needs the instructions: a float32 variant never skips so.
         self.assertEqual(len(self._bf16_cpu_skip(lacks, "avx2", math="")), 1)
 
+    def _flops_skip(self, message: str, variant: str = "flops") -> list:
+        """check's problems with a FLOP-peak row (or another peak row) skipped with `message`."""
+        data = json.loads((DATA / "good.json").read_text())
+        name = f"peak/{variant}/cpu/isa:avx512/math:fp32/real_time/threads:1"
+        data["benchmarks"][0].update(name=name, run_name=name, error_occurred=True,
+                                     error_message=message, iterations=0, real_time=0)
+        with tempfile.TemporaryDirectory() as folder:
+            path = Path(folder) / "r.json"
+            path.write_text(json.dumps(data))
+            return check.problems(load_results(path), None)
+
+    def test_a_flops_row_may_skip_an_instruction_set_the_cpu_lacks_or_the_cap_excludes(self):
+        self.assertEqual(self._flops_skip("skipped: this CPU lacks AVX-512"), [])
+        self.assertEqual(self._flops_skip(
+            "skipped: this CPU lacks AVX-512 (GAPBENCH_MAX_CPU_ISA=avx2 caps it at avx2)"), [])
+        # Any other reason, or another peak row skipping so, is still a problem.
+        for found in (self._flops_skip("skipped: not measured here"),
+                      self._flops_skip("skipped: this CPU lacks AVX-512", variant="triad")):
+            self.assertEqual(len(found), 1, found)
+            self.assertIn("a CPU variant was skipped", found[0])
+
     def test_a_cpu_variant_that_fails_or_skips_for_another_reason_is_still_a_problem(self):
         failed = self._bf16_cpu_skip("could not create a primitive descriptor iterator", "avx2")
         self.assertEqual(len(failed), 1, failed)
