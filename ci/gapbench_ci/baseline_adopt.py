@@ -32,8 +32,14 @@ from pathlib import Path
 
 from gapbench_report import framework
 from gapbench_report.commandline import UsageError
-from gapbench_report.files import write_atomic_together
-from gapbench_report.results import Results, ResultsError, check_results, read_document
+from gapbench_report.files import read_bounded, write_atomic_together
+from gapbench_report.results import (
+    RESULTS_LIMIT_BYTES,
+    Results,
+    ResultsError,
+    check_results,
+    read_document,
+)
 
 from gapbench_ci.baseline_folder import (
     LIBRARY_KEYS,
@@ -168,8 +174,9 @@ def read_files(paths: list[Path]) -> list[tuple[Path, dict, Results]]:
                              "link): give each file once")
         seen[info.st_dev, info.st_ino] = path
         try:
-            digest = hashlib.sha256(path.read_bytes()).hexdigest()
-        except OSError as e:
+            digest = hashlib.sha256(read_bounded(path, RESULTS_LIMIT_BYTES, "results file")
+                                    ).hexdigest()
+        except OSError as e:  # read_bounded's refusals (InputError) among them
             raise ResultsError(f"{path}: cannot read: {e.strerror or e}") from None
         if digest in digests:
             raise UsageError(f"{path} holds the same bytes as {digests[digest]} (a copy): give "
@@ -182,11 +189,17 @@ def read_files(paths: list[Path]) -> list[tuple[Path, dict, Results]]:
 
 # ---- the folder: what is there, what would be written ----------------------------------------
 
+def folder_file(path: Path) -> bytes:
+    """A file of the baselines folder, read within a results file's limit (a file that is not
+    one is refused as OSError, which the readers below take as unreadable)."""
+    return read_bounded(path, RESULTS_LIMIT_BYTES, "results file", pipes=False)
+
+
 def owner(path: Path) -> str:
     """The baseline a file of the folder belongs to: its provenance's `baseline` (a framework
     side) or `name`; its stem where it has none or cannot be read."""
     try:
-        prov = json.loads(path.read_text(encoding="utf-8")).get("provenance") or {}
+        prov = json.loads(folder_file(path)).get("provenance") or {}
         return str(prov.get("baseline") or prov.get("name") or path.stem)
     except (OSError, ValueError, AttributeError):
         return path.stem
@@ -227,7 +240,7 @@ def replaced_record(path: Path) -> dict:
     """What the provenance keeps of a file it replaced (the file itself stays in git's
     history)."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(folder_file(path))
         prov, machine = data.get("provenance") or {}, (data.get("context") or {}).get("machine.id")
     except (OSError, ValueError, AttributeError):
         prov, machine = {}, None

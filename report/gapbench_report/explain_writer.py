@@ -7,7 +7,7 @@ from pathlib import Path
 
 from gapbench_report.explain_prices import Prices
 from gapbench_report.explain_rules import Answer, Explained, ms
-from gapbench_report.fleet_files import printable
+from gapbench_report.labels import printable
 from gapbench_report.html_writer import esc as html_esc
 from gapbench_report.html_writer import page
 from gapbench_report.labels import md_cell as md_text
