@@ -21,29 +21,27 @@ import signal
 import sys
 
 INTERRUPTED = 130  # 128 + SIGINT, as a shell reports a process that Ctrl-C ended
-# The console scripts (pyproject.toml's [project.scripts]) whose process is a command.
-SCRIPTS = ("gapbench-report", "gapbench-ci")
 _prog: str | None = None  # set while this module's handler may be the one installed
 
 
-def command_name() -> str | None:
-    """This process's command as its messages name it, None when it is no command of ours: a
-    console script, or `python -m gapbench_report|gapbench_ci[.MODULE]` (ci/'s wrappers), which
-    Python marks by sys.argv[0] == "-m" while the module is looked for (and its packages'
-    __init__ run)."""
-    script = os.path.basename(sys.argv[0]) if sys.argv else ""
-    if script in SCRIPTS:
+def command_name(package: str, script: str, wrappers: str = "") -> str | None:
+    """This process's command as its messages name it, None when it is no command of
+    `package`'s: its console script `script`, or `python -m PACKAGE[.MODULE]`, which Python marks
+    by sys.argv[0] == "-m" while the module is looked for (and its packages' __init__ run); a
+    MODULE is named `wrappers` + its name with dashes (ci/'s wrappers: "ci/baseline")."""
+    name = os.path.basename(sys.argv[0]) if sys.argv else ""
+    if name == script:
         return script
-    if script != "-m":
+    if name != "-m":
         return None
     argv = getattr(sys, "orig_argv", [])
     module = argv[argv.index("-m") + 1] if "-m" in argv[:-1] else ""
-    package, _, rest = module.partition(".")
-    if package not in ("gapbench_report", "gapbench_ci"):
+    found, _, rest = module.partition(".")
+    if found != package:
         return None
-    if package == "gapbench_ci" and rest and rest != "__main__":
-        return "ci/" + rest.replace("_", "-")  # ci/baseline, ci/gate-proof
-    return package.replace("_", "-")
+    if wrappers and rest and rest != "__main__":
+        return wrappers + rest.replace("_", "-")
+    return script
 
 
 def _end(signum, _frame):
@@ -51,11 +49,11 @@ def _end(signum, _frame):
     os._exit(INTERRUPTED)
 
 
-def install_when_a_command() -> None:
-    """SIGINT ends this process at once with one line, when it is a command (and SIGINT is not
-    ignored, as in a job started with `&`, which it stays)."""
+def install_when_a_command(package: str, script: str, wrappers: str = "") -> None:
+    """SIGINT ends this process at once with one line, when it is one of `package`'s commands
+    (command_name; and SIGINT is not ignored, as in a job started with `&`, which it stays)."""
     global _prog
-    name = command_name()
+    name = command_name(package, script, wrappers)
     if name is None or _prog is not None:
         return
     if signal.getsignal(signal.SIGINT) is signal.default_int_handler:

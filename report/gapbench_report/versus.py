@@ -249,6 +249,23 @@ def scoped_work(b: Benchmark) -> tuple:
     return (*work(b), end_to_end(b), float(f"{flops:.2g}") if flops else None)
 
 
+def code_identity(family: str, here: Side, there: Side) -> versus_code.Identity:
+    """Whether both machines ran the family's benchmark code as it is (versus_code)."""
+    return versus_code.identity(family, (here.run.context, here.commit),
+                                (there.run.context, there.commit))
+
+
+def pair_of(a: Benchmark, b: Benchmark, identity: versus_code.Identity,
+            configured: bool = True) -> Pair:
+    """Two machines' rows as a Pair: why they are not the same work, if they are not (only
+    the code's identity where `configured` is False: each machine's own choice of library), and
+    what could not be checked."""
+    reasons = configuration_differs(a, b, identity) if configured else \
+        [identity.words] if identity.state == versus_code.CHANGED else []
+    caveats = (identity.words,) if identity.state == versus_code.UNKNOWN else ()
+    return Pair(a, b, tuple(reasons), caveats)
+
+
 def pairs(here: Side, there: Side) -> list[Pair]:
     """Every benchmark both machines timed, with why it is not comparable where it is not; and,
     for the work of SHARED_WORK families that each machine did fastest on another device (a GPU
@@ -257,18 +274,11 @@ def pairs(here: Side, there: Side) -> list[Pair]:
     machine's own choice there)."""
     codes: dict[str, versus_code.Identity] = {}
 
-    def code(family: str) -> versus_code.Identity:
-        if family not in codes:
-            codes[family] = versus_code.identity(family, (here.run.context, here.commit),
-                                                 (there.run.context, there.commit))
-        return codes[family]
-
     def pair(a: Benchmark, b: Benchmark, configured: bool = True) -> Pair:
-        identity = code(a.parsed.family)
-        reasons = configuration_differs(a, b, identity) if configured else \
-            [identity.words] if identity.state == versus_code.CHANGED else []
-        caveats = (identity.words,) if identity.state == versus_code.UNKNOWN else ()
-        return Pair(a, b, tuple(reasons), caveats)
+        family = a.parsed.family
+        if family not in codes:
+            codes[family] = code_identity(family, here, there)
+        return pair_of(a, b, codes[family], configured)
 
     theirs = {b.name: b for b in there.run.benchmarks if compared(b)}
     found = [pair(b, theirs[b.name]) for b in here.run.benchmarks

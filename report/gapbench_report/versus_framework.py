@@ -21,6 +21,8 @@ from gapbench_report.run_model import Run
 
 # A machine's probe files beside its results file: NAME.json's are NAME.framework-<name>.json.
 PROBE_BESIDE = "{stem}.framework-*.json"
+# The causes a verdict names before it counts the rest ("3 more explained otherwise").
+VERDICT_ITEMS = 3
 
 
 def probe_files_beside(path: Path) -> list[Path]:
@@ -336,9 +338,8 @@ def library_work(twins: Sequence[framework.Pair | None], fw_math: str, here: ver
     judged = next((w for w in (library.works if library else ())
                    if w.pair.here.name == name and not w.pair.across_devices), None)
     if judged is None:
-        commits = (here.commit, there.commit)
-        pair = versus.Pair(mine[name], theirs[name],
-                           tuple(versus.configuration_differs(mine[name], theirs[name], commits)))
+        pair = versus.pair_of(mine[name], theirs[name],
+                              versus.code_identity(mine[name].parsed.family, here, there))
         explained = (versus.explain(pair, here, there) if not pair.reasons and pair.differs
                      else versus.Explanation())
         judged = versus.Work(pair, explained)
@@ -510,16 +511,16 @@ def grouped(works: Sequence[Work], c: Comparison) -> list[str]:
         groups.setdefault(cause(w), []).append(w)
     explained = [g for k, g in groups.items() if k and k != ("not split",)]
     parts = []
-    for group in explained[:versus.VERDICT_ITEMS]:
+    for group in explained[:VERDICT_ITEMS]:
         more = f"; and {len(group) - 1} more it explains" if len(group) > 1 else ""
         parts.append(item(group[0], c) + more)
-    if rest := sum(len(g) for g in explained[versus.VERDICT_ITEMS:]):
+    if rest := sum(len(g) for g in explained[VERDICT_ITEMS:]):
         parts.append(f"{rest} more explained otherwise (below)")
     for key, lead in (((), "unexplained by the recorded facts"),
                       (("not split",), "not split (no library row of the same work and math "
                                        "on both machines)")):
         if found := groups.get(key, []):
-            shown = found[:versus.VERDICT_ITEMS]
+            shown = found[:VERDICT_ITEMS]
             more = f"; and {len(found) - len(shown)} more" if len(found) > len(shown) else ""
             parts.append(f"{lead}: " + "; ".join(short(w, c) for w in shown) + more)
     return parts
