@@ -117,11 +117,5 @@ ${entries}  };
 }
 }  // namespace gapbench
 ")
-if(EXISTS ${OUTPUT})
-  file(READ ${OUTPUT} old)
-else()
-  set(old "")
-endif()
-if(NOT old STREQUAL text)
-  file(WRITE ${OUTPUT} "${text}")
-endif()
+include(${CMAKE_CURRENT_LIST_DIR}/gapbench_write_if_changed.cmake)
+gapbench_write_if_changed(${OUTPUT} "${text}")

@@ -52,11 +52,5 @@ const char* source_commit() { return \"${commit}\"; }
 const char* source_tree() { return \"${tree}\"; }
 }  // namespace gapbench
 ")
-if(EXISTS ${OUTPUT})
-  file(READ ${OUTPUT} old)
-else()
-  set(old "")
-endif()
-if(NOT old STREQUAL text)
-  file(WRITE ${OUTPUT} "${text}")
-endif()
+include(${CMAKE_CURRENT_LIST_DIR}/gapbench_write_if_changed.cmake)
+gapbench_write_if_changed(${OUTPUT} "${text}")
