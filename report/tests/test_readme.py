@@ -412,35 +412,28 @@ def test_the_readme_example_is_what_the_report_says_of_the_committed_h200_run():
             assert part in by_title[title].text, (title, part)
 
 
-def test_the_readme_comparison_is_what_the_report_says_of_the_h100_against_the_h200():
-    """The excerpt under "Compare with a baseline" is the report's summary.md of the committed
-    H100 against the H200, word for word up to its cuts: each paragraph of the quote, and each
-    table row on its own, every part between two "…" found in it as written."""
-    from gapbench_report import markdown_writer, model, versus_code  # noqa: PLC0415
-    from gapbench_report.results import load_results  # noqa: PLC0415
-    if versus_code.git_changed("42634e8", "c742a4a", "conv") is None:
-        pytest.skip("the repository's history is not here to tell the two builds' code apart")
+def test_the_readme_versus_excerpt_is_what_the_report_says_of_the_planted_quota():
+    """The excerpt under "Compare with a baseline" is the report's summary.md of the planted
+    1-CPU container quota against the same machine's plain run (report/tests/data/versus/
+    this-machine), word for word up to its cuts, the quota named first."""
+    from gapbench_report import markdown_writer, model, render  # noqa: PLC0415
     text = README.read_text(encoding="utf-8")
     block = text[text.index("<!-- versus:begin"):text.index("<!-- versus:end")]
     quote = [line[2:] if line.startswith("> ") else line[1:] for line in block.splitlines()
              if line.startswith(">")]
-    baselines = REPO / "results" / "baselines"
-    report = model.build_report([load_results(baselines / "h100-ubuntu24.json")],
-                                [load_results(baselines / "h200-ubuntu24.json")])
-    summary = markdown_writer.summary_markdown(report)
-    flat = " ".join(summary.split())
-    rows = [line for line in quote if line.startswith("|")]
-    paragraphs = " ".join(line.strip() or "\n" for line in quote
-                          if not line.startswith("|")).split("\n")
+    data = REPO / "report" / "tests" / "data" / "versus" / "this-machine"
+    runs, baselines, _ = render.read_inputs([data / "quota-1cpu"], [data / "plain-1"])
+    flat = " ".join(markdown_writer.summary_markdown(model.build_report(runs, baselines)).split())
+    paragraphs = " ".join(line.strip() or "\n" for line in quote).split("\n")
     checked = 0
-    for part in (p for chunk in [*paragraphs, *rows] for p in chunk.split("…")):
+    for part in (p for chunk in paragraphs for p in chunk.split("…")):
         part = " ".join(part.split())
         if part:
-            assert part in (summary if part.startswith("|") else flat), part
+            assert part in flat, part
             checked += 1
-    assert checked == 6 and len(rows) == 3
-    assert "the benchmark's code changed between gapbench 42634e8 there and c742a4a here" in \
-        " ".join(quote)
+    assert checked == 5
+    assert "this process may use 1 CPU here and 2 there (a container quota here): 100%" in \
+        " ".join(" ".join(quote).split())
 
 
 def test_the_readme_framework_comparison_is_what_the_report_says_of_the_planted_run():
