@@ -6,4 +6,4 @@ reads and judges the results through gapbench_report, which never imports this p
 # First, before the commands' modules import numpy: Ctrl-C while a command starts is one line.
 from gapbench_report import interrupt as _interrupt
 
-_interrupt.install_when_a_command("gapbench_ci", "gapbench-ci", wrappers="ci/")
+_interrupt.install_when_a_command()

@@ -3,4 +3,4 @@
 # First, before numpy and matplotlib are imported: Ctrl-C while a command starts is one line.
 from gapbench_report import interrupt as _interrupt
 
-_interrupt.install_when_a_command("gapbench_report", "gapbench-report")
+_interrupt.install_when_a_command()

@@ -22,26 +22,29 @@ import sys
 
 INTERRUPTED = 130  # 128 + SIGINT, as a shell reports a process that Ctrl-C ended
 _prog: str | None = None  # set while this module's handler may be the one installed
+PACKAGE_PREFIX, SCRIPT_PREFIX = "gapbench_", "gapbench-"  # the probe keeps its own copy
 
 
-def command_name(package: str, script: str, wrappers: str = "") -> str | None:
-    """This process's command as its messages name it, None when it is no command of
-    `package`'s: its console script `script`, or `python -m PACKAGE[.MODULE]`, which Python marks
-    by sys.argv[0] == "-m" while the module is looked for (and its packages' __init__ run); a
-    MODULE is named `wrappers` + its name with dashes (ci/'s wrappers: "ci/baseline")."""
+def command_name() -> str | None:
+    """This process's command as its messages name it, None when it is no command of gapbench's
+    Python packages (named PREFIX + a word: gapbench_report, and the CI's, whose __init__ imports
+    this package first, so that one call here covers both before either imports anything else):
+    a console script (PREFIX with a dash), or `python -m PACKAGE[.MODULE]`, which Python marks by
+    sys.argv[0] == "-m" while the module is looked for (and its packages' __init__ run). A
+    package's MODULE is named by its word and the module ("ci/baseline" for ci/'s wrappers)."""
     name = os.path.basename(sys.argv[0]) if sys.argv else ""
-    if name == script:
-        return script
+    if name.startswith(SCRIPT_PREFIX) and name.count("-") == 1:
+        return name
     if name != "-m":
         return None
     argv = getattr(sys, "orig_argv", [])
     module = argv[argv.index("-m") + 1] if "-m" in argv[:-1] else ""
-    found, _, rest = module.partition(".")
-    if found != package:
+    package, _, rest = module.partition(".")
+    if not package.startswith(PACKAGE_PREFIX) or "." in package:
         return None
-    if wrappers and rest and rest != "__main__":
-        return wrappers + rest.replace("_", "-")
-    return script
+    if rest and rest != "__main__":
+        return package[len(PACKAGE_PREFIX):] + "/" + rest.replace("_", "-")
+    return package.replace("_", "-")
 
 
 def _end(signum, _frame):
@@ -49,11 +52,11 @@ def _end(signum, _frame):
     os._exit(INTERRUPTED)
 
 
-def install_when_a_command(package: str, script: str, wrappers: str = "") -> None:
-    """SIGINT ends this process at once with one line, when it is one of `package`'s commands
-    (command_name; and SIGINT is not ignored, as in a job started with `&`, which it stays)."""
+def install_when_a_command() -> None:
+    """SIGINT ends this process at once with one line, when it is a command (and SIGINT is not
+    ignored, as in a job started with `&`, which it stays)."""
     global _prog
-    name = command_name(package, script, wrappers)
+    name = command_name()
     if name is None or _prog is not None:
         return
     if signal.getsignal(signal.SIGINT) is signal.default_int_handler:

@@ -98,10 +98,10 @@ class Difference:
 
 
     def contrast(self, mine: str, theirs: str, evidence: bool = False) -> str:
-        """The difference with its direction, each side named: "this process may use 1 CPU here
-        and 2 there (a container quota here)", with `evidence` "(a container quota here: cgroup
-        v1 cpu.cfs_quota_us 100000 / cpu.cfs_period_us 100000)"; "oneDNN used another number of
-        threads (`onednn.threads` 1 here, 2 there)"."""
+        """The difference with its direction, each side named (fewer usable CPUs with what set
+        them, and with `evidence` the cgroup's or the affinity's own values; README.md's excerpt
+        quotes one); "oneDNN used another number of threads (`onednn.threads` 1 here, 2
+        there)"."""
         other = self.their_value or self.others or "not set"
         if self.key == USABLE_CPUS:
             cpus = "CPU" if self.value == "1" else "CPUs"

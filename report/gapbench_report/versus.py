@@ -671,8 +671,8 @@ def ratio_range(works: Sequence[Work]) -> str:
 
 
 def cpus_text(e: Explanation, here: Side, there: Side, evidence: bool = False) -> str:
-    """"this process may use 1 CPU here and 2 there (a container quota here)", with `evidence`
-    what says so ("a container quota here: cgroup v1 cpu.cfs_quota_us 100000 / ...")."""
+    """The CPUs this process may use on each side, with what set them (a quota, an affinity),
+    and with `evidence` what says so (the cgroup's values); README.md's excerpt quotes it."""
     a, b = e.here.value, e.there.value
     text = f"this process may use {a:g} CPU{'s' if a != 1 else ''} here and {b:g} there"
     why = []
@@ -684,8 +684,8 @@ def cpus_text(e: Explanation, here: Side, there: Side, evidence: bool = False) -
 
 
 def cpus_reading(w: Work) -> str:
-    """The CPUs this process may use as a reading: "CPUs this process may use, 1 against 2 (a
-    container quota here: cgroup v1 ...)"; the why is in the sides' facts."""
+    """The CPUs this process may use as a reading: both sides' figures and what set the fewer
+    (README.md's excerpt quotes one); the why is in the sides' facts."""
     e = w.explanation
     return (f"{kind('cpus').words}, {e.here.shown('cpus')} against {e.there.shown('cpus')}"
             + (f" ({e.why})" if e.why else ""))
