@@ -38,7 +38,8 @@ from gapbench_report.results import (
     Results,
     ResultsError,
     check_results,
-    read_document,
+    parse_json,
+    read_text,
 )
 
 from gapbench_ci.baseline_folder import (
@@ -173,16 +174,14 @@ def read_files(paths: list[Path]) -> list[tuple[Path, dict, Results]]:
                              f"{path} is {first} (the same file through another path or a "
                              "link): give each file once")
         seen[info.st_dev, info.st_ino] = path
-        try:
-            digest = hashlib.sha256(read_bounded(path, RESULTS_LIMIT_BYTES, "results file")
-                                    ).hexdigest()
-        except OSError as e:  # read_bounded's refusals (InputError) among them
-            raise ResultsError(f"{path}: cannot read: {e.strerror or e}") from None
+        # Read once (within the results limit): its digest tells a copy, then its JSON.
+        text = read_text(path, "results file", RESULTS_LIMIT_BYTES)
+        digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
         if digest in digests:
             raise UsageError(f"{path} holds the same bytes as {digests[digest]} (a copy): give "
                              "each file once")
         digests[digest] = path
-        document = read_document(path)
+        document = parse_json(path, text)
         read.append((path, document, check_results(path, document)))
     return read
 
