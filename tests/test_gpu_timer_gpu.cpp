@@ -13,6 +13,7 @@
 #include "kernels/base/gpu_memory.h"
 #include "kernels/launch.h"
 #include "tests/gpu_test.h"
+#include "tests/keep_runs.h"
 
 namespace gapbench {
 namespace {
@@ -147,17 +148,6 @@ TEST(GpuTimer, ThrowingWorkReleasesTheStream) {
   EXPECT_GT(stream.kernel_seconds(1, [&] { copy(4096); }), 0.0);
   EXPECT_LT(std::chrono::steady_clock::now() - t0, StreamHold::kDefaultTimeout / 2);
 }
-
-// Keeps the runs a benchmark reports, for the tests to read its counters and label as the
-// results file gets them.
-class KeepRuns : public benchmark::BenchmarkReporter {
- public:
-  bool ReportContext(const Context&) override { return true; }
-  void ReportRuns(const std::vector<Run>& runs) override {
-    this->runs.insert(this->runs.end(), runs.begin(), runs.end());
-  }
-  std::vector<Run> runs;
-};
 
 // End-to-end: wall time per iteration; overhead_share is the part that was not device time.
 // Right in both modes: where launches block (compute-sanitizer --force-blocking-launches, as

@@ -6,8 +6,35 @@
 #include <thread>
 #include <vector>
 
+#include "tests/keep_runs.h"
+
 namespace gapbench {
 namespace {
+
+// A row's rate counters count each thread's work once (schema 1 counted it once per thread).
+TEST(Harness, RateCountersCountEachThreadsWorkOnce) {
+  constexpr int kThreads = 2, kIterations = 10;
+  constexpr double kSecondsPerIteration = 1e-3, kFlops = 1e6;
+  constexpr std::size_t kBytes = 1000;
+  benchmark::RegisterBenchmark("harness_rate_counters",
+                               [](benchmark::State& state) {
+                                 for (auto _ : state) state.SetIterationTime(kSecondsPerIteration);
+                                 set_flops_counter(state, kFlops);
+                                 set_traffic_counter(state, kBytes);
+                               })
+      ->UseManualTime()
+      ->Iterations(kIterations)
+      ->Threads(kThreads);
+  KeepRuns kept;
+  benchmark::RunSpecifiedBenchmarks(&kept, std::string("harness_rate_counters"));
+  ASSERT_EQ(kept.runs.size(), 1u);
+  const auto& counters = kept.runs.front().counters;
+  // Each thread's iterations take kIterations * kSecondsPerIteration side by side.
+  const double seconds = kIterations * kSecondsPerIteration;
+  EXPECT_NEAR(counters.at("flops").value, kThreads * kIterations * kFlops / seconds, 1.0);
+  EXPECT_NEAR(counters.at("traffic_bytes_per_second").value,
+              kThreads * kIterations * kBytes / seconds, 1e-3);
+}
 
 TEST(Harness, MedianOfIsTheMiddleValue) {
   const std::vector<double> values = {5.0, 1.0, 4.0, 2.0, 3.0};

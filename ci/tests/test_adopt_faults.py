@@ -100,7 +100,7 @@ CASES = [
     ("no JSON at all", "gpu-new", ["not_json.json"], [], 2,
      "not_json.json: not valid JSON (truncated?): Expecting value: line 1 column 1"),
     ("another schema", "gpu-new", ["wrong_schema.json"], [], 2,
-     "wrong_schema.json: unknown schema version '2' (this report reads 1)"),
+     "wrong_schema.json: unknown schema version '9' (this report reads 1 and 2)"),
     ("a folder", "gpu-new", ["folder"], [], 2, "folder: is a directory, not a results file"),
     ("a FIFO (read, it would wait forever)", "gpu-new", ["fifo.json"], [], 2,
      "fifo.json: is a FIFO, not a results file"),

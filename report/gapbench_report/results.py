@@ -1,6 +1,7 @@
 """Loading a gapbench results file: the JSON contract in one place.
 
-A results file is Google Benchmark's JSON plus gapbench's run context (`gapbench.schema` "1").
+A results file is Google Benchmark's JSON plus gapbench's run context (`gapbench.schema` "2";
+"1" is read too, its threaded rows' counters corrected: SUMMED_OVER_THREADS).
 Every benchmark is named <family>/<variant>/<cpu|gpu>/<axis>:<value>/... and Google Benchmark may
 append /min_time:<t>, /iterations:<n>, /real_time or /manual_time and /threads:<n>; those are
 Google Benchmark's settings, not axes. NAME_PATTERN is the one expression that
@@ -37,7 +38,12 @@ try:
 except ImportError:  # a Python without it (a GPU machine's, say): the stdlib reads the same
     orjson = None
 
-SCHEMA_VERSION = "1"
+SCHEMA_VERSION = "2"
+# Schema 1 counted a row of N threads' `flops` and `traffic_bytes_per_second` N times over
+# (docs/reading-results.md#the-peak-family, "Threads"); read in a schema-1 file, they are divided
+# by N. Nothing else changed in schema 2.
+READ_SCHEMAS = ("1", SCHEMA_VERSION)
+SUMMED_OVER_THREADS = ("flops", "traffic_bytes_per_second")
 NAME_PATTERN = re.compile(
     r"^(?P<family>[a-z][a-z0-9_]*)/(?P<variant>[a-z][a-z0-9_]*)/(?P<device>cpu|gpu)"
     r"(?P<axes>(?:/(?!min_time:|iterations:|repeats:)[a-z][a-z0-9_]*:[^/]+)*)"
@@ -295,6 +301,10 @@ def group_benchmarks(entries: Iterable[Entry], context: Mapping) -> dict[str, Be
                 kind = str(e.raw.get("aggregate_name", ""))
                 aggregates[kind] = e.raw["real_time"] if kind == "cv" else e.seconds
         counters = {k: tuple(float(e.raw[k]) for e in timed if k in e.raw) for k in COUNTERS}
+        threads = parse_name(name).threads or 1
+        if threads > 1 and str(context.get("gapbench.schema")) == "1":
+            for k in SUMMED_OVER_THREADS:
+                counters[k] = tuple(v / threads for v in counters[k])
         out[name] = Benchmark(name, group[0].name, tuple(e.seconds for e in timed),
                               {k: v for k, v in counters.items() if v}, aggregates,
                               None if failed else skipped, failed,
@@ -432,9 +442,9 @@ def check_document(path: Path, data: object) -> dict:
     if missing:
         raise ResultsError(f"{path}: not a gapbench results file (context lacks "
                            f"{', '.join(missing)})")
-    if str(context["gapbench.schema"]) != SCHEMA_VERSION:
+    if str(context["gapbench.schema"]) not in READ_SCHEMAS:
         raise ResultsError(f"{path}: unknown schema version {context['gapbench.schema']!r} "
-                           f"(this report reads {SCHEMA_VERSION})")
+                           f"(this report reads {' and '.join(READ_SCHEMAS)})")
     return context
 
 

@@ -109,7 +109,7 @@ def main() -> int:
                  for _ in range(reps)]
         rows += [entry(name, i, reps, t) for i, t in enumerate(times)] + aggregates(name, times)
     context = {"date": "2026-01-01T00:00:00+00:00", "library_build_type": "release",
-               "gapbench.schema": "1", "gapbench.profile": profile,
+               "gapbench.schema": "2", "gapbench.profile": profile,
                "gapbench.seed": flag(args, "seed", "42"), **facts}
     out = flag(args, "benchmark_out")
     if out:

@@ -9,7 +9,7 @@ from gapbench_report.results import SECONDS_PER_UNIT, SKIP_PREFIX, Results, _che
 
 # A context that load_results accepts and that no diagnosis rule fires on.
 BASE_CONTEXT = {
-    "gapbench.schema": "1",
+    "gapbench.schema": "2",
     "gapbench.version": "0.1.0",
     "gapbench.profile": "quick",
     "gapbench.seed": "42",

@@ -86,6 +86,27 @@ class ParseName(unittest.TestCase):
 
 
 class LoadResults(unittest.TestCase):
+    def test_schema_1_threaded_rows_have_their_summed_counters_corrected(self):
+        """Schema 1 counted a threaded row's flops and traffic once per thread too many
+        (Google Benchmark sums the threads' counters, then multiplies by all their
+        iterations); read there, they are divided by the threads. bytes_per_second was right."""
+        from tests.synthetic import in_memory, runs
+        rows = (runs("peak/flops/cpu/isa:avx2/math:fp32/real_time/threads:2", [1e-4] * 2,
+                     flops=[4.0e11] * 2)
+                + runs("peak/read/cpu/mib:256/real_time/threads:2", [1e-2] * 2,
+                       bytes_per_second=[3e10] * 2, traffic_bytes_per_second=[6e10] * 2)
+                + runs("peak/flops/cpu/isa:avx2/math:fp32/real_time/threads:1", [1e-4] * 2,
+                       flops=[1.0e11] * 2))
+        for schema, factor in (("1", 0.5), ("2", 1.0)):
+            got = in_memory(rows, **{"gapbench.schema": schema}).benchmarks()
+            two = got["peak/flops/cpu/isa:avx2/math:fp32/real_time/threads:2"]
+            read = got["peak/read/cpu/mib:256/real_time/threads:2"]
+            one = got["peak/flops/cpu/isa:avx2/math:fp32/real_time/threads:1"]
+            self.assertEqual(two.counters["flops"], (4.0e11 * factor,) * 2, schema)
+            self.assertEqual(read.counters["traffic_bytes_per_second"], (6e10 * factor,) * 2)
+            self.assertEqual(read.counters["bytes_per_second"], (3e10,) * 2, schema)
+            self.assertEqual(one.counters["flops"], (1.0e11,) * 2, schema)
+
     def test_good_file(self):
         r = load_results(DATA / "good.json")
         self.assertEqual(len(r.entries), 4)
