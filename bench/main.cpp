@@ -247,13 +247,6 @@ std::string min_time_flag(double seconds) {
   return buf;
 }
 
-// Whether a run with `filter` includes the peak/ family: a filter that selects everything, or
-// names peak (every family's bench run, "^(peak|conv)/", and a baseline's list of names do).
-bool includes_peak(const std::string& filter) {
-  return filter.empty() || filter == "." || filter == ".*" || filter == "all" ||
-         (filter[0] != '-' && filter.find("peak") != std::string::npos);
-}
-
 // stability.sgemm_gflops_<when> and stability.read_gbps_<when>, given to `add`.
 template <class Add>
 void add_ceilings(const char* when, Add&& add) {
@@ -282,35 +275,60 @@ class StopBeforeRunning : public benchmark::BenchmarkReporter {
   bool ReportContext(const Context&) override { return false; }
   void ReportRuns(const std::vector<Run>&) override {}
   std::string errors() const { return err_.str(); }
+  std::string names() const { return out_.str(); }  // what --benchmark_list_tests printed
 
  private:
   std::ostringstream out_, err_;
 };
 
-// Refuses the filter when Google Benchmark's matcher cannot take it, and one that matches
-// nothing, before anything is written. The matcher is std::regex, which compiles recursively, a
-// stack frame per character of a plain filter: a long one overflows the stack and kills
-// gapbench (20,000 characters did with an 8 MiB stack). The limit depends on the pattern and on
-// `ulimit -s`, so it is not guessed: Google Benchmark's own matching runs first in a child
-// process, which has this process's stack and stack limit, and fails exactly where the run would.
-// Returns false for a filter that matches nothing.
-bool check_filter(const std::string& filter) {
+// What a filter selects: how many benchmarks, and whether peak/ and other families are among them.
+struct FilterMatch {
+  std::size_t matched = 0;
+  bool peak = false;
+  bool others = false;  // a family other than peak/
+};
+
+// Refuses the filter when Google Benchmark's matcher cannot take it, before anything is written,
+// and says what it selects (a filter that matches nothing: `matched` 0). The matcher is
+// std::regex, which compiles recursively, a stack frame per character of a plain filter: a long
+// one overflows the stack and kills gapbench (20,000 characters did with an 8 MiB stack). The
+// limit depends on the pattern and on `ulimit -s`, so it is not guessed: Google Benchmark's own
+// matching runs first in a child process, which has this process's stack and stack limit, and
+// fails exactly where the run would. The child lists the names it matched
+// (--benchmark_list_tests), so which families a run holds is known exactly, not read off the
+// pattern.
+FilterMatch check_filter(const std::string& filter) {
+  // Where the check cannot be made, the run itself will tell; assume it holds everything.
+  const FilterMatch unknown{1, true, true};
   int pipe_fds[2];
-  if (pipe(pipe_fds) != 0) return true;  // the run itself will tell
+  if (pipe(pipe_fds) != 0) return unknown;
   const pid_t pid = fork();
   if (pid < 0) {
     close(pipe_fds[0]);
     close(pipe_fds[1]);
-    return true;
+    return unknown;
   }
   if (pid == 0) {
     close(pipe_fds[0]);
     const rlimit no_core{0, 0};  // a crash here is the answer, not a bug to keep a core of
     setrlimit(RLIMIT_CORE, &no_core);
+    // The filter stays as parsed; listing only prints the matched names into the reporter.
+    char program[] = "gapbench", list[] = "--benchmark_list_tests=true";
+    char* list_args[] = {program, list, nullptr};
+    int list_argc = 2;
+    benchmark::Initialize(&list_argc, list_args);
     StopBeforeRunning reporter;
     const std::size_t matched = benchmark::RunSpecifiedBenchmarks(&reporter);
+    bool peak = false, others = false;
+    std::istringstream names(reporter.names());
+    for (std::string name; std::getline(names, name);) {
+      (name.rfind("peak/", 0) == 0 ? peak : others) = true;
+    }
     try {
-      gapbench::write_all(pipe_fds[1], std::to_string(matched) + "\n" + reporter.errors(), "");
+      gapbench::write_all(pipe_fds[1],
+                          std::to_string(matched) + " " + (peak ? "1" : "0") + " " +
+                              (others ? "1" : "0") + "\n" + reporter.errors(),
+                          "");
     } catch (const std::exception&) {
     }
     _exit(0);
@@ -340,9 +358,15 @@ bool check_filter(const std::string& filter) {
                      " is more than Google Benchmark's regex matcher can take: " + why};
   }
   const auto newline = said.find('\n');
-  if (!WIFEXITED(status) || newline == std::string::npos || said.compare(0, newline, "0") != 0) {
-    return true;  // it matched (or the check could not tell): run
+  FilterMatch match;
+  int peak = 0, others = 0;
+  if (!WIFEXITED(status) || newline == std::string::npos ||
+      std::sscanf(said.c_str(), "%zu %d %d", &match.matched, &peak, &others) != 3) {
+    return unknown;
   }
+  match.peak = peak != 0;
+  match.others = others != 0;
+  if (match.matched != 0) return match;
   std::string error = said.substr(newline + 1);
   while (!error.empty() && std::isspace(static_cast<unsigned char>(error.back()))) error.pop_back();
   // Google Benchmark says either "Failed to match any benchmarks against regex: ..." or, for a
@@ -353,7 +377,7 @@ bool check_filter(const std::string& filter) {
     throw UsageError{"--benchmark_filter " + quoted(filter) + " cannot be used as a regular " +
                      "expression: " + error.substr(at + compile_error.size())};
   }
-  return false;
+  return match;
 }
 
 void say_filter_matches_nothing(const std::string& filter,
@@ -385,7 +409,8 @@ int run(int argc, char** argv) {
 
   const std::vector<std::string> families = gapbench::register_families(options.profile);
   const std::string filter = benchmark::GetBenchmarkFilter();  // BENCHMARK_FILTER too
-  if (!check_filter(filter)) {
+  const FilterMatch match = check_filter(filter);
+  if (match.matched == 0) {
     say_filter_matches_nothing(filter, families);
     return 2;
   }
@@ -425,10 +450,12 @@ int run(int argc, char** argv) {
                                 gapbench::severity_name(f.severity) + ": " + f.text);
   if (options.peak_results)
     benchmark::AddCustomContext("peak.results_file", *options.peak_results);
-  // A run that includes peak/, or is judged against a peak/ run (every family's bench run),
-  // measures two ceilings at its start and its end, so the report can tell a machine that
-  // changed speed during the run.
-  bool probe = results && !options.listing && (includes_peak(filter) || options.peak_results);
+  // A family's run that includes peak/, or is judged against a peak/ run (every family's bench
+  // run), measures two ceilings at its start and its end, so the report can tell a machine that
+  // changed speed during the run. A run of peak/ alone does not: its rows are those ceilings,
+  // each repeated, and probing them again beside it cost a third of its time.
+  bool probe = results && !options.listing && match.others &&
+               (match.peak || options.peak_results);
   if (probe) {
     try {
       add_ceilings("start", [](const std::string& k, const std::string& v) {
@@ -442,7 +469,7 @@ int run(int argc, char** argv) {
   benchmark::AddCustomContext("gapbench.profile", options.profile.name());
   benchmark::AddCustomContext("gapbench.seed", std::to_string(options.seed));
   // The version of gapbench's additions to Google Benchmark's JSON; the report checks it.
-  benchmark::AddCustomContext("gapbench.schema", "1");
+  benchmark::AddCustomContext("gapbench.schema", "2");
 
   const std::size_t ran = benchmark::RunSpecifiedBenchmarks(nullptr, file_reporter.get());
   benchmark::Shutdown();

@@ -3,10 +3,10 @@
 // vectorized pass reaches 85% of memory bandwidth" compares two numbers from one machine, one
 // build and one workflow; a run of everything (a baseline's) carries them in its own file.
 //
-// Names: peak/<memcpy|triad|read>/cpu/mib:<buffer MiB>/real_time/threads:<n>, the buffer sized
-//   by kernels/membw.h's streaming_buffer_mib from fixtures/cache_size.h's reachable cache;
-//   StreamingBuffers below says how it is made
-//   and streamed (docs/reading-results.md#the-peak-family)
+// Names: peak/<memcpy|triad|read>/cpu/mib:<region MiB>/real_time/threads:<n>, the memory each
+//   row streams round, sized by kernels/membw.h's streaming_buffer_mib from
+//   fixtures/cache_size.h's reachable cache; StreamingBuffers below says how it is made and
+//   streamed (docs/reading-results.md#the-peak-family)
 //   memcpy  one large memcpy per thread (its own slice of the buffers)
 //   triad   STREAM's a = b + s*c
 //   read    a streaming sum: reads only, the ceiling of a reduction (preprocess's sumsq reads
@@ -39,6 +39,7 @@
 #include "fixtures/cache_size.h"
 #include "fixtures/device_probe.h"
 #include "fixtures/harness.h"
+#include "fixtures/host_buffer.h"
 #include "fixtures/machine.h"
 #include "fixtures/setup_cache.h"
 #include "kernels/base/data.h"
@@ -51,40 +52,42 @@ namespace {
 
 constexpr std::size_t kMiB = 1024 * 1024;
 
-// The streaming rows' three arrays, made once per size and shared by every memcpy, triad and read
-// row at every thread count: allocating and first-touching gigabytes inside each body (Google
-// Benchmark calls it once per repetition and again while it sizes the iteration count) cost a
-// 480 MiB-L3 Xeon most of its run.
+// The streaming rows' memory: one region, made once per size and shared by every memcpy, triad
+// and read row at every thread count: allocating and first-touching gigabytes inside each body
+// (Google Benchmark calls it once per repetition and again while it sizes the iteration count)
+// cost a 480 MiB-L3 Xeon most of its run.
 //
-// An iteration streams one window of at most kWindowMiB (each thread its share), the next
-// window each time, round the thread's slice of the buffer: a byte comes round again only after
-// the whole buffer has, four times the cache the cores reach, so it is read from memory; and an
-// iteration costs the same on a 480 MiB-L3 Xeon (2 GiB buffers) as on a 32 MiB-L3 VM (256 MiB,
-// one window: the whole buffer each time).
+// One region, cut in as many parts as a row has arrays (read 1, memcpy 2, triad 3), so that every
+// row's bytes come round only after the whole region has passed through the cache: why, and what
+// it saves over STREAM's three arrays, in docs/reading-results.md#the-peak-family.
+//
+// An iteration streams one window of each part, at most kWindowMiB in all (each thread its share),
+// the next window each time, round the thread's slice: an iteration costs the same on a 480
+// MiB-L3 Xeon (a 2 GiB region) as on a 32 MiB-L3 VM (256 MiB, one window: the whole region).
 constexpr std::size_t kWindowMiB = 256;
 
 // Non-negative values in [0, 1), 24 bits each, from the element's index alone (a multiplicative
 // hash: one multiply a value, at memory speed): any values do for a rate, and the same values
 // whatever thread writes them.
-void fill_pattern(float* out, std::size_t at, std::size_t n, std::uint64_t odd) {
+void fill_pattern(float* out, std::size_t at, std::size_t n) {
   for (std::size_t i = 0; i < n; ++i) {
-    out[i] = static_cast<float>(((at + i) * odd >> 16) & 0xFFFFFF) * 0x1.0p-24f;
+    out[i] = static_cast<float>(((at + i) * 0x9E3779B97F4A7C15ull >> 16) & 0xFFFFFF) * 0x1.0p-24f;
   }
 }
 
 struct StreamingBuffers {
   std::size_t mib = 0;
   std::size_t floats = 0;
-  std::unique_ptr<float[]> a, b, c;  // a: written (memcpy's destination, triad's result)
+  // In huge pages: 4 KiB pages cost the first touch one fault per 4 KiB.
+  std::unique_ptr<float[], HostBufferFree> region;
 
-  explicit StreamingBuffers(std::size_t buffer_mib)
-      : mib(buffer_mib), floats(buffer_mib * kMiB / sizeof(float)) {
-    require_host_memory(3 * floats * sizeof(float));
-    a.reset(new float[floats]);
-    b.reset(new float[floats]);
-    c.reset(new float[floats]);
+  explicit StreamingBuffers(std::size_t region_mib)
+      : mib(region_mib), floats(region_mib * kMiB / sizeof(float)) {
+    require_host_memory(floats * sizeof(float));
+    region = huge_page_floats(floats);
     // Each worker its part, the first to touch it (on a NUMA machine, near the thread that
-    // streams it).
+    // streams it). The values stay in [0, 1) where a row reads them: memcpy and triad write only
+    // their first part, from parts nothing writes or memcpy fills with these same values.
     constexpr std::size_t kChunk = std::size_t{1} << 20;
     const std::size_t chunks = (floats + kChunk - 1) / kChunk;
     const std::size_t workers = std::min(usable_cores(), chunks);
@@ -92,50 +95,50 @@ struct StreamingBuffers {
     for (std::size_t w = 0; w < workers; ++w) {
       threads.emplace_back([&, w] {
         for (std::size_t i = chunks * w / workers; i < chunks * (w + 1) / workers; ++i) {
-          const std::size_t at = i * kChunk, n = std::min(kChunk, floats - at);
-          std::fill(a.get() + at, a.get() + at + n, 0.0f);
-          fill_pattern(b.get() + at, at, n, 0x9E3779B97F4A7C15ull);
-          fill_pattern(c.get() + at, at, n, 0xBF58476D1CE4E5B9ull);
+          const std::size_t at = i * kChunk;
+          fill_pattern(region.get() + at, at, std::min(kChunk, floats - at));
         }
       });
     }
     for (auto& t : threads) t.join();
   }
 
-  // One window of each array.
+  // One window of each part (a row with fewer parts ignores the rest).
   struct Window {
-    float* a;
-    const float* b;
-    const float* c;
+    float* a;        // part 0: the one memcpy and triad write
+    const float* b;  // part 1
+    const float* c;  // part 2
     std::size_t n;
   };
 
-  // One thread's round of windows over its slice. Where it stopped is kept per thread count and
-  // thread, so the next repetition goes on from there rather than re-reading a window it has
-  // just read.
+  // One thread's round of windows over its slice of the region, cut in `parts` equal parts.
+  // Where it stopped is kept per row shape and thread, so the next repetition goes on from
+  // there rather than re-reading a window it has just read.
   class Round {
    public:
-    Round(const StreamingBuffers& buffers, const State& state) : buffers_(buffers) {
+    Round(const StreamingBuffers& buffers, const State& state, std::size_t parts)
+        : region_(buffers.region.get()) {
       const auto threads = static_cast<std::size_t>(state.threads());
       const auto t = static_cast<std::size_t>(state.thread_index());
       const std::size_t slice = buffers.floats / threads;
+      part_ = slice / parts;
       begin_ = t * slice;
-      n_ = std::min(slice, kWindowMiB * kMiB / sizeof(float) / threads);
-      windows_ = slice / n_;
+      n_ = std::min(part_, kWindowMiB * kMiB / sizeof(float) / threads / parts);
+      windows_ = part_ / n_;
       const std::lock_guard<std::mutex> lock(buffers.cursors_mutex_);
-      cursor_ = &buffers.cursors_[threads * 4096 + t];
+      cursor_ = &buffers.cursors_[(parts * 4096 + threads) * 4096 + t];
     }
     std::size_t window_floats() const { return n_; }
     // The window this thread streams next, the round moved on past it.
     Window next() {
-      const std::size_t at = begin_ + *cursor_ * n_;
+      float* at = region_ + begin_ + *cursor_ * n_;
       *cursor_ = (*cursor_ + 1) % windows_;
-      return {buffers_.a.get() + at, buffers_.b.get() + at, buffers_.c.get() + at, n_};
+      return {at, at + part_, at + 2 * part_, n_};
     }
 
    private:
-    const StreamingBuffers& buffers_;
-    std::size_t begin_ = 0, n_ = 0, windows_ = 1;
+    float* region_;
+    std::size_t begin_ = 0, part_ = 0, n_ = 0, windows_ = 1;
     std::size_t* cursor_ = nullptr;
   };
 
@@ -164,7 +167,7 @@ std::shared_ptr<const StreamingBuffers> streaming_buffers(std::size_t mib) {
 
 void bench_memcpy(State& state, std::size_t mib) {
   const auto buffers = streaming_buffers(mib);
-  StreamingBuffers::Round round(*buffers, state);
+  StreamingBuffers::Round round(*buffers, state, 2);
   validate_once([&] {
     const auto w = round.next();  // not timed again before the round comes back to it
     membw::copy(w.a, w.b, w.n);
@@ -182,7 +185,7 @@ void bench_memcpy(State& state, std::size_t mib) {
 
 void bench_triad(State& state, std::size_t mib) {
   const auto buffers = streaming_buffers(mib);
-  StreamingBuffers::Round round(*buffers, state);
+  StreamingBuffers::Round round(*buffers, state, 3);
   constexpr float kScalar = 3.0f;
   validate_once([&] {
     const auto w = round.next();  // not timed again before the round comes back to it
@@ -204,17 +207,17 @@ void bench_triad(State& state, std::size_t mib) {
 
 void bench_read(State& state, std::size_t mib) {
   const auto buffers = streaming_buffers(mib);
-  StreamingBuffers::Round round(*buffers, state);
+  StreamingBuffers::Round round(*buffers, state, 1);
   validate_once([&] {
     const auto w = round.next();  // not timed again before the round comes back to it
-    const double got = membw::read_sum(w.b, w.n);
-    const double ref = membw::read_sum_reference(w.b, w.n);
+    const double got = membw::read_sum(w.a, w.n);
+    const double ref = membw::read_sum_reference(w.a, w.n);
     // Float sums of 64 terms each (error <= 64 * 2^-24 relative), then added in float64.
     return validate("read_sum", &got, &ref, 1, {0.0, 64 * 0x1.0p-24});
   });
   for (auto _ : state) {
     const auto w = round.next();
-    benchmark::DoNotOptimize(membw::read_sum(w.b, w.n));
+    benchmark::DoNotOptimize(membw::read_sum(w.a, w.n));
   }
   const std::size_t bytes = round.window_floats() * sizeof(float);
   state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * bytes));
@@ -264,7 +267,8 @@ Ceilings probe_ceilings() {
   const gemm::SquareProblem d(kN, run_seed());
   std::vector<float> c(kN * kN);
   // Any values do for a rate; a constant fill costs a memset, not a random generator's pass.
-  const std::vector<float> x(kReadFloats, 0.5f);
+  const auto x = huge_page_floats(kReadFloats);
+  std::fill(x.get(), x.get() + kReadFloats, 0.5f);
   // A ceiling is the best the machine gives: the fastest run, after a warm-up (caches, OpenBLAS's
   // threads, page faults), of at least ten spread over half a second. On the 2-core CI VM a
   // median moved by 40% when something took a core for a moment (the kernel reclaiming the
@@ -284,7 +288,7 @@ Ceilings probe_ceilings() {
   const double gemm =
       fastest([&] { gemm::sgemm_cpu(d.a.data(), d.b.data(), c.data(), kN, kN, kN); });
   const double read =
-      fastest([&] { benchmark::DoNotOptimize(membw::read_sum(x.data(), kReadFloats)); });
+      fastest([&] { benchmark::DoNotOptimize(membw::read_sum(x.get(), kReadFloats)); });
   out.sgemm_gflops = 2.0 * kN * kN * kN / gemm * 1e-9;
   out.read_gbps = kReadFloats * sizeof(float) / read * 1e-9;
   return out;

@@ -324,11 +324,12 @@ TEST_F(Cli, PipelineIdealCountsItsWorkersAndTheCoresItMayUse) {
               1e-6 * counter("ideal_items_per_second"));
 }
 
-// A run that includes peak/ probes the ceilings at its start and end, into the context; one
-// that does not, does not pay for it.
-TEST_F(Cli, RunsWithPeakRecordTheCeilingsAtTheirStartAndEnd) {
+// A family's run that includes peak/ probes the ceilings at its start and end, into the context;
+// a run of peak/ alone (its rows are those ceilings) and one without peak/ do not pay for it.
+TEST_F(Cli, FamilyRunsWithPeakRecordTheCeilingsAtTheirStartAndEnd) {
   const std::string out = dir_ + "/results.json";
-  Result r = run({"--benchmark_filter=^peak/read/cpu/mib:[0-9]+/real_time/threads:1$",
+  Result r = run({"--benchmark_filter=^(peak/read/cpu/mib:[0-9]+/real_time/threads:1|"
+                  "conv/naive/cpu/n:1/.*)$",
                   kOneRepetition, "--benchmark_min_time=0.01", "--benchmark_out=" + out});
   ASSERT_EQ(r.status, 0) << r.err;
   const std::string json = read_file(out);
@@ -336,9 +337,14 @@ TEST_F(Cli, RunsWithPeakRecordTheCeilingsAtTheirStartAndEnd) {
                           "stability.read_gbps_start", "stability.read_gbps_end"}) {
     EXPECT_GT(first_number(json, key), 0.0) << key;
   }
-  r = run({kTinyFilter, kOneRepetition, "--benchmark_out=" + out});
-  ASSERT_EQ(r.status, 0) << r.err;
-  EXPECT_EQ(read_file(out).find("stability."), std::string::npos);
+  for (const std::string& filter :
+       {std::string(kTinyFilter),
+        std::string("--benchmark_filter=^peak/read/cpu/mib:[0-9]+/real_time/threads:1$")}) {
+    r = run({filter, kOneRepetition, "--benchmark_min_time=0.01", "--benchmark_out=" + out});
+    ASSERT_EQ(r.status, 0) << filter << ": " << r.err;
+    EXPECT_EQ(read_file(out).find("stability."), std::string::npos) << filter;
+    EXPECT_NE(read_file(out).find("\"gapbench.schema\""), std::string::npos) << filter;
+  }
 }
 
 // The machine findings are judged once: a results file carries exactly doctor's, id and

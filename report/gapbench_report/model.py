@@ -386,8 +386,12 @@ def ceilings_rows(runs: Sequence[Results]) -> list[list[str]]:
         probes = "; ".join(f"{label} {start:g} → {end:g}" for label, (start, end) in held.items())
         drifts = metrics.ceiling_drifts(r)
         judged = [label for label in held if label in metrics.JUDGED_CEILINGS]
-        verdict = ("changed during the run" if drifts
-                   else "held" if judged else "not measured")
+        verdict = ("changed during the run" if drifts else "held" if judged
+                   # peak/ alone: no probes (docs/reading-results.md#the-peak-family)
+                   else "its own rows (their spread shown)"
+                   if metrics.file_families(r) == ["peak"] and not any(
+                       k.startswith("stability.") for k in r.context)
+                   else "not measured")
         if metrics.ceilings_missing(r, runs):
             verdict = "unknown: read without its ceilings (see the note above)"
         elif not metrics.own_peak_rows(r) and metrics.peak_rows(r, runs):

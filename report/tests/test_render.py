@@ -686,6 +686,12 @@ def test_each_files_ceilings_are_shown_and_a_changed_run_is_marked(tmp_path):
                     flops=[2.4e11] * 3)
     assert model.ceilings_rows([in_memory(peak + physical)])[0][1:3] == [
         "240 (±0%)", "180 (±0%) · 75% of peak"]
+    # A run of peak/ alone probes nothing beside its rows (they are the ceilings): it says so,
+    # where a family's file without probes is "not measured".
+    assert model.ceilings_rows([in_memory(physical)])[0][-2:] == [
+        "—", "its own rows (their spread shown)"]
+    family = runs("conv/naive/cpu/n:1/c_in:3/c_out:8/hw:32/k:3/real_time", [0.1] * 3)
+    assert model.ceilings_rows([in_memory(physical + family)])[0][-1] == "not measured"
 
 
 @pytest.mark.parametrize("start, end", [("nan", "185"), ("190", "NaN"), ("inf", "185"),
