@@ -452,8 +452,8 @@ int run(int argc, char** argv) {
     benchmark::AddCustomContext("peak.results_file", *options.peak_results);
   // A family's run that includes peak/, or is judged against a peak/ run (every family's bench
   // run), measures two ceilings at its start and its end, so the report can tell a machine that
-  // changed speed during the run. A run of peak/ alone does not: its rows are those ceilings,
-  // each repeated, and probing them again beside it cost a third of its time.
+  // changed speed during the run. Not in a peak/-only run, whose rows are what the probes would
+  // measure again (a third of its time).
   bool probe = results && !options.listing && match.others &&
                (match.peak || options.peak_results);
   if (probe) {

@@ -2,9 +2,10 @@
 CPU row's share of peak and the above-ceiling check read, the GPU's theoretical peak from the
 per-compute-capability table, and a family file read without its ceilings.
 
-No committed file has peak/flops rows yet: the CPU cases plant them into copies of the committed
-CPU baseline (ci-cpu-2core.json), whose OpenBLAS SGEMM reaches 142 GFLOP/s and whose oneDNN conv
-of the ResNet layer 128 GFLOP/s."""
+The CPU cases plant peak/flops rows of a chosen peak into copies of the committed CPU baseline
+(ci-cpu-2core.json), its own peak/flops rows taken out, so that each case sets the peak its
+library rows are judged against; `without_peak()` is that baseline as a file from before the
+rows."""
 
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ from tests.synthetic import in_memory, runs, write
 REPO = Path(__file__).resolve().parents[2]
 BASELINES = REPO / "results" / "baselines"
 CPU_BASELINE = BASELINES / "ci-cpu-2core.json"
-SGEMM = "peak/sgemm/cpu/n:2048/real_time"  # 142 GFLOP/s in the CPU baseline
+SGEMM = "peak/sgemm/cpu/n:2048/real_time"
 ONEDNN_CONV = "conv/onednn/cpu/n:32/c:64/hw:56/k:64/r:3/stride:1/pad:1/real_time"
 
 
@@ -33,16 +34,33 @@ def flops_rows(isa: str, math: str, per_thread: float, threads: tuple[int, ...] 
                           [0.1] * 3, flops=[per_thread * n] * 3)]
 
 
-def planted(peak_fp32: float, *, extra: list[dict] = (), context: dict | None = None,
+def planted(peak_fp32: float | None, *, extra: list[dict] = (), context: dict | None = None,
             drop: tuple[str, ...] = ()):
-    """The committed CPU baseline with peak/flops rows whose fastest all-CPU float32 row is
-    `peak_fp32` (AVX2; SSE4.1 a quarter of it), `extra` entries added, `drop` rows removed."""
+    """The committed CPU baseline, its own peak/flops rows replaced by rows whose fastest
+    all-CPU float32 row is `peak_fp32` (AVX2; SSE4.1 a quarter of it; None: no such rows),
+    `extra` entries added, `drop` rows removed."""
     data = json.loads(CPU_BASELINE.read_text(encoding="utf-8"))
-    data["benchmarks"] = [e for e in data["benchmarks"] if e["run_name"] not in drop]
-    data["benchmarks"] += (flops_rows("avx2", "fp32", peak_fp32 / 2)
-                           + flops_rows("sse41", "fp32", peak_fp32 / 8) + list(extra))
+    data["benchmarks"] = [e for e in data["benchmarks"] if e["run_name"] not in drop
+                          and not e["run_name"].startswith("peak/flops/")]
+    if peak_fp32 is not None:
+        data["benchmarks"] += (flops_rows("avx2", "fp32", peak_fp32 / 2)
+                               + flops_rows("sse41", "fp32", peak_fp32 / 8))
+    data["benchmarks"] += list(extra)
     data["context"].update(context or {})
     return check_results(CPU_BASELINE, data)
+
+
+def without_peak():
+    """The committed CPU baseline as a file from before the peak/flops rows."""
+    return planted(None)
+
+
+def openblas_best() -> float:
+    """OpenBLAS's fastest float32 row in the committed CPU baseline, FLOP/s (its share's
+    numerator: metrics.cpu_library_shares)."""
+    share, row = metrics.cpu_library_shares(
+        list(planted(1e12).benchmarks().values()))["OpenBLAS"]
+    return share * 1e12
 
 
 def rate(results, name: str) -> float:
@@ -76,16 +94,15 @@ def test_every_cpu_librarys_share_is_read_against_the_physical_peak():
     results = planted(200e9)
     shares = metrics.cpu_library_shares(list(results.benchmarks().values()))
     blas, onednn = shares["OpenBLAS"], shares["oneDNN"]
-    # OpenBLAS's best float32 row is its matmul at n 2048, 147 GFLOP/s: 73% of 200.
-    assert blas[0] == pytest.approx(146.6e9 / 200e9, rel=0.01)
+    assert blas[0] == pytest.approx(openblas_best() / 200e9)
     assert onednn[1].name.startswith("conv/onednn/cpu/")
     ratios = metrics.portable_metrics(results)
     conv = ratios["conv n 32 · c 64 · hw 56 · k 64 · r 3, fastest float32 library: share of "
                   "its CPU's float32 FMA peak"]
     assert conv == pytest.approx(rate(results, ONEDNN_CONV) / 200e9)
     assert not any("SGEMM peak" in k for k in ratios)
-    # Without the peak rows (the committed file as it is), the SGEMM stays the ceiling.
-    old = load_results(CPU_BASELINE)
+    # Without the peak rows (a file from before them), the SGEMM stays the ceiling.
+    old = without_peak()
     assert any("share of its device's SGEMM peak" in k for k in metrics.portable_metrics(old))
 
 
@@ -93,14 +110,16 @@ def test_the_page_shows_each_library_against_the_cpus_limit(tmp_path):
     results = planted(200e9)
     report = model.build_report([results], [])
     rows = {(r[0], r[2]): r for r in report.compute_peaks}
-    assert rows["CPU, float32", "OpenBLAS"][4] == "73%"
+    blas = f"{openblas_best() / 200e9:.0%}"
+    onednn = f"{metrics.cpu_library_shares(list(results.benchmarks().values()))['oneDNN'][0]:.0%}"
+    assert rows["CPU, float32", "OpenBLAS"][4] == blas
     assert "AVX2 FMA" in rows["CPU, float32", "OpenBLAS"][5]
     assert rows["CPU, float32", "oneDNN"][1] == "200 GFLOP/s"
     assert report.compute_peaks_line == (
-        "OpenBLAS reaches 73% of this CPU's float32 AVX2 FMA peak on 2 CPUs (its Zen kernels, "
-        "chosen for this CPU); oneDNN reaches 68%.")
+        f"OpenBLAS reaches {blas} of this CPU's float32 AVX2 FMA peak on 2 CPUs (its Zen "
+        f"kernels, chosen for this CPU); oneDNN reaches {onednn}.")
     # A file from before the rows: the limit is unknown, and says why.
-    (old,) = model.build_report([load_results(CPU_BASELINE)], []).compute_peaks
+    (old,) = model.build_report([without_peak()], []).compute_peaks
     assert old[1] == "unknown" and "no peak/flops row" in old[5]
     summary_dir = tmp_path / "r"
     render.render([results], [], summary_dir)
@@ -116,11 +135,11 @@ def slow_blas(results):
 
 
 def test_a_blas_far_below_the_cpus_limit_is_a_finding_priced_by_the_best_library():
-    """OpenBLAS's best row (its n 2048 matmul, 146.6 GFLOP/s) just under and just over
+    """OpenBLAS's best row (openblas_best) just under and just over
     SLOW_BLAS_SHARE of the physical peak; a oneDNN conv planted at 95% of that peak prices it
     (the issue's case: OpenBLAS's Haswell kernels forced on an AVX-512 CPU, oneDNN near the
     peak)."""
-    best = 146.6e9
+    best = openblas_best()
     context = {"openblas.core": "Haswell", "openblas.coretype": "Haswell"}
 
     def case(share):
@@ -144,7 +163,7 @@ def test_a_blas_far_below_the_cpus_limit_is_a_finding_priced_by_the_best_library
 def test_a_slow_blas_that_no_library_beats_is_said_unpriced():
     onednn = [n for n in json.loads(CPU_BASELINE.read_text())["benchmarks"]
               if "/onednn/" in n["run_name"]]
-    results = planted(146.6e9 / 0.5, drop=tuple({e["run_name"] for e in onednn}))
+    results = planted(openblas_best() / 0.5, drop=tuple({e["run_name"] for e in onednn}))
     (finding,) = slow_blas(results)
     assert finding.impact is None and "not priced" in finding.text
 
@@ -171,7 +190,7 @@ def test_onednn_is_judged_against_the_physical_peak_either_side_of_its_margin():
 
 
 def test_openblas_sgemm_above_the_physical_peak_is_gapbenchs_defect():
-    sgemm = rate(load_results(CPU_BASELINE), SGEMM)
+    sgemm = rate(without_peak(), SGEMM)
     found = above(planted(sgemm / 1.5))
     assert SGEMM in {f.subject for f in found}
     assert all("peak/flops" not in f.subject for f in found)  # the peak is not judged
@@ -190,10 +209,18 @@ def test_a_winograd_row_whose_label_says_so_may_pass_the_physical_peak():
     assert wino in {f.subject for f in above(planted(2.5e11, extra=extra))}
 
 
+def test_the_committed_cpu_baseline_is_within_its_own_peak():
+    """Measured, not planted: every library row of the CPU baseline at or below its FMA peak
+    (none above the self-check's margin), and OpenBLAS far from slow on its own kernels."""
+    results = load_results(CPU_BASELINE)
+    assert metrics.cpu_flop_peak(list(results.benchmarks().values()), "fp32") is not None
+    assert above(results) == [] and slow_blas(results) == []
+
+
 def test_without_the_physical_peak_the_cpu_keeps_the_sgemm_rule():
     """A file from before peak/flops: im2col with OpenBLAS against 1.25x the SGEMM, oneDNN
     unjudged (the committed baseline's oneDNN at 0.96x SGEMM raises nothing either way)."""
-    assert above(load_results(CPU_BASELINE)) == []
+    assert above(without_peak()) == []
 
 
 # ---- the ceilings in another file (peak once per workflow) --------------------------------

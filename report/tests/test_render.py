@@ -852,11 +852,14 @@ def test_the_h200_against_the_cpu_baseline_compares_what_carries_across_machines
     report = model.build_report(h200, [cpu])
     (against,) = report.comparisons
     conv = next(w for w in against.works if w.pair.here.name == CONV_FP32)
-    assert conv.pair.across_devices and 300 < conv.pair.speed < 600
+    assert conv.pair.across_devices and 200 < conv.pair.speed < 600
     assert conv.explanation.how == "fully"
     rows = {row[0]: row[1:] for row in report.ratio_rows}
-    share = next(k for k in rows if "share of its device's SGEMM peak" in k)
-    assert all(0.3 < float(v) < 1.5 for v in rows[share])
+    # Each machine's share of its own peak: the GPU's of its SGEMM, the CPU's of its FMA peak.
+    shares = [v for k, row in rows.items() if k.startswith("conv n 32") and "share of its" in k
+              for v in row]
+    assert sorted(v == "—" for v in shares) == [False, False, True, True]
+    assert all(0.3 < float(v) < 1.5 for v in shares if v != "—")
     chart = plots.metrics_chart_data(report.ceiling_columns)
     assert chart.machines == ["this run", "baseline ci-cpu-2core"]
     assert "CPU SGEMM, GFLOP/s" in chart.names and all(

@@ -214,9 +214,10 @@ def test_a_gpu_against_the_cpu_baseline_pairs_like_with_like(same_code, gpu):
     assert dense and all(not w.explanation.explained for w in dense)
     assert all("compute-bound" in versus.reading(w, gpu, "cpu") for w in dense)
     conv = work(c, CONV_FP32)
-    assert 300 < conv.pair.speed < 600 and conv.pair.there.parsed.variant == "onednn"
+    assert 200 < conv.pair.speed < 600 and conv.pair.there.parsed.variant == "onednn"
+    # The CPU's side is its own FMA peak, not OpenBLAS's SGEMM (the baseline has peak/flops).
     assert (conv.explanation.ceiling, conv.explanation.there_ceiling) == ("gemm:gpu:fp32",
-                                                                          "gemm:cpu:fp32")
+                                                                          "cpu_flops:fp32")
     assert conv.explanation.how == "fully"
     short(c)
     short(versus.compare(same_code["ci-cpu-2core"], same_code[gpu]))
