@@ -31,6 +31,7 @@ from gapbench_report.metrics import (
     ceiling_drifts,
     cpu_flop_peak,
     cpu_library_shares,
+    cpu_flop_cap,
     cpu_peak_words,
     crossover,
     file_family,
@@ -286,7 +287,8 @@ def rule_slow_blas(run: Run) -> list[Finding]:
     others = {lib: s for lib, (s, _) in shares.items() if lib != BLAS}
     best = max(others, key=others.get) if others else None
     said = "; ".join(f"{lib} reaches {pct(s)}" for lib, s in others.items())
-    text = (f"{BLAS} reaches {pct(share)} of {cpu_peak_words(peak)} ({kernels})"
+    text = (f"{BLAS} reaches {pct(share)} of {cpu_peak_words(peak, cpu_flop_cap(run.benchmarks))}"
+            f" ({kernels})"
             f"{'; ' + said if said else ''}. Its best row, {row.name}, computes "
             f"{fmt_si(row.counter('flops'), 'FLOP/s')} against the hardware's "
             f"{fmt_si(peak.counter('flops'), 'FLOP/s')}.")
@@ -901,6 +903,8 @@ def rule_above_ceiling(run: Run) -> list[Finding]:
 
 
 def _above_physical_peak(rows: list[Benchmark], ceilings: list[Benchmark]) -> list[Finding]:
+    if cpu_flop_cap(ceilings):
+        return []  # a capped loop's peak binds no library the cap does not: the GEMM rule judges
     found = []
     for b in rows:
         how, rate = cpu_work(b), b.counter("flops")
@@ -928,7 +932,8 @@ def _above_gemm_peak(rows: list[Benchmark], peaks: dict[tuple[str, str], Benchma
     found = []
     for b in rows:
         how, rate = gemm_work(b), b.counter("flops")
-        if b.parsed.device == "cpu" and cpu_flop_peak(ceilings, b.math):
+        if b.parsed.device == "cpu" and cpu_flop_peak(ceilings, b.math) and \
+                not cpu_flop_cap(ceilings):
             continue  # judged against the physical peak instead
         peak = peaks.get((b.parsed.device, b.math))
         ceiling = peak.counter("flops") if peak else None

@@ -8,6 +8,7 @@ measured peak, the pinned/pageable ratio. portable_metrics() names each such fig
 from __future__ import annotations
 
 import math
+import re
 import statistics
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -268,12 +269,30 @@ def cpu_flop_peak(benchmarks: Iterable[Benchmark], math: str) -> Benchmark | Non
                key=lambda b: b.counter("flops") or 0.0)
 
 
-def cpu_peak_words(peak: Benchmark) -> str:
-    """"this CPU's float32 AVX2 FMA peak on 2 CPUs"."""
+# A peak/flops row skipped because GAPBENCH_MAX_CPU_ISA capped its instruction set away says so:
+# "this CPU lacks AVX2 (GAPBENCH_MAX_CPU_ISA=sse41 caps it at sse41)".
+CPU_FLOPS_CAP = re.compile(r"GAPBENCH_MAX_CPU_ISA=([a-z0-9_]+) caps it")
+
+
+def cpu_flop_cap(benchmarks: Iterable[Benchmark]) -> str | None:
+    """The instruction set GAPBENCH_MAX_CPU_ISA capped the peak/flops loops at, where it capped
+    one away: the peak is then that set's, not the CPU's, and a library the cap does not bind
+    (OpenBLAS, unless OPENBLAS_CORETYPE says so too) may pass it honestly."""
+    for b in benchmarks:
+        if (b.parsed.family == "peak" and b.parsed.variant == CPU_FLOPS_VARIANT
+                and (found := CPU_FLOPS_CAP.search(b.skip_reason or ""))):
+            return found[1]
+    return None
+
+
+def cpu_peak_words(peak: Benchmark, cap: str | None = None) -> str:
+    """"this CPU's float32 AVX2 FMA peak on 2 CPUs", and the cap (cpu_flop_cap) where one
+    applied."""
     isa = CPU_ISA_WORDS.get(peak.parsed.axis("isa", ""), peak.parsed.axis("isa", "?"))
     threads = peak.parsed.threads or 1
+    capped = f" (GAPBENCH_MAX_CPU_ISA={cap} capped it)" if cap else ""
     return (f"this CPU's {MATH_WORDS.get(peak.math, peak.math)} {isa} peak on {threads} "
-            f"CPU{'s' if threads > 1 else ''}")
+            f"CPU{'s' if threads > 1 else ''}{capped}")
 
 
 # FLOP per SM per clock, dense (no 2:4 sparsity), by compute capability: fp32 on the CUDA cores
@@ -369,6 +388,7 @@ class ComputeCeiling:
 
     row: Benchmark
     physical: bool
+    cap: str | None = None  # cpu_flop_cap of a physical one
 
     @property
     def rate(self) -> float:
@@ -377,7 +397,7 @@ class ComputeCeiling:
     @property
     def words(self) -> str:
         if self.physical:
-            return cpu_peak_words(self.row)
+            return cpu_peak_words(self.row, self.cap)
         math = MATH_WORDS.get(self.row.math, self.row.math)
         return (f"the {self.row.parsed.device.upper()}'s {math} GEMM peak measured beside it "
                 f"({self.row.name})")
@@ -390,7 +410,7 @@ def compute_ceiling(benchmarks: Iterable[Benchmark], device: str, math: str
     the fastest GEMM of that math (gemm_peaks)."""
     benchmarks = list(benchmarks)
     if device == "cpu" and (peak := cpu_flop_peak(benchmarks, math)):
-        return ComputeCeiling(peak, True)
+        return ComputeCeiling(peak, True, cpu_flop_cap(benchmarks))
     gemm = gemm_peaks(benchmarks).get((device, math))
     return ComputeCeiling(gemm, False) if gemm else None
 

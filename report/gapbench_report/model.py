@@ -425,7 +425,8 @@ def cpu_shares_line(benchmarks: Sequence[Benchmark], context: dict) -> str:
     said = []
     for library, (share, _) in sorted(shares.items(), key=lambda kv: kv[0] != diagnose.BLAS):
         kernels = f" ({diagnose.blas_kernels(context)})" if library == diagnose.BLAS else ""
-        whose = f" of {metrics.cpu_peak_words(peak)}" if not said else ""
+        whose = (f" of {metrics.cpu_peak_words(peak, metrics.cpu_flop_cap(benchmarks))}"
+                 if not said else "")
         said.append(f"{library} reaches {share:.0%}{whose}{kernels}")
     return "; ".join(said) + "."
 
@@ -438,10 +439,11 @@ def compute_peaks_rows(benchmarks: Sequence[Benchmark], context: dict) -> list[l
     rows = []
     physical = metrics.cpu_flop_peak(benchmarks, "fp32")
     shares = metrics.cpu_library_shares(benchmarks)
+    cap = metrics.cpu_flop_cap(benchmarks)
     for library, (share, row) in shares.items():
         rows.append(["CPU, float32", fmt_si(physical.counter("flops"), "FLOP/s"), library,
                      f"{fmt_si(row.counter('flops'), 'FLOP/s')} ({row.name})", f"{share:.0%}",
-                     f"measured: {metrics.cpu_peak_words(physical)} ({physical.name})"])
+                     f"measured: {metrics.cpu_peak_words(physical, cap)} ({physical.name})"])
     sgemm = metrics.gemm_peaks(benchmarks).get(("cpu", "fp32"))
     if not physical and sgemm:
         rows.append(["CPU, float32", "unknown", "OpenBLAS",

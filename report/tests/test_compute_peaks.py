@@ -209,6 +209,27 @@ def test_a_winograd_row_whose_label_says_so_may_pass_the_physical_peak():
     assert wino in {f.subject for f in above(planted(2.5e11, extra=extra))}
 
 
+def test_a_capped_peak_judges_no_library_the_cap_does_not_bind():
+    """GAPBENCH_MAX_CPU_ISA=sse41 on an AVX2 CPU, OpenBLAS on its own kernels: OpenBLAS passes
+    the SSE4.1 loop's peak honestly. No defect is raised against it (the SGEMM rule judges,
+    as in a file without the peak), and the words say the peak was capped."""
+    from tests.synthetic import skipped
+    capped = [e for n in (1, 2) for e in skipped(
+        f"peak/flops/cpu/isa:avx2/math:fp32/real_time/threads:{n}",
+        "this CPU lacks AVX2 (GAPBENCH_MAX_CPU_ISA=sse41 caps it at sse41)")]
+    data = json.loads(CPU_BASELINE.read_text(encoding="utf-8"))
+    data["benchmarks"] = [e for e in data["benchmarks"]
+                          if not e["run_name"].startswith("peak/flops/")]
+    data["benchmarks"] += flops_rows("sse41", "fp32", openblas_best() / 4) + capped
+    results = check_results(CPU_BASELINE, data)
+    benchmarks = list(results.benchmarks().values())
+    assert metrics.cpu_flop_cap(benchmarks) == "sse41"
+    assert above(results) == []
+    assert "(GAPBENCH_MAX_CPU_ISA=sse41 capped it)" in model.build_report(
+        [results], []).compute_peaks_line
+    assert metrics.cpu_flop_cap(list(load_results(CPU_BASELINE).benchmarks().values())) is None
+
+
 def test_the_committed_cpu_baseline_is_within_its_own_peak():
     """Measured, not planted: every library row of the CPU baseline at or below its FMA peak
     (none above the self-check's margin), and OpenBLAS far from slow on its own kernels."""
