@@ -6,8 +6,9 @@
                              [--dry-run]
 
 Builds one sbatch script and submits it with `sbatch --parsable`. Each task writes DIR/<host>/
-(DIR/<host>.<task id>/ where several tasks share a host): one results file per family
-(<family>.json, each beside peak/, as `ctest -L bench` runs them) or results.json for --filter,
+(DIR/<host>.<task id>/ where several tasks share a host): peak.json first, then one results
+file per family (<family>.json, judged against that peak.json, as `ctest -L bench` runs them),
+or results.json for --filter,
 doctor.json, gapbench.log, and last task.json with its exit status. DIR must be on a file
 system every node sees, and so must the gapbench executable (by default this checkout's
 build/default/gapbench): build it once with every GPU architecture of the fleet
@@ -54,7 +55,7 @@ LONGEST_TIME = 365 * 86400  # seconds: past a year, --time is a typo (Slurm over
 MOST_NODES = 100_000  # more than any cluster has: a typo, refused before Slurm sees it
 MOST_TASKS_PER_NODE = 1024
 # The families a fleet runs by default: every family of the executable but the framework probe's
-# (its own tool) and peak (run beside each family).
+# (its own tool) and peak (run once, first, into peak.json).
 RUN_FAMILIES = tuple(f for f in FAMILY_ORDER if f not in ("framework", "peak"))
 KNOWN_FAMILIES = (*RUN_FAMILIES, "peak")
 # Slurm's forms of --time (sbatch(1)): minutes, minutes:seconds, hours:minutes:seconds,
@@ -90,8 +91,11 @@ status=0
 for run in $GAPBENCH_FLEET_RUNS; do
   file=${run%%=*}
   filter=$(printf '%s' "${run#*=}" | base64 -d)
-  echo "gapbench fleet: $file: --benchmark_filter=$filter" >>"$log"
-  "$GAPBENCH_BIN" --profile="$GAPBENCH_FLEET_PROFILE" --benchmark_filter="$filter" \
+  # A family is judged against the peak/ run before it (a failed one: its file says so).
+  peak=
+  [ "$file" != peak ] && [ -f "$out/peak.json" ] && peak=--peak=peak.json
+  echo "gapbench fleet: $file: --benchmark_filter=$filter $peak" >>"$log"
+  "$GAPBENCH_BIN" --profile="$GAPBENCH_FLEET_PROFILE" --benchmark_filter="$filter" ${peak:+"$peak"} \
     --benchmark_out="$out/$file.json" >>"$log" 2>&1
   code=$?
   if [ "$code" -ne 0 ]; then
@@ -112,10 +116,12 @@ exit "$status"
 
 
 def runs(families: list[str] | None, filter_: str | None) -> list[tuple[str, str]]:
-    """(results file stem, --benchmark_filter) per gapbench run of a task."""
+    """(results file stem, --benchmark_filter) per gapbench run of a task, in order: peak/
+    once, then each family (the task names peak.json to each: --peak)."""
     if filter_:
         return [("results", filter_)]
-    return [(f, f"^(peak|{f})/") for f in (families or RUN_FAMILIES)]
+    return [("peak", "^peak/")] + [(f, f"^{f}/") for f in (families or RUN_FAMILIES)
+                                   if f != "peak"]
 
 
 def directive(option: str, value: object) -> str:
