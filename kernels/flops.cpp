@@ -51,17 +51,22 @@ std::uint16_t to_bf16(float f) {
   X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11)
 static_assert(kAccumulators == 12, "GAPBENCH_EACH_ACCUMULATOR spells out 12");
 
+// Every loop: load the accumulators, `steps` steps of each, store them. Each ISA's function
+// defines GAPBENCH_LOAD, GAPBENCH_STEP and GAPBENCH_STORE for one accumulator first.
+#define GAPBENCH_ACCUMULATOR_LOOP(steps)       \
+  GAPBENCH_EACH_ACCUMULATOR(GAPBENCH_LOAD)     \
+  for (std::int64_t i = 0; i < (steps); ++i) { \
+    GAPBENCH_EACH_ACCUMULATOR(GAPBENCH_STEP)   \
+  }                                            \
+  GAPBENCH_EACH_ACCUMULATOR(GAPBENCH_STORE)
+
 __attribute__((target("sse4.1"))) void run_sse41(std::int64_t steps, const float* start,
                                                  float* out) {
   const __m128 m = _mm_set1_ps(kMultiplier), c = _mm_set1_ps(kAddend);
 #define GAPBENCH_LOAD(r) __m128 acc##r = _mm_loadu_ps(start + (r) * 4);
 #define GAPBENCH_STEP(r) acc##r = _mm_add_ps(_mm_mul_ps(acc##r, m), c);
 #define GAPBENCH_STORE(r) _mm_storeu_ps(out + (r) * 4, acc##r);
-  GAPBENCH_EACH_ACCUMULATOR(GAPBENCH_LOAD)
-  for (std::int64_t i = 0; i < steps; ++i) {
-    GAPBENCH_EACH_ACCUMULATOR(GAPBENCH_STEP)
-  }
-  GAPBENCH_EACH_ACCUMULATOR(GAPBENCH_STORE)
+  GAPBENCH_ACCUMULATOR_LOOP(steps)
 #undef GAPBENCH_LOAD
 #undef GAPBENCH_STEP
 #undef GAPBENCH_STORE
@@ -73,11 +78,7 @@ __attribute__((target("avx2,fma"))) void run_avx2(std::int64_t steps, const floa
 #define GAPBENCH_LOAD(r) __m256 acc##r = _mm256_loadu_ps(start + (r) * 8);
 #define GAPBENCH_STEP(r) acc##r = _mm256_fmadd_ps(acc##r, m, c);
 #define GAPBENCH_STORE(r) _mm256_storeu_ps(out + (r) * 8, acc##r);
-  GAPBENCH_EACH_ACCUMULATOR(GAPBENCH_LOAD)
-  for (std::int64_t i = 0; i < steps; ++i) {
-    GAPBENCH_EACH_ACCUMULATOR(GAPBENCH_STEP)
-  }
-  GAPBENCH_EACH_ACCUMULATOR(GAPBENCH_STORE)
+  GAPBENCH_ACCUMULATOR_LOOP(steps)
 #undef GAPBENCH_LOAD
 #undef GAPBENCH_STEP
 #undef GAPBENCH_STORE
@@ -89,11 +90,7 @@ __attribute__((target("avx512f"))) void run_avx512(std::int64_t steps, const flo
 #define GAPBENCH_LOAD(r) __m512 acc##r = _mm512_loadu_ps(start + (r) * 16);
 #define GAPBENCH_STEP(r) acc##r = _mm512_fmadd_ps(acc##r, m, c);
 #define GAPBENCH_STORE(r) _mm512_storeu_ps(out + (r) * 16, acc##r);
-  GAPBENCH_EACH_ACCUMULATOR(GAPBENCH_LOAD)
-  for (std::int64_t i = 0; i < steps; ++i) {
-    GAPBENCH_EACH_ACCUMULATOR(GAPBENCH_STEP)
-  }
-  GAPBENCH_EACH_ACCUMULATOR(GAPBENCH_STORE)
+  GAPBENCH_ACCUMULATOR_LOOP(steps)
 #undef GAPBENCH_LOAD
 #undef GAPBENCH_STEP
 #undef GAPBENCH_STORE
@@ -110,16 +107,13 @@ __attribute__((target("avx512f,avx512bf16"))) void run_avx512_bf16(std::int64_t 
 #define GAPBENCH_LOAD(r) __m512 acc##r = _mm512_loadu_ps(start + (r) * 16);
 #define GAPBENCH_STEP(r) acc##r = _mm512_dpbf16_ps(acc##r, va, vb);
 #define GAPBENCH_STORE(r) _mm512_storeu_ps(out + (r) * 16, acc##r);
-  GAPBENCH_EACH_ACCUMULATOR(GAPBENCH_LOAD)
-  for (std::int64_t i = 0; i < steps; ++i) {
-    GAPBENCH_EACH_ACCUMULATOR(GAPBENCH_STEP)
-  }
-  GAPBENCH_EACH_ACCUMULATOR(GAPBENCH_STORE)
+  GAPBENCH_ACCUMULATOR_LOOP(steps)
 #undef GAPBENCH_LOAD
 #undef GAPBENCH_STEP
 #undef GAPBENCH_STORE
 }
 
+#undef GAPBENCH_ACCUMULATOR_LOOP
 #undef GAPBENCH_EACH_ACCUMULATOR
 
 // What the ISA is called in a skip's reason.
