@@ -9,11 +9,7 @@ if(NOT PYTHON OR NOT WORK)
 endif()
 file(REMOVE_RECURSE ${WORK})
 
-function(expect what got want)
-  if(NOT "${got}" STREQUAL "${want}")
-    message(FATAL_ERROR "${what}: got '${got}', want '${want}'")
-  endif()
-endfunction()
+include(${CMAKE_CURRENT_LIST_DIR}/expect.cmake)
 
 # A stub cuDNN: a header and a library file, as the nvidia-cudnn-cu13 wheel lays them out (no
 # unversioned libcudnn.so there) and as a toolkit does.

@@ -35,11 +35,7 @@ function(state source_dir)
   set(tree "${CMAKE_MATCH_1}" PARENT_SCOPE)
 endfunction()
 
-function(expect what got want)
-  if(NOT "${got}" STREQUAL "${want}")
-    message(FATAL_ERROR "${what}: got '${got}', want '${want}'")
-  endif()
-endfunction()
+include(${CMAKE_CURRENT_LIST_DIR}/expect.cmake)
 
 git(init -q)
 file(WRITE ${WORK}/repo/a.cpp "int a;\n")
