@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import sys
 
-from gapbench_report import commandline
+from gapbench_report.cli import kit as commandline
 
 from gapbench_ci import baseline, fleet, gate_proof, gpu_check, nightly
 

@@ -17,11 +17,11 @@ import sys
 from datetime import datetime, timezone
 from pathlib import Path
 
-from gapbench_report import commandline
-from gapbench_report import compare as cmp
-from gapbench_report.commandline import ToolError, UsageError
-from gapbench_report.files import write_atomic, write_json_atomic
-from gapbench_report.results import load_results
+from gapbench_report.cli import kit as commandline
+from gapbench_report.cli.kit import ToolError, UsageError
+from gapbench_report.compare import command as cmp
+from gapbench_report.inputs.files import write_atomic, write_json_atomic
+from gapbench_report.inputs.results import load_results
 
 from gapbench_ci import baseline_adopt, tools
 from gapbench_ci.baseline_folder import (

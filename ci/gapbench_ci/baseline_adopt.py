@@ -30,10 +30,10 @@ from collections import Counter
 from datetime import datetime, timezone
 from pathlib import Path
 
-from gapbench_report import framework
-from gapbench_report.commandline import UsageError
-from gapbench_report.files import read_bounded, write_atomic_together
-from gapbench_report.results import (
+from gapbench_report.cli.kit import UsageError
+from gapbench_report.core import framework
+from gapbench_report.inputs.files import read_bounded, write_atomic_together
+from gapbench_report.inputs.results import (
     RESULTS_LIMIT_BYTES,
     Results,
     ResultsError,

@@ -16,8 +16,8 @@ from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 
-from gapbench_report.commandline import ToolError, UsageError
-from gapbench_report.results import Benchmark, Results
+from gapbench_report.cli.kit import ToolError, UsageError
+from gapbench_report.inputs.results import Benchmark, Results
 
 PROG = "ci/baseline"
 # (Q3 - Q1) / median of a benchmark's repetitions. Measured on the 2-core CI VM (a shared cloud

@@ -9,7 +9,7 @@ The report on DIR is the report package's: gapbench-report fleet DIR --out REPOR
 
 from __future__ import annotations
 
-from gapbench_report import commandline
+from gapbench_report.cli import kit as commandline
 
 from gapbench_ci import fleet_status, fleet_submit
 

@@ -30,8 +30,8 @@ import sys
 import time
 from pathlib import Path
 
-from gapbench_report import commandline
-from gapbench_report.commandline import ToolError, UsageError
+from gapbench_report.cli import kit as commandline
+from gapbench_report.cli.kit import ToolError, UsageError
 
 from gapbench_ci import tools
 from gapbench_ci.tools import program

@@ -22,9 +22,9 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from gapbench_report import commandline
-from gapbench_report.commandline import ToolError
-from gapbench_report.fleet_files import (
+from gapbench_report.cli import kit as commandline
+from gapbench_report.cli.kit import ToolError
+from gapbench_report.inputs.fleet import (
     LOG,
     RECORD,
     exit_text,
@@ -36,7 +36,7 @@ from gapbench_report.fleet_files import (
     task_status,
     why_unreadable,
 )
-from gapbench_report.results import ResultsError, shown
+from gapbench_report.inputs.results import ResultsError, shown
 
 from gapbench_ci import tools
 

@@ -38,11 +38,11 @@ import shlex
 import sys
 from pathlib import Path
 
-from gapbench_report import commandline
-from gapbench_report.catalogue import FAMILY_ORDER
-from gapbench_report.commandline import ToolError, UsageError
-from gapbench_report.files import json_text, write_atomic_together
-from gapbench_report.fleet_files import RECORD, SCRIPT, printable
+from gapbench_report.cli import kit as commandline
+from gapbench_report.cli.kit import ToolError, UsageError
+from gapbench_report.core.catalogue import FAMILY_ORDER
+from gapbench_report.inputs.files import json_text, write_atomic_together
+from gapbench_report.inputs.fleet import RECORD, SCRIPT, printable
 
 from gapbench_ci import tools
 from gapbench_ci.runner import REPO_ROOT
@@ -95,7 +95,8 @@ for run in $GAPBENCH_FLEET_RUNS; do
   peak=
   [ "$file" != peak ] && [ -f "$out/peak.json" ] && peak=--peak=peak.json
   echo "gapbench fleet: $file: --benchmark_filter=$filter $peak" >>"$log"
-  "$GAPBENCH_BIN" --profile="$GAPBENCH_FLEET_PROFILE" --benchmark_filter="$filter" ${peak:+"$peak"} \
+  "$GAPBENCH_BIN" --profile="$GAPBENCH_FLEET_PROFILE" --benchmark_filter="$filter" \
+    ${peak:+"$peak"} \
     --benchmark_out="$out/$file.json" >>"$log" 2>&1
   code=$?
   if [ "$code" -ne 0 ]; then
@@ -109,7 +110,7 @@ printf '"started": "%s", "ended": "%s"}\n' "$started" "$(date -u +%Y-%m-%dT%H:%M
   >>"$out/.task.json.tmp" && mv "$out/.task.json.tmp" "$out/task.json"
 # The report's reading of this folder, made here while the other nodes do theirs (best effort:
 # the submitting checkout's Python may not run on this node; the report then reads the files).
-PYTHONPATH=$GAPBENCH_FLEET_REPORT "$GAPBENCH_FLEET_PYTHON" -m gapbench_report.fleet_files \
+PYTHONPATH=$GAPBENCH_FLEET_REPORT "$GAPBENCH_FLEET_PYTHON" -m gapbench_report.inputs.fleet \
   "$out" >/dev/null 2>&1
 exit "$status"
 """

@@ -22,10 +22,10 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from gapbench_report import commandline
-from gapbench_report import compare as cmp
-from gapbench_report.commandline import UsageError
-from gapbench_report.files import write_atomic, write_json_atomic
+from gapbench_report.cli import kit as commandline
+from gapbench_report.cli.kit import UsageError
+from gapbench_report.compare import command as cmp
+from gapbench_report.inputs.files import write_atomic, write_json_atomic
 
 from gapbench_ci import nightly_gate, tools
 from gapbench_ci.runner import (

@@ -27,9 +27,9 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
-from gapbench_report import commandline
-from gapbench_report.files import write_atomic, write_json_atomic
-from gapbench_report.results import Results, load_results
+from gapbench_report.cli import kit as commandline
+from gapbench_report.inputs.files import write_atomic, write_json_atomic
+from gapbench_report.inputs.results import Results, load_results
 
 from gapbench_ci import gpu_sanitizer, tools
 from gapbench_ci.gpu_kit import BUILD_SOURCES, Kit

@@ -29,9 +29,9 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
-from gapbench_report import commandline
-from gapbench_report.commandline import ToolError
-from gapbench_report.files import write_json_atomic
+from gapbench_report.cli import kit as commandline
+from gapbench_report.cli.kit import ToolError
+from gapbench_report.inputs.files import write_json_atomic
 
 from gapbench_ci import tools
 from gapbench_ci.gpu_run import hash_files

@@ -24,9 +24,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from gapbench_report import commandline
-from gapbench_report.commandline import ToolError
-from gapbench_report.files import write_json_atomic
+from gapbench_report.cli import kit as commandline
+from gapbench_report.cli.kit import ToolError
+from gapbench_report.inputs.files import write_json_atomic
 
 from gapbench_ci import tools
 

@@ -12,9 +12,9 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
-from gapbench_report.commandline import ToolError
-from gapbench_report.files import write_atomic, write_json_atomic
-from gapbench_report.results import ResultsError
+from gapbench_report.cli.kit import ToolError
+from gapbench_report.inputs.files import write_atomic, write_json_atomic
+from gapbench_report.inputs.results import ResultsError
 
 from gapbench_ci.gpu_run import PROG, Budget, StepFailed
 from gapbench_ci.tools import TimedOut

@@ -21,10 +21,10 @@ from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
 
-from gapbench_report import commandline
-from gapbench_report import compare as cmp
-from gapbench_report.commandline import UsageError
-from gapbench_report.files import write_atomic, write_json_atomic
+from gapbench_report.cli import kit as commandline
+from gapbench_report.cli.kit import UsageError
+from gapbench_report.compare import command as cmp
+from gapbench_report.inputs.files import write_atomic, write_json_atomic
 
 from gapbench_ci.nightly_gate import (
     DEFAULT_REPETITIONS,
@@ -261,7 +261,8 @@ def _night(args, spec: RunSpec, tree: TreeState, about: dict, sides: tuple[Side,
 def _reports(args, verdict: Verdict, night: Path) -> list[str]:
     """The render of this build's run and the trend; a failure here is noted, never allowed to
     hide the verdict."""
-    from gapbench_report import render, trend  # matplotlib: only once the runs are done
+    from gapbench_report.render import command as render
+    from gapbench_report.trend import command as trend  # matplotlib: only once the runs are done
 
     notes = []
     try:

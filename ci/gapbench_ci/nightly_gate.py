@@ -8,9 +8,9 @@ import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from gapbench_report import compare as cmp
-from gapbench_report.files import write_json_atomic
-from gapbench_report.results import Results, load_results
+from gapbench_report.compare import command as cmp
+from gapbench_report.inputs.files import write_json_atomic
+from gapbench_report.inputs.results import Results, load_results
 
 from gapbench_ci.runner import RunSpec, Side, exact_filter, pool, read_document, run_gapbench
 

@@ -8,9 +8,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from gapbench_report.commandline import ToolError
-from gapbench_report.files import write_atomic, write_json_atomic
-from gapbench_report.results import is_time, json_files
+from gapbench_report.cli.kit import ToolError
+from gapbench_report.inputs.files import write_atomic, write_json_atomic
+from gapbench_report.inputs.results import is_time, json_files
 
 from gapbench_ci.nightly_gate import Verdict
 from gapbench_ci.runner import NotACommit, RunSpec, TreeState, is_shallow, resolve_commit

@@ -4,8 +4,8 @@
 
 from __future__ import annotations
 
-from gapbench_report import compare as cmp
-from gapbench_report.labels import md_cell, md_code
+from gapbench_report.compare import command as cmp
+from gapbench_report.core.labels import md_cell, md_code
 
 from gapbench_ci.nightly_gate import RERUN_FACTOR, Verdict, samples_per_side
 from gapbench_ci.runner import RunSpec

@@ -32,7 +32,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from gapbench_report.commandline import Terminated
+from gapbench_report.cli.kit import Terminated
 
 # Seconds between asking a group to stop (SIGTERM) and making it (SIGKILL).
 STOP_GRACE_S = 5

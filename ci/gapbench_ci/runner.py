@@ -16,8 +16,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from gapbench_report.commandline import ToolError
-from gapbench_report.results import PROCESS_KEY
+from gapbench_report.cli.kit import ToolError
+from gapbench_report.inputs.results import PROCESS_KEY
 
 from gapbench_ci import tools
 

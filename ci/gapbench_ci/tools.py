@@ -23,7 +23,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from gapbench_report.commandline import ToolError, UsageError
+from gapbench_report.cli.kit import ToolError, UsageError
 
 from gapbench_ci import processes
 

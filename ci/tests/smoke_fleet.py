@@ -17,17 +17,17 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import socket
 import subprocess
 import sys
-import socket
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path[:0] = [str(ROOT / "ci"), str(ROOT / "report")]
 
-from gapbench_report.commandline import ToolError  # noqa: E402
-from gapbench_report.fleet_files import DIGEST, sources  # noqa: E402
+from gapbench_report.cli.kit import ToolError  # noqa: E402
+from gapbench_report.inputs.fleet import DIGEST, sources  # noqa: E402
 
 from gapbench_ci import fleet_cluster  # noqa: E402
 

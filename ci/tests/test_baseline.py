@@ -9,8 +9,8 @@ import os
 from pathlib import Path
 
 import pytest
-from gapbench_report.commandline import ToolError
-from gapbench_report.results import load_results
+from gapbench_report.cli.kit import ToolError
+from gapbench_report.inputs.results import load_results
 
 from gapbench_ci import baseline, baseline_folder
 from gapbench_ci.runner import RunSpec, run_gapbench

@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from gapbench_report import commandline
+from gapbench_report.cli import main as dispatcher
 
 from gapbench_ci import __main__ as ci
 from tests import PYTHONPATH, REPO
@@ -173,12 +173,12 @@ def test_every_command_opens_closed_descriptors_on_dev_null(tmp_path, module):
 def declared_commands() -> dict[str, str]:
     tomllib = pytest.importorskip("tomllib")  # Python 3.11 and later
     project = tomllib.loads((CI / "pyproject.toml").read_text(encoding="utf-8"))["project"]
-    return project["entry-points"][commandline.ENTRY_POINT_GROUP]
+    return project["entry-points"][dispatcher.ENTRY_POINT_GROUP]
 
 
 def test_pyproject_declares_the_report_commands_as_entry_points_that_load():
     declared = declared_commands()
-    assert sorted(declared) == sorted(commandline.CHECKOUT_SCRIPTS) == ["baseline", "nightly"]
+    assert sorted(declared) == sorted(dispatcher.CHECKOUT_SCRIPTS) == ["baseline", "nightly"]
     for name, target in declared.items():
         module, _, function = target.partition(":")
         assert callable(getattr(importlib.import_module(module), function)), name
@@ -190,5 +190,5 @@ def test_baseline_and_nightly_run_through_the_entry_points_pyproject_declares(
                       "\n".join(f"{name} = {target}"
                                 for name, target in declared_commands().items()))
     for command in ("baseline", "nightly"):
-        assert commandline.main([command, "--help"]) == 0
+        assert dispatcher.main([command, "--help"]) == 0
         assert capsys.readouterr().out.startswith(f"usage: ci/{command} ")

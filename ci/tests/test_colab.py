@@ -196,9 +196,9 @@ def probe_filters() -> dict[int, str]:
 
 
 def test_each_parts_probe_runs_the_ops_whose_library_twins_the_part_captures():
-    """report/gapbench_report/framework.py's TWINS: a framework op pairs with library rows of
+    """report/gapbench_report/core/framework.py's TWINS: a framework op pairs with library rows of
     these families; each part's probe filter keeps every op with a twin in the part."""
-    from gapbench_report.framework import TWINS  # noqa: PLC0415
+    from gapbench_report.core.framework import TWINS  # noqa: PLC0415
     filters = probe_filters()
     assert set(filters) == set(parts())
     for n, (regex, _) in parts().items():

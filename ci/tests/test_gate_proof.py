@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from gapbench_report import compare as cmp
+from gapbench_report.compare import command as cmp
 
 from gapbench_ci import gate_proof, nightly_gate
 from tests.fakes import COPY, IMAGE, LOOP, SUMSQ, make_fake

@@ -99,8 +99,8 @@ def _check_with(tmp_path: Path, binary_body: str) -> Check:
 def _binary_writing(tmp_path: Path, entries: list[dict]) -> str:
     src = tmp_path / "made.json"
     src.write_text(json.dumps(document(entries)))
-    return ('for a in "$@"; do case "$a" in --benchmark_out=*) cp "%s" "${a#--benchmark_out=}";;'
-            ' esac; done\n' % src)
+    return (f'for a in "$@"; do case "$a" in --benchmark_out=*) cp "{src}" '
+            '"${a#--benchmark_out=}";; esac; done\n')
 
 
 def test_bench_passes_when_every_variant_ran(tmp_path):
@@ -306,7 +306,8 @@ def test_gpu_check_starts_and_reads_results_without_orjson(tmp_path):
     assert done.returncode == 0, done.stderr
     assert "| doctor | passed |" in (tmp_path / "out" / "summary.md").read_text()
     # The results loader falls back to the stdlib: the same reading, the same error wording.
-    probe = ("import sys\nfrom gapbench_report import results\nassert results.orjson is None\n"
+    probe = ("import sys\nfrom gapbench_report.inputs import results\n"
+             "assert results.orjson is None\n"
              "print(len(results.load_results(sys.argv[1]).benchmarks()))\n"
              "try:\n    results.load_results(sys.argv[2])\n"
              "except results.ResultsError as e:\n    print(e)\n")
@@ -315,7 +316,7 @@ def test_gpu_check_starts_and_reads_results_without_orjson(tmp_path):
                            str(data / "good.json"), str(data / "truncated.json")],
                           capture_output=True, text=True, env={**os.environ, **env}, check=False)
     assert done.returncode == 0, done.stderr
-    from gapbench_report.results import ResultsError, load_results
+    from gapbench_report.inputs.results import ResultsError, load_results
     count, error = done.stdout.splitlines()
     assert int(count) == len(load_results(data / "good.json").benchmarks()) > 0
     with pytest.raises(ResultsError) as with_orjson:

@@ -9,8 +9,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from gapbench_report.diagnose import diagnose
-from gapbench_report.metrics import preprocess_metrics
+from gapbench_report.core.metrics import preprocess_metrics
+from gapbench_report.diagnose.rules import diagnose
 
 from gapbench_ci import gpu_quick_estimate as quick
 from tests.synthetic import in_memory, runs

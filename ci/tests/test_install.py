@@ -30,7 +30,8 @@ def installed(wheels, tmp_path_factory) -> Path:
 
 
 def test_the_installed_packages_are_the_wheels(installed, tmp_path):
-    found = installed_from(installed, ["gapbench_ci.nightly", "gapbench_report.plots"], tmp_path)
+    found = installed_from(installed, ["gapbench_ci.nightly", "gapbench_report.render.plots"],
+                           tmp_path)
     assert all(p.is_relative_to(installed.parent) for p in found)
 
 

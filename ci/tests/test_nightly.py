@@ -9,8 +9,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from gapbench_report import compare as cmp
-from gapbench_report.commandline import ToolError
+from gapbench_report.cli.kit import ToolError
+from gapbench_report.compare import command as cmp
 
 from gapbench_ci import nightly, nightly_gate, nightly_state, nightly_summary
 from gapbench_ci.runner import RunSpec, Side, TreeState, exact_filter

@@ -12,7 +12,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from gapbench_report.commandline import ToolError
+from gapbench_report.cli.kit import ToolError
 
 from gapbench_ci import nightly, nightly_state, runner
 from gapbench_ci.runner import DubiousOwnership, NotACommit

@@ -88,7 +88,7 @@ def test_sigkill_follows_sigterm_even_when_the_leader_died_of_it(tmp_path):
 RUNNER = textwrap.dedent("""
     import sys
     from gapbench_ci import tools
-    from gapbench_report import commandline
+    from gapbench_report.cli import kit as commandline
     def body(argv):
         tools.run([argv[0]], "the child", 60, stdout="discard")
         return 0

@@ -7,8 +7,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from gapbench_report.files import write_json_atomic
-from gapbench_report.results import load_results
+from gapbench_report.inputs.files import write_json_atomic
+from gapbench_report.inputs.results import load_results
 
 from gapbench_ci import runner
 from tests.fakes import BENCHMARKS, COPY, SUMSQ, invocations, make_fake

@@ -48,7 +48,10 @@ def driver_cuda_version(library: str = "libcuda.so.1") -> tuple[str | None, str]
     return format_cuda(version.value), ""
 
 
-def source_state(package: Path = Path(__file__).resolve().parent) -> tuple[str, str]:
+PACKAGE = Path(__file__).resolve().parent
+
+
+def source_state(package: Path = PACKAGE) -> tuple[str, str]:
     """(commit, tree) of the gapbench checkout the probe runs from, as gapbench's own context
     records them (gapbench.commit, gapbench.tree): a hash and "clean" or "dirty" (untracked files
     count; results/baselines, which the tools write, does not). Installed outside a checkout (a

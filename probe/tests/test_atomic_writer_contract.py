@@ -1,5 +1,5 @@
 """The two atomic writers, held to one contract: the probe's (gbjson.write_atomic) and the
-report's (gapbench_report/files.py, write_json_atomic). The probe keeps its own because it is
+report's (gapbench_report/inputs/files.py, write_json_atomic). The probe keeps its own because it is
 installed alone into a framework's Python, without the report's numpy, scipy and matplotlib;
 this test is what keeps the two alike.
 

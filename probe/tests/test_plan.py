@@ -10,8 +10,8 @@ from gapbench_probe import gapbench_list
 from gapbench_probe.frameworks import ADAPTERS
 from gapbench_probe.plan import PROFILES, cases
 
-# The report's one expression for names (report/gapbench_report/results.py), restated: the probe
-# must write nothing it would refuse.
+# The report's one expression for names (report/gapbench_report/inputs/results.py), restated:
+# the probe must write nothing it would refuse.
 NAME = re.compile(r"^(?P<family>[a-z][a-z0-9_]*)/(?P<variant>[a-z][a-z0-9_]*)/(?P<device>cpu|gpu)"
                   r"(?P<axes>(?:/[a-z][a-z0-9_]*:[^/]+)*)(?:/(?P<timing>real_time|manual_time))?$")
 

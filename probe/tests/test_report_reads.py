@@ -9,8 +9,8 @@ from gapbench_probe.gbjson import write_atomic
 from gapbench_probe.run import run_framework
 from tests.fake_framework import fake
 
-report_results = pytest.importorskip("gapbench_report.results")
-check = pytest.importorskip("gapbench_report.check")
+report_results = pytest.importorskip("gapbench_report.inputs.results")
+check = pytest.importorskip("gapbench_report.check.command")
 
 
 @pytest.mark.parametrize("gpu", ["ok", "torch 2.9.0 is a CPU-only build (no CUDA)"])

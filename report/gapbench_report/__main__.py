@@ -1,5 +1,5 @@
 import sys
 
-from gapbench_report.commandline import main
+from gapbench_report.cli.main import main
 
 sys.exit(main())

@@ -81,7 +81,7 @@ def tiny_trace(mib: float, path: Path, steps: int = 10) -> tuple[int, int]:
 # reads as its child's peak).
 RUN_AND_REPORT_PEAK = (
     "import sys\n"
-    "from gapbench_report.commandline import main\n"
+    "from gapbench_report.cli.main import main\n"
     "status = main(sys.argv[1:])\n"
     "peak = next(line for line in open('/proc/self/status') if line.startswith('VmHWM'))\n"
     "print(int(peak.split()[1]) * 1024, file=sys.stderr)\n"

@@ -34,7 +34,7 @@ from pathlib import Path
 
 REPORT = Path(__file__).resolve().parents[1]  # report/: the package, its tests and data
 sys.path.insert(0, str(REPORT))
-from gapbench_report.fleet_files import DIGEST  # noqa: E402
+from gapbench_report.inputs.fleet import DIGEST  # noqa: E402
 
 H200 = REPORT / "tests" / "data" / "fleet" / "h200"
 CPU = REPORT.parent / "results" / "baselines" / "ci-cpu-2core.json"

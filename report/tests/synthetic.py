@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from gapbench_report.results import SECONDS_PER_UNIT, SKIP_PREFIX, Results, _check_entry
+from gapbench_report.inputs.results import SECONDS_PER_UNIT, SKIP_PREFIX, Results, _check_entry
 
 # A context that load_results accepts and that no diagnosis rule fires on.
 BASE_CONTEXT = {

@@ -13,8 +13,17 @@ from pathlib import Path
 
 import pytest
 
-from gapbench_report import check, compare, diagnose, render
-from gapbench_report.results import COUNTERS, ResultsError, load_results, load_side, results_runs
+from gapbench_report.check import command as check
+from gapbench_report.compare import command as compare
+from gapbench_report.diagnose import command as diagnose
+from gapbench_report.inputs.results import (
+    COUNTERS,
+    ResultsError,
+    load_results,
+    load_side,
+    results_runs,
+)
+from gapbench_report.render import command as render
 from tests.synthetic import BASE_CONTEXT, document, runs, write
 
 NAME = "preprocess/vectorized/cpu/op:sumsq/rows:1000/cols:100/real_time"
@@ -419,7 +428,7 @@ def test_compare_reads_a_folders_results_files_only(tmp_path):
 
 
 def test_a_fleet_nodes_file_past_the_limit_is_its_problem_unread(tmp_path):
-    from gapbench_report.fleet_files import read_node  # noqa: PLC0415
+    from gapbench_report.inputs.fleet import read_node  # noqa: PLC0415
     node = tmp_path / "node-1"
     node.mkdir()
     with open(node / "conv.json", "wb") as f:

@@ -13,9 +13,12 @@ from pathlib import Path
 
 import pytest
 
-from gapbench_report import check, commandline, diagnose
-from gapbench_report.commandline import ToolError
-from gapbench_report.results import ResultsError
+from gapbench_report.check import command as check
+from gapbench_report.cli import kit as commandline
+from gapbench_report.cli import main as dispatcher
+from gapbench_report.cli.kit import ToolError
+from gapbench_report.diagnose import command as diagnose
+from gapbench_report.inputs.results import ResultsError
 from tests.checks import help_and_one_line_for_a_bad_flag
 
 DOC = """Summary line.
@@ -46,9 +49,8 @@ def test_parser_with_an_epilog_of_its_own_fills_it():
 
 # Every command of the report: --help works, a bad flag is one line and exit status 2 (those of
 # gapbench_ci: ci/tests/test_ci_main.py).
-COMMANDS = ["gapbench_report.check", "gapbench_report.compare", "gapbench_report.diagnose",
-            "gapbench_report.render", "gapbench_report.trend", "gapbench_report.explain",
-            "gapbench_report.fleet_report"]
+COMMANDS = [f"gapbench_report.{command}.command"
+            for command in ("check", "compare", "diagnose", "render", "trend", "explain", "fleet")]
 
 
 @pytest.mark.parametrize("module", COMMANDS)
@@ -119,17 +121,17 @@ def with_entry_points(monkeypatch, tmp_path, lines: str) -> None:
     info.mkdir()
     (info / "METADATA").write_text("Metadata-Version: 2.1\nName: gapbench-test-commands\n"
                                    "Version: 1.0\n")
-    (info / "entry_points.txt").write_text(f"[{commandline.ENTRY_POINT_GROUP}]\n{lines}\n")
+    (info / "entry_points.txt").write_text(f"[{dispatcher.ENTRY_POINT_GROUP}]\n{lines}\n")
     monkeypatch.syspath_prepend(str(tmp_path))
 
 
 def test_a_command_of_an_installed_package_is_found_by_its_entry_point(capsys, monkeypatch,
                                                                         tmp_path):
     with_entry_points(monkeypatch, tmp_path, "hello = tests.test_commandline:_hello")
-    assert "hello" in commandline.installed_commands()
-    assert commandline.main(["hello", "--x"]) == 7
+    assert "hello" in dispatcher.installed_commands()
+    assert dispatcher.main(["hello", "--x"]) == 7
     assert capsys.readouterr().out == "hello ['--x']\n"
-    assert commandline.main(["--help"]) == 0
+    assert dispatcher.main(["--help"]) == 0
     # This environment may have gapbench-report installed too (its baseline and nightly).
     listed = re.search(r"^Commands of other installed packages: (.*)\.$", capsys.readouterr().out,
                        re.M)
@@ -138,7 +140,7 @@ def test_a_command_of_an_installed_package_is_found_by_its_entry_point(capsys, m
 
 def test_an_entry_point_cannot_replace_a_command_of_the_report(capsys, monkeypatch, tmp_path):
     with_entry_points(monkeypatch, tmp_path, "check = tests.test_commandline:_hello")
-    assert commandline.main(["check", "--help"]) == 0
+    assert dispatcher.main(["check", "--help"]) == 0
     assert "hello" not in capsys.readouterr().out
 
 
@@ -146,14 +148,14 @@ def test_the_reports_own_commands_never_read_the_metadata(capsys, monkeypatch):
     """An installed package can neither replace nor slow down or break the report's commands."""
     def scan():
         raise AssertionError("metadata read")
-    monkeypatch.setattr(commandline, "installed_commands", scan)
-    assert commandline.main(["check", "--help"]) == 0
+    monkeypatch.setattr(dispatcher, "installed_commands", scan)
+    assert dispatcher.main(["check", "--help"]) == 0
     assert capsys.readouterr().out.startswith("usage: gapbench check")
 
 
 def test_an_entry_point_that_does_not_load_is_one_line_and_2(capsys, monkeypatch, tmp_path):
     with_entry_points(monkeypatch, tmp_path, "broken = gapbench_no_such_module:main")
-    assert commandline.main(["broken"]) == 2
+    assert dispatcher.main(["broken"]) == 2
     err = capsys.readouterr().err.splitlines()
     assert len(err) == 1 and err[0].startswith("gapbench-report: command 'broken' "
                                                "(gapbench_no_such_module:main) cannot be loaded")
@@ -162,8 +164,8 @@ def test_an_entry_point_that_does_not_load_is_one_line_and_2(capsys, monkeypatch
 @pytest.mark.parametrize("command", ["baseline", "nightly"])
 def test_without_installed_metadata_baseline_says_where_to_run_it(capsys, monkeypatch, command):
     """A source checkout (PYTHONPATH=report) has no entry points: one line, exit status 2."""
-    monkeypatch.setattr(commandline, "installed_commands", dict)
-    assert commandline.main([command, "--help"]) == 2
+    monkeypatch.setattr(dispatcher, "installed_commands", dict)
+    assert dispatcher.main([command, "--help"]) == 2
     captured = capsys.readouterr()
     assert captured.out == ""
     assert captured.err == (f"gapbench-report: '{command}' is gapbench-ci's command, and no "
@@ -173,23 +175,24 @@ def test_without_installed_metadata_baseline_says_where_to_run_it(capsys, monkey
 
 
 def test_an_unknown_command_is_one_line_naming_the_commands(capsys, monkeypatch):
-    monkeypatch.setattr(commandline, "installed_commands", dict)
-    assert commandline.main(["rendr"]) == 2
+    monkeypatch.setattr(dispatcher, "installed_commands", dict)
+    assert dispatcher.main(["rendr"]) == 2
     assert capsys.readouterr().err == ("gapbench-report: unknown command 'rendr' (use render, "
                                        "compare, diagnose, check, trend, explain, fleet)\n")
 
 
 def test_without_a_command_the_usage_and_2(capsys):
-    assert commandline.main([]) == 2
+    assert dispatcher.main([]) == 2
     assert capsys.readouterr().out.startswith("gapbench-report: one command")
 
 
 def test_the_checkout_runs_baseline_as_a_process_with_one_line(tmp_path):
     """The real lookup, in a process whose sys.path holds the sources and no metadata
     declaring the group (an installed copy of this project, if any, is hidden)."""
-    code = ("import sys; from importlib import metadata; from gapbench_report import commandline;"
+    code = ("import sys; from importlib import metadata; "
+            "from gapbench_report.cli import main as dispatcher;"
             "metadata.entry_points = lambda: metadata.EntryPoints(()) if hasattr(metadata, "
-            "'EntryPoints') else {}; sys.exit(commandline.main(['baseline', 'x']))")
+            "'EntryPoints') else {}; sys.exit(dispatcher.main(['baseline', 'x']))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           env=ENV, timeout=120, check=False)
     assert done.returncode == 2 and len(done.stderr.splitlines()) == 1, done.stderr
@@ -218,7 +221,7 @@ os.write(9, repr(opened).encode())
 """
 
 
-@pytest.mark.parametrize("module", ["gapbench_report.commandline", *COMMANDS])
+@pytest.mark.parametrize("module", ["gapbench_report.cli.main", *COMMANDS])
 def test_every_entry_point_opens_closed_descriptors_on_dev_null(tmp_path, module):
     report = tmp_path / "report.txt"
     subprocess.run([sys.executable, "-c", CLOSED_CHILD, module, str(report)], env=ENV,
@@ -263,7 +266,7 @@ def test_numpy_and_matplotlib_warnings_are_no_lines_on_stderr(tmp_path):
 def test_unreadable_package_metadata_is_one_line_and_exit_2(capsys, monkeypatch):
     def broken(**_):
         raise OSError("a .dist-info that cannot be read")
-    monkeypatch.setattr(commandline.metadata, "entry_points", broken)
-    assert commandline.main(["baseline"]) == 2
+    monkeypatch.setattr(dispatcher.metadata, "entry_points", broken)
+    assert dispatcher.main(["baseline"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "cannot read the installed packages' commands" in err

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from gapbench_report import compare as cmp
-from gapbench_report.results import load_results
+from gapbench_report.compare import command as cmp
+from gapbench_report.inputs.results import load_results
 
 DATA = Path(__file__).parent / "data" / "compare"
 NAME = "preprocess/vectorized/cpu/op:sumsq/rows:1000/cols:100/real_time"
@@ -679,7 +679,7 @@ def test_runs_that_disagree_more_than_their_repetitions_give_no_verdict(make):
 
 
 def load_side_of(make, prefix, runs):
-    from gapbench_report.results import load_side
+    from gapbench_report.inputs.results import load_side
     return load_side([make(f"{prefix}{i}.json", {NAME: one_process(t)})
                       for i, t in enumerate(runs)])
 
@@ -694,8 +694,8 @@ def test_a_folder_is_a_side_and_sides_must_be_one_machine(make, tmp_path, capsys
     assert "SAME" in capsys.readouterr().out
     make("runB/other.json", {NAME: one_process(BASE)}, machine="machine-b")
     assert cmp.main([str(tmp_path / "runA"), str(tmp_path / "runB")]) == 2
-    _one_error_line(capsys, "runB: holds the runs of 2 machines (f0: machine.id", "other: machine.id "
-                    "machine-b, other.json): a side is one machine")
+    _one_error_line(capsys, "runB: holds the runs of 2 machines (f0: machine.id",
+                    "other: machine.id machine-b, other.json): a side is one machine")
     (tmp_path / "empty").mkdir()
     assert cmp.main([str(tmp_path / "runA"), str(tmp_path / "empty")]) == 2
     _one_error_line(capsys, "no results files")
@@ -731,7 +731,7 @@ def test_one_run_of_many_family_files_is_one_run_even_for_peak(make, tmp_path, c
 
 
 def test_a_path_named_twice_counts_once(make):
-    from gapbench_report.results import load_side
+    from gapbench_report.inputs.results import load_side
     path = make("a.json", {NAME: one_process(BASE)})
     side = load_side([path, path])
     assert len(side.benchmarks()[NAME].process_medians) == 1

@@ -15,8 +15,11 @@ from pathlib import Path
 
 import pytest
 
-from gapbench_report import diagnose, metrics, model, render
-from gapbench_report.results import check_results, load_results
+from gapbench_report.core import metrics
+from gapbench_report.diagnose import rules as diagnose
+from gapbench_report.inputs.results import check_results, load_results
+from gapbench_report.render import command as render
+from gapbench_report.render import model
 from tests.synthetic import in_memory, runs, write
 
 REPO = Path(__file__).resolve().parents[2]

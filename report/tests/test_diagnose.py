@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from gapbench_report.diagnose import diagnose, verdict
-from gapbench_report.metrics import crossover, pipeline_ideal, run_metrics
-from gapbench_report.results import load_results
+from gapbench_report.core.metrics import crossover, pipeline_ideal, run_metrics
+from gapbench_report.diagnose.rules import diagnose, verdict
+from gapbench_report.inputs.results import load_results
 from tests.synthetic import in_memory, runs, skipped
 
 MiB = 2**20
@@ -384,8 +384,8 @@ def test_findings_quote_benchmarks_in_words_not_names():
         assert not re.search(r"\w+/\w+/(cpu|gpu)/", f.text), f.text
     loses = rules_fired(_slow_machine())["gpu_loses_to_cpu"]
     # Its copies are from pageable memory, and the words say so.
-    assert "GPU vectorized end-to-end (pageable copies) preprocess (op sumsq · rows 1M · cols 100)" \
-        in loses
+    assert ("GPU vectorized end-to-end (pageable copies) preprocess "
+            "(op sumsq · rows 1M · cols 100)") in loses
 
 
 def test_verdict_names_the_biggest_losses_here_and_never_a_lesson():
@@ -806,7 +806,7 @@ def test_the_h100_read_as_float32_would_be_caught_by_the_self_check():
 def test_a_file_with_explicit_math_only_is_read_in_each_math():
     """New files name every row's math: the naive float32 conv pairs with cuDNN's math:fp32,
     the share of peak and the same work on another machine take float32 rows only."""
-    from gapbench_report import versus  # noqa: PLC0415
+    from gapbench_report.versus import comparison as versus  # noqa: PLC0415
     shape = f"conv/{{}}/gpu/{BIG_CONV}{{}}/manual_time"
     entries = (runs(shape.format("naive", ""), [2.4e-3] * 3, flops=[3e12] * 3)
                + runs(shape.format("tiled", ""), [4.9e-4] * 3, flops=[15e12] * 3)

@@ -26,8 +26,11 @@ from pathlib import Path
 
 import pytest
 
-from gapbench_report import commandline, explain, explain_rules, traces
-from gapbench_report.labels import pct
+from gapbench_report.cli import main as commandline
+from gapbench_report.core.labels import pct
+from gapbench_report.explain import command as explain
+from gapbench_report.explain import rules as explain_rules
+from gapbench_report.inputs import traces
 from tests import synthetic
 
 DATA = Path(__file__).parent / "data" / "traces"

@@ -15,7 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from gapbench_report import explain, explain_rules, explain_writer, traces
+from gapbench_report.explain import command as explain
+from gapbench_report.explain import rules as explain_rules
+from gapbench_report.explain import writer as explain_writer
+from gapbench_report.inputs import traces
 from measure.bench_explain import tiny_trace
 
 DATA = Path(__file__).parent / "data" / "traces"

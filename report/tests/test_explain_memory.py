@@ -15,8 +15,9 @@ import gzip
 
 import pytest
 
+from gapbench_report.explain import command as explain
+from gapbench_report.inputs import traces
 from measure.bench_explain import peak_of_explain, tiny_trace
-from gapbench_report import explain, traces
 
 MIB = 2**20
 

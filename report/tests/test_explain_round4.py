@@ -11,8 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from gapbench_report import commandline, explain_rules, traces
-from gapbench_report.explain_rules import Answer, explain, explained, notes
+from gapbench_report.cli import main as commandline
+from gapbench_report.explain import rules as explain_rules
+from gapbench_report.explain.rules import Answer, explain, explained, notes
+from gapbench_report.inputs import traces
 
 DATA = Path(__file__).parent / "data" / "traces"
 RESULTS_VM = DATA / "gapbench_results_vm.json"
@@ -101,7 +103,7 @@ def test_host_time_with_no_op_is_a_finding_with_its_share_from_its_threshold():
                            host_gap_between=("aten::empty", "aten::to"),
                            host_gap_from_python=0.01 * share), None)
     assert f.rule == GAP and f.lost == pytest.approx(0.01 * share)
-    assert f"for 3 ms of each 10 ms step (30%; the longest gap 2 ms)" in f.text
+    assert "for 3 ms of each 10 ms step (30%; the longest gap 2 ms)" in f.text
     assert "inside torch.tensor(), between its aten::empty and its aten::to" in f.text
     assert "torch.from_numpy" in f.text
     (other,) = explain(profile(host_gap_seconds=0.005, host_gap_between=("aten::mul", "")),
@@ -204,7 +206,7 @@ def test_stalls_are_counted_from_the_ops_of_their_kind(pytorch):
     """The loaded traces show them; a trace made on an idle core shows none."""
     loaded = traces.read_profile(DATA / "torch_cpu_h51_loaded_row_minmax.defaults.pt.trace.json.gz")
     assert loaded.stalls > 0 and loaded.stall_examples
-    for name, seconds, median in loaded.stall_examples:
+    for _name, seconds, median in loaded.stall_examples:
         assert seconds >= max(10 * median, 1e-3)
     calm = traces.read_profile(DATA / "torch_cpu_h51_nested_list_batch.defaults.pt.trace.json.gz")
     assert calm.stalls == 0

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import re
 
-from gapbench_report import diagnose, render
-from gapbench_report.findings import Finding
-from gapbench_report.results import load_results
-from gapbench_report.run_model import Run
+from gapbench_report.core.findings import Finding
+from gapbench_report.core.run_model import Run
+from gapbench_report.diagnose import command as diagnose_command
+from gapbench_report.diagnose import rules as diagnose
+from gapbench_report.inputs.results import load_results
+from gapbench_report.render import command as render
 from tests.synthetic import failed, in_memory, runs, skipped, write
 
 PIPE = "pipeline/{v}/cpu/produce_ms:4/consume_ms:1/depth:{d}/workers:{w}/real_time"
@@ -81,12 +83,12 @@ def test_skips_alone_are_no_failure():
 
 def test_the_diagnose_command_prints_the_failure_first(tmp_path, capsys):
     path = write(tmp_path / "conv.json", user_run())
-    assert diagnose.main([str(path)]) == 0
+    assert diagnose_command.main([str(path)]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[0] == FAILURE + LOSS
     assert lines[1] == "[problem] 1 benchmark failed (conv)"
     write(path, skips_only())
-    assert diagnose.main([str(path)]) == 0
+    assert diagnose_command.main([str(path)]) == 0
     out = capsys.readouterr().out
     assert out.startswith(LOSS) and "failed" not in out
 

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from gapbench_report import files
-from gapbench_report.files import write_atomic, write_json_atomic
+from gapbench_report.inputs import files
+from gapbench_report.inputs.files import write_atomic, write_json_atomic
 
 REPORT = Path(__file__).resolve().parents[1]
 
@@ -54,7 +54,8 @@ def test_a_failed_write_keeps_the_earlier_file(tmp_path, monkeypatch):
 
 
 def test_files_written_together_all_arrive_or_none(tmp_path, monkeypatch):
-    """write_atomic_together: ci/baseline's baseline, its framework side and the README, as one set."""
+    """write_atomic_together: ci/baseline's baseline, its framework side and the README, as one
+    set."""
     a, b, c = tmp_path / "a.json", tmp_path / "b.json", tmp_path / "README.md"
     for path in (a, b, c):
         write_atomic(path, "earlier\n")
@@ -144,7 +145,7 @@ def test_a_name_of_255_bytes_still_has_room_for_the_temporary_name(tmp_path):
 # first is the test's: raise the file size limit or send itself a signal in the middle.
 CHILD = """
 import os, resource, signal, sys
-from gapbench_report import files
+from gapbench_report.inputs import files
 path, how = sys.argv[1], sys.argv[2]
 if how == "fsize":
     resource.setrlimit(resource.RLIMIT_FSIZE, (4096, 4096))  # SIGXFSZ: Python ignores it
@@ -288,7 +289,7 @@ def test_a_second_writer_into_the_folder_is_refused_and_a_killed_ones_litter_rem
     with files.OutputSet(out, "gapbench-report render"):
         assert not (out / f"{files.STAGING}123.abcd").exists()
         other = subprocess.run(
-            [sys.executable, "-c", "import sys; from gapbench_report import files\n"
+            [sys.executable, "-c", "import sys; from gapbench_report.inputs import files\n"
              "try:\n with files.OutputSet(sys.argv[1], 'gapbench-report render'): pass\n"
              "except files.FolderBusy as e: print(e)", str(out)],
             capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(REPORT)})

@@ -18,8 +18,9 @@ from pathlib import Path
 
 import pytest
 
-from gapbench_report import fleet_judge, fleet_page
-from gapbench_report.fleet_files import DIGEST, node_folders, read_fleet
+from gapbench_report.fleet import judge as fleet_judge
+from gapbench_report.fleet import page as fleet_page
+from gapbench_report.inputs.fleet import DIGEST, node_folders, read_fleet
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]

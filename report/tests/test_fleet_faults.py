@@ -21,10 +21,10 @@ import time
 from pathlib import Path
 
 import pytest
-
 from gapbench_ci import fleet_cluster, fleet_status
-from gapbench_report import fleet_report
-from gapbench_report.fleet_files import DIGEST, read_node
+
+from gapbench_report.fleet import command as fleet_report
+from gapbench_report.inputs.fleet import DIGEST, read_node
 
 HERE = Path(__file__).resolve().parent
 DATA = HERE / "data" / "fleet"
@@ -438,7 +438,7 @@ def as_nobody(top: Path, prefix: list[str]) -> tuple[list[str], dict[str, str]]:
     python = (Path(os.path.realpath(sys.prefix)) / "bin" / Path(sys.executable).name
               if sys.prefix != sys.base_prefix else Path(sys.executable))
     env = {**ENV, "PYTHONPATH": str(code), "MPLCONFIGDIR": str(top / "mpl")}
-    tried = subprocess.run([*prefix, str(python), "-c", "import gapbench_report.fleet_report, "
+    tried = subprocess.run([*prefix, str(python), "-c", "import gapbench_report.fleet.command, "
                             "gapbench_ci.fleet"], env=env, capture_output=True, text=True,
                            timeout=120, check=False)
     if tried.returncode != 0:

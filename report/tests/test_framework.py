@@ -3,8 +3,11 @@ benchmark with the library benchmarks of the same work and shape, and the report
 
 from __future__ import annotations
 
-from gapbench_report import check, framework, model, render
-from gapbench_report.run_model import Run
+from gapbench_report.check import command as check
+from gapbench_report.core import framework
+from gapbench_report.core.run_model import Run
+from gapbench_report.render import command as render
+from gapbench_report.render import model
 from tests.synthetic import in_memory, runs, skipped
 
 TORCH = {"framework.name": "torch", "framework.version": "2.9.0", "framework.status": "ok"}

@@ -24,7 +24,7 @@ def installed(tmp_path_factory) -> Path:
 
 
 def test_the_installed_package_is_the_wheel_and_holds_nothing_of_the_ci(installed, tmp_path):
-    found = installed_from(installed, ["gapbench_report.plots", "gapbench_report"], tmp_path)
+    found = installed_from(installed, ["gapbench_report.render.plots", "gapbench_report"], tmp_path)
     assert all(p.is_relative_to(installed.parent) for p in found)
     done = run(installed / "python", "-c", "import gapbench_ci", cwd=tmp_path)
     assert done.returncode == 1 and "No module named 'gapbench_ci'" in done.stderr

@@ -18,8 +18,14 @@ from pathlib import Path
 
 import pytest
 
-from gapbench_report import catalogue, commandline, diagnose, html_writer, markdown_writer, model
-from gapbench_report.results import load_results
+from gapbench_report.cli import main as commandline
+from gapbench_report.core import catalogue
+from gapbench_report.diagnose import rules as diagnose
+from gapbench_report.inputs.results import load_results
+from gapbench_report.render import model
+from gapbench_report.render import page as page_writer
+from gapbench_report.render import summary as summary_writer
+from gapbench_report.writers import markdown as markdown_writer
 from tests.synthetic import in_memory, runs
 
 REPORT = Path(__file__).resolve().parents[1]
@@ -59,11 +65,11 @@ def test_the_family_order_and_the_severities_have_one_home():
     assert len(files) > 20
     wrong = []
     for path in files:
-        if path == PACKAGE / "catalogue.py":
+        if path == PACKAGE / "core" / "catalogue.py":
             continue
         for line, what in catalogue_copies(ast.parse(path.read_text(encoding="utf-8"))):
             wrong.append(f"{path.relative_to(REPO)}:{line}: {what}")
-    assert not wrong, "read gapbench_report.catalogue instead:\n" + "\n".join(wrong)
+    assert not wrong, "read gapbench_report.core.catalogue instead:\n" + "\n".join(wrong)
 
 
 def test_doctors_severities_are_the_catalogues():
@@ -82,14 +88,14 @@ def test_the_copy_check_finds_each_kind_of_copy():
               'ONE = ("conv",)\nX = {"lstm": 1, "conv": 2, "peak": 3}\n')
     assert catalogue_copies(ast.parse(source)) == [(1, "a family order"),
                                                    (2, "a severity order")]
-    assert catalogue_copies(ast.parse((PACKAGE / "catalogue.py").read_text())) != []
+    assert catalogue_copies(ast.parse((PACKAGE / "core" / "catalogue.py").read_text())) != []
 
 
 def test_the_readers_use_the_catalogue():
     """render's, trend's and diagnose's orders are the catalogue's, not a second tuple."""
     assert diagnose.SEVERITIES is catalogue.SEVERITIES
-    assert html_writer.FAMILY_BLURB is catalogue.FAMILY_BLURB
-    assert not hasattr(importlib.import_module("gapbench_report.render"), "SEVERITY_ORDER")
+    assert page_writer.FAMILY_BLURB is catalogue.FAMILY_BLURB
+    assert not hasattr(importlib.import_module("gapbench_report.render.command"), "SEVERITY_ORDER")
     benchmarks = in_memory(runs("transfer/pinned/cpu/bytes:4096/manual_time", [1e-6])
                            + runs("zeta/x/cpu/n:1", [1e-6])
                            + runs("preprocess/vectorized/cpu/n:1", [1e-6])).benchmarks()
@@ -113,7 +119,8 @@ def test_nothing_imports_render_back():
     """render is the command at the end of the flow: the model, the writers, trend and explain
     read nothing from it (the nightly, in gapbench_ci, calls render.render as a command)."""
     wrong = [p.name for p in sorted(PACKAGE.rglob("*.py"))
-             if p.name != "render.py" and "gapbench_report.render" in imported_modules(p)]
+             if p != PACKAGE / "render" / "command.py"
+             and "gapbench_report.render.command" in imported_modules(p)]
     assert not wrong
 
 
@@ -126,14 +133,34 @@ def package_modules(package: str) -> dict[str, Path]:
         ".__init__"): p for p in sorted(root.rglob("*.py")) if "__pycache__" not in p.parts}
 
 
-def import_graph(modules: dict[str, Path]) -> dict[str, set[str]]:
+def loaded_by_name(name: str, source: str) -> set[str]:
+    """The modules a module loads by name (importlib.import_module, entry points): each string
+    it spells, and, where it calls import_module, each string its module-level tables hold at
+    run time (cli.main's COMMANDS builds its names)."""
+    tree = ast.parse(source)
+    found = {n.value for n in ast.walk(tree)
+             if isinstance(n, ast.Constant) and isinstance(n.value, str)}
+    if "import_module" in source:
+        for value in vars(importlib.import_module(name)).values():
+            if isinstance(value, str):
+                found.add(value)
+            elif isinstance(value, dict):
+                found |= {v for v in value.values() if isinstance(v, str)}
+            elif isinstance(value, (tuple, list, frozenset, set)):
+                found |= {v for v in value if isinstance(v, str)}
+    return found
+
+
+def import_graph(modules: dict[str, Path], by_name: bool = True) -> dict[str, set[str]]:
     """Module -> the modules among `modules` it imports (anywhere in it, a function's imports
-    too; `from . import x` resolved against its package)."""
+    too; `from . import x` resolved against its package; with `by_name`, what it loads through
+    importlib too)."""
     graph = {}
     for name, path in modules.items():
         package = name if path.name == "__init__.py" else name.rpartition(".")[0]
-        found = set()
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        source = path.read_text(encoding="utf-8")
+        found = loaded_by_name(name, source) if by_name else set()
+        for node in ast.walk(ast.parse(source)):
             if isinstance(node, ast.Import):
                 found |= {a.name for a in node.names}
             elif isinstance(node, ast.ImportFrom):
@@ -164,8 +191,8 @@ def test_no_import_circles():
     before its writer, the fleet's judging before its page), and neither package back into the
     other."""
     graph = import_graph(both_packages())
-    assert len(graph) > 40 and graph["gapbench_report.fleet_report"] >= {
-        "gapbench_report.fleet_judge", "gapbench_report.fleet_page"}
+    assert len(graph) > 40 and graph["gapbench_report.fleet.command"] >= {
+        "gapbench_report.fleet.judge", "gapbench_report.fleet.page"}
     assert import_circle(graph) == []
 
 
@@ -174,15 +201,28 @@ def test_the_circle_check_finds_a_circle():
         ["a", "c", "b", "a"], ["b", "a", "c", "b"], ["c", "b", "a", "c"])
     assert import_circle({"a": {"b"}, "b": set()}) == []
     tree = REPORT / "gapbench_report"
-    assert import_graph({"gapbench_report.model": tree / "model.py",
-                         "gapbench_report.diagnose": tree / "diagnose.py"}) == {
-        "gapbench_report.model": {"gapbench_report.diagnose"}, "gapbench_report.diagnose": set()}
+    assert import_graph({"gapbench_report.render.model": tree / "render" / "model.py",
+                         "gapbench_report.diagnose.rules": tree / "diagnose" / "rules.py"},
+                        by_name=False) == {
+        "gapbench_report.render.model": {"gapbench_report.diagnose.rules"},
+        "gapbench_report.diagnose.rules": set()}
+
+
+def test_the_circle_check_sees_the_commands_loaded_by_name():
+    """cli.main loads each command through importlib, and a command that imported cli.main back
+    would close a circle that no import statement shows."""
+    graph = import_graph(package_modules("gapbench_report"))
+    assert {f"gapbench_report.{c}.command" for c in COMMANDS} <= graph["gapbench_report.cli.main"]
+    planted = {**graph, "gapbench_report.render.command":
+               graph["gapbench_report.render.command"] | {"gapbench_report.cli.main"}}
+    assert import_circle(planted) != []
 
 
 def test_no_two_modules_share_a_name():
-    """A module's name says which one it is, across the report and the CI packages (`fleet.py`
-    was both the CI's fleet command and the report's)."""
-    names = Counter(path.stem for path in both_packages().values()
+    """A module's name within its package says which one it is, across the report's packages
+    and the CI's (`fleet.py` was both the CI's fleet command and the report's): each command's
+    entry is <command>.command, and no two modules share a package and a name."""
+    names = Counter(".".join(name.split(".")[-2:]) for name, path in both_packages().items()
                     if path.stem not in ("__init__", "__main__"))
     assert len(names) > 40
     assert [name for name, n in names.items() if n > 1] == []
@@ -193,17 +233,18 @@ def test_contributing_md_names_every_module_of_the_report():
     is not in it (a new one, or one renamed) has no stated job there."""
     text = (REPO / "docs" / "contributing.md").read_text(encoding="utf-8")
     table = text[text.index("### The report packages"):text.index("`gapbench_ci` is")]
-    named = set(re.findall(r"`([a-z_]+)\.py`", table))
-    files = {p.stem for p in PACKAGE.rglob("*.py")
+    named = set(re.findall(r"`([a-z_]+/[a-z_/]+)\.py`", table))
+    files = {str(p.relative_to(PACKAGE).with_suffix("")) for p in PACKAGE.rglob("*.py")
              if "__pycache__" not in p.parts and p.stem not in ("__init__", "__main__")}
     assert len(files) > 30 and files - named == set(), "modules missing from contributing.md"
 
 
-LATER_STEPS = ("gapbench_report.render", "gapbench_report.plots", "gapbench_report.trend",
-               "gapbench_report.explain", "matplotlib")
+LATER_STEPS = ("gapbench_report.render.command", "gapbench_report.render.plots",
+               "gapbench_report.trend.command", "gapbench_report.explain.command", "matplotlib")
 
 
-@pytest.mark.parametrize("module", ["model", "markdown_writer", "html_writer", "catalogue"])
+@pytest.mark.parametrize("module", ["render/model", "render/summary", "render/page",
+                                    "writers/markdown", "writers/html", "core/catalogue"])
 def test_derive_and_write_never_import_the_command_or_the_drawing(module):
     imported = imported_modules(PACKAGE / f"{module}.py")
     assert not {m for m in imported if m.startswith(LATER_STEPS)}
@@ -212,16 +253,16 @@ def test_derive_and_write_never_import_the_command_or_the_drawing(module):
 # The modules that load, derive and diagnose, and what a writer may take from them: the report's
 # types and constants. build_report derives every row once; a writer that imported a function
 # from these would compute its own (twice, once per writer).
-DERIVING = ("gapbench_report.model", "gapbench_report.framework", "gapbench_report.diagnose",
-            "gapbench_report.metrics", "gapbench_report.results")
+DERIVING = ("gapbench_report.render.model", "gapbench_report.core.framework",
+            "gapbench_report.diagnose.rules", "gapbench_report.core.metrics",
+            "gapbench_report.inputs.results")
 WRITERS_MAY_IMPORT = {
-    "gapbench_report.model": {"Report", "FamilySection", "CEILINGS_HEADERS", "FRAMEWORK_BLURB",
-                              "FRAMEWORK_HEADERS", "FRAMEWORK_SECTION", "TABLE_ROWS_SHOWN",
-                              "VersusSection", "VERSUS_BLURB", "VERSUS_SECTION", "VERSUS_CHART",
-                              "VERSUS_CEILING_HEADERS", "NOT_COMPARABLE_HEADERS",
-                              "OWN_CEILINGS_BLURB", "CEILINGS_NUMERIC", "COMPUTE_PEAKS_BLURB",
-                              "COMPUTE_PEAKS_HEADERS"},
-    "gapbench_report.metrics": {"STABILITY_DRIFT"},
+    "gapbench_report.render.model": {
+        "Report", "FamilySection", "CEILINGS_HEADERS", "FRAMEWORK_BLURB", "FRAMEWORK_HEADERS",
+        "FRAMEWORK_SECTION", "TABLE_ROWS_SHOWN", "VersusSection", "VERSUS_BLURB",
+        "VERSUS_SECTION", "VERSUS_CHART", "VERSUS_CEILING_HEADERS", "NOT_COMPARABLE_HEADERS",
+        "OWN_CEILINGS_BLURB", "CEILINGS_NUMERIC", "COMPUTE_PEAKS_BLURB", "COMPUTE_PEAKS_HEADERS"},
+    "gapbench_report.core.metrics": {"STABILITY_DRIFT"},
 }
 
 
@@ -248,12 +289,12 @@ def not_allowed(source: str) -> list[str]:
             if name.rpartition(".")[2] not in WRITERS_MAY_IMPORT.get(name.rpartition(".")[0], ())]
 
 
-@pytest.mark.parametrize("module", ["markdown_writer", "html_writer"])
+@pytest.mark.parametrize("module", ["render/summary", "render/page"])
 def test_the_writers_print_the_model_and_compute_nothing(module):
     """The rows, groups and headlines are the model's (derived once, in build_report): the
     writers take only its types and constants, and nothing that computes."""
     source = (PACKAGE / f"{module}.py").read_text(encoding="utf-8")
-    assert "gapbench_report.model.Report" in deriving_imports(source)
+    assert "gapbench_report.render.model.Report" in deriving_imports(source)
     assert not not_allowed(source), f"{module}.py computes; read the row off Report instead"
 
 
@@ -265,21 +306,22 @@ def test_the_writers_allow_list_holds_no_function():
 
 
 def test_the_import_check_finds_each_way_of_computing():
-    assert not_allowed("from gapbench_report.model import Report, TABLE_ROWS_SHOWN\n"
-                       "from gapbench_report.labels import md_cell\n") == []
-    assert not_allowed("from gapbench_report.model import Report, table_rows\n"
-                       "from gapbench_report import framework\n"
-                       "import gapbench_report.metrics\n"
-                       "from .diagnose import verdict\n") == [
-        "gapbench_report.model.table_rows", "gapbench_report.framework",
-        "gapbench_report.metrics", "gapbench_report.diagnose.verdict"]
+    assert not_allowed("from gapbench_report.render.model import Report, TABLE_ROWS_SHOWN\n"
+                       "from gapbench_report.core.labels import md_cell\n") == []
+    assert not_allowed("from gapbench_report.render.model import Report, table_rows\n"
+                       "from gapbench_report.core import framework\n"
+                       "import gapbench_report.core.metrics\n"
+                       "from .diagnose.rules import verdict\n") == [
+        "gapbench_report.render.model.table_rows", "gapbench_report.core.framework",
+        "gapbench_report.core.metrics", "gapbench_report.diagnose.rules.verdict"]
 
 
 def test_the_model_and_writers_load_without_matplotlib():
     """The derive and write steps need no drawing library: a page of explain's, or summary.md,
     costs no matplotlib import."""
-    code = ("import sys, gapbench_report.model, gapbench_report.markdown_writer, "
-            "gapbench_report.html_writer, gapbench_report.compare, gapbench_report.check; "
+    code = ("import sys, gapbench_report.render.model, gapbench_report.writers.markdown, "
+            "gapbench_report.writers.html, gapbench_report.compare.command, "
+            "gapbench_report.check.command; "
             "print(sorted(m for m in sys.modules if m.startswith('matplotlib')))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           env={**os.environ, "PYTHONPATH": str(REPORT)}, timeout=120,
@@ -296,9 +338,9 @@ def test_markdown_and_html_writers_read_the_same_rows():
     report.portable = [("this run", {}), ("baseline t4", {})]
     report.ratio_rows = [["peak ratio (as the model put it)", "0.5", "—"]]
     assert "| peak ratio (as the model put it) | 0.5 | — |" in \
-        markdown_writer.summary_markdown(report)
+        summary_writer.summary_markdown(report)
     assert ('<td>peak ratio (as the model put it)</td><td class="num">0.5</td>'
-            '<td class="num">—</td>') in html_writer.html_page(report, {})
+            '<td class="num">—</td>') in page_writer.html_page(report, {})
 
 
 def test_build_report_derives_every_row_the_writers_print():
@@ -323,10 +365,10 @@ def test_build_report_derives_every_row_the_writers_print():
 def test_trend_prints_its_tables_with_the_writers_helpers():
     """markdown_writer and html_writer are shared by render and trend: trend.md's and trend's
     index.html tables come from the same helpers as summary.md's and index.html's."""
-    source = (PACKAGE / "trend.py").read_text(encoding="utf-8")
-    imported = imported_modules(PACKAGE / "trend.py")
-    assert {"gapbench_report.html_writer.table",
-            "gapbench_report.markdown_writer.markdown_table"} <= imported
+    source = (PACKAGE / "trend" / "command.py").read_text(encoding="utf-8")
+    imported = imported_modules(PACKAGE / "trend" / "command.py")
+    assert {"gapbench_report.writers.html.table",
+            "gapbench_report.writers.markdown.markdown_table"} <= imported
     assert not re.search(r"<t[rdh][ >]|<table|\|---", source), "trend builds a table of its own"
 
 
@@ -345,7 +387,8 @@ LAZY_IMPORTS = {("compare", "mann_whitney_batch"): {"scipy.stats"}}
 
 
 def module_file(command: str) -> Path:
-    return PACKAGE / f"{COMMANDS[command].rpartition('.')[2]}.py"
+    """A command's entry: gapbench_report.<command>.command, in the package of its own."""
+    return PACKAGE / Path(*COMMANDS[command].split(".")[1:]).with_suffix(".py")
 
 
 def test_the_commands_are_the_reports_own():

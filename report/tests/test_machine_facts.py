@@ -8,10 +8,10 @@ import shutil
 from collections import Counter
 from pathlib import Path
 
-from gapbench_report.fleet_files import node_folders, read_fleet
-from gapbench_report.fleet_judge import build_fleet
-from gapbench_report.machine_facts import Facts, Usual, differences, load_average
-from gapbench_report.results import load_results
+from gapbench_report.core.facts import Facts, Usual, differences, load_average
+from gapbench_report.fleet.judge import build_fleet
+from gapbench_report.inputs.fleet import node_folders, read_fleet
+from gapbench_report.inputs.results import load_results
 
 RUNS = Path(__file__).parent / "data" / "fleet" / "this-machine"
 

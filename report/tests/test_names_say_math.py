@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from gapbench_report.results import parse_name
+from gapbench_report.inputs.results import parse_name
 
 REPO = Path(__file__).resolve().parents[2]
 

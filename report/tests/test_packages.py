@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from gapbench_report import commandline
+from gapbench_report.cli import main as commandline
 
 REPORT = Path(__file__).resolve().parents[1] / "gapbench_report"
 PYPROJECT = REPORT.parent / "pyproject.toml"
@@ -50,7 +50,7 @@ def test_the_analysis_package_never_imports_the_orchestration_one():
 def test_the_check_finds_each_kind_of_reference():
     source = ("import gapbench_ci\nfrom gapbench_ci.runner import git\n"
               "import importlib\nimportlib.import_module('gapbench_ci.nightly')\n"
-              "from gapbench_report import results\nname = 'gapbench_cider'\n")
+              "from gapbench_report.inputs import results\nname = 'gapbench_cider'\n")
     assert references(ast.parse(source)) == [
         (1, "import", "gapbench_ci"), (2, "import", "gapbench_ci.runner"),
         (4, "string", "gapbench_ci.nightly")]
@@ -64,7 +64,7 @@ def test_every_sub_command_names_a_module_with_main(command):
 def test_the_console_script_is_the_dispatcher():
     tomllib = pytest.importorskip("tomllib")
     scripts = tomllib.loads(PYPROJECT.read_text(encoding="utf-8"))["project"]["scripts"]
-    assert scripts["gapbench-report"] == "gapbench_report.commandline:main"
+    assert scripts["gapbench-report"] == "gapbench_report.cli.main:main"
 
 
 def test_the_report_project_installs_nothing_of_gapbench_ci():

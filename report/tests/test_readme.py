@@ -389,8 +389,8 @@ def test_a_wrong_gapbench_flag_is_caught(tmp_path):
 def test_the_readme_example_is_what_the_report_says_of_the_committed_h200_run():
     """The diagnosis quoted under "What you get" is the report's own, word for word, on the files
     it names: the verdict whole, every finding's title, and each quoted text up to its cuts."""
-    from gapbench_report import diagnose  # noqa: PLC0415
-    from gapbench_report.results import load_results  # noqa: PLC0415
+    from gapbench_report.diagnose import rules as diagnose  # noqa: PLC0415
+    from gapbench_report.inputs.results import load_results  # noqa: PLC0415
     text = README.read_text(encoding="utf-8")
     quote = [line[2:] if line.startswith("> ") else line[1:]
              for line in text[text.index("## What you get"):
@@ -416,7 +416,9 @@ def test_the_readme_versus_excerpt_is_what_the_report_says_of_the_planted_quota(
     """The excerpt under "Compare with a baseline" is the report's summary.md of the planted
     1-CPU container quota against the same machine's plain run (report/tests/data/versus/
     this-machine), word for word up to its cuts, the quota named first."""
-    from gapbench_report import markdown_writer, model, render  # noqa: PLC0415
+    from gapbench_report.render import command as render  # noqa: PLC0415
+    from gapbench_report.render import model
+    from gapbench_report.render import summary as markdown_writer
     text = README.read_text(encoding="utf-8")
     block = text[text.index("<!-- versus:begin"):text.index("<!-- versus:end")]
     quote = [line[2:] if line.startswith("> ") else line[1:] for line in block.splitlines()
@@ -440,8 +442,10 @@ def test_the_readme_framework_comparison_is_what_the_report_says_of_the_planted_
     """The framework excerpt under "Compare with a baseline" is the report's summary.md of the
     planted TensorFlow run with oneDNN off against its default (report/tests/data/versus/
     framework/tensorflow-onednn-off), word for word up to its cuts."""
-    from gapbench_report import markdown_writer, model, render  # noqa: PLC0415
-    from gapbench_report.results import load_results  # noqa: PLC0415
+    from gapbench_report.inputs.results import load_results  # noqa: PLC0415
+    from gapbench_report.render import command as render  # noqa: PLC0415
+    from gapbench_report.render import model
+    from gapbench_report.render import summary as markdown_writer
     text = README.read_text(encoding="utf-8")
     block = text[text.index("<!-- framework-versus:begin"):text.index("<!-- framework-versus:end")]
     quote = " ".join(line[2:] for line in block.splitlines() if line.startswith("> "))
@@ -486,8 +490,8 @@ SIDE_BY_SIDE_ROWS = {
 def test_the_cpu_baselines_peak_sentence_is_what_its_file_says():
     """results/baselines/README.md's sentence on the CPU baseline's physical peak: "predates" it
     while the file has no peak/flops rows; once re-made, its figure and OpenBLAS's share of it."""
-    from gapbench_report import metrics  # noqa: PLC0415
-    from gapbench_report.results import load_results  # noqa: PLC0415
+    from gapbench_report.core import metrics  # noqa: PLC0415
+    from gapbench_report.inputs.results import load_results  # noqa: PLC0415
     folder = REPO / "results" / "baselines"
     text = (folder / "README.md").read_text(encoding="utf-8")
     said = " ".join(text[text.index("<!-- cpu-peak:begin"):text.index("<!-- cpu-peak:end")]
@@ -507,9 +511,9 @@ def test_the_gpu_baselines_side_by_side_are_what_their_files_say():
     """Every figure of the H100 and H200 table in results/baselines/README.md, from the
     committed files: the machines' facts from their context, each time the median of its row,
     each row of the math it names (Benchmark.math)."""
-    from gapbench_report import metrics  # noqa: PLC0415
-    from gapbench_report.labels import fmt_bytes, fmt_seconds  # noqa: PLC0415
-    from gapbench_report.results import load_results  # noqa: PLC0415
+    from gapbench_report.core import metrics  # noqa: PLC0415
+    from gapbench_report.core.labels import fmt_bytes, fmt_seconds  # noqa: PLC0415
+    from gapbench_report.inputs.results import load_results  # noqa: PLC0415
     folder = REPO / "results" / "baselines"
     text = (folder / "README.md").read_text(encoding="utf-8")
     table = text[text.index("<!-- side-by-side:begin"):text.index("<!-- side-by-side:end")]

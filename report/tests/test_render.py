@@ -18,10 +18,12 @@ from pathlib import Path
 
 import pytest
 
-from gapbench_report import labels, model, plots, render
-from gapbench_report.files import SET_RECORD
-from gapbench_report.plots.common import skip_note
-from gapbench_report.results import Benchmark, Results, load_results, parse_name
+from gapbench_report.core import labels
+from gapbench_report.inputs.files import SET_RECORD
+from gapbench_report.inputs.results import Benchmark, Results, load_results, parse_name
+from gapbench_report.render import command as render
+from gapbench_report.render import model, plots
+from gapbench_report.render.plots.common import skip_note
 from tests.synthetic import in_memory, runs, skipped, write
 
 DATA = Path(__file__).parent / "data" / "render"
@@ -1022,7 +1024,7 @@ def test_an_interrupted_render_leaves_the_earlier_set_whole(tmp_path, capsys, mo
 
 
 def test_a_render_into_a_folder_another_render_is_writing_is_refused(tmp_path, capsys):
-    from gapbench_report import files  # noqa: PLC0415
+    from gapbench_report.inputs import files  # noqa: PLC0415
     here = machine_file(tmp_path / "run.json", "here")
     out = tmp_path / "r"
     with files.OutputSet(out, "gapbench-report render"):

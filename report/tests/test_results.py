@@ -7,8 +7,8 @@ import unittest
 from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
-from gapbench_report import check
-from gapbench_report.results import ResultsError, load_results, parse_name, row_math
+from gapbench_report.check import command as check
+from gapbench_report.inputs.results import ResultsError, load_results, parse_name, row_math
 
 DATA = Path(__file__).parent / "data"
 

@@ -7,7 +7,7 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from gapbench_report import trend
+from gapbench_report.trend import command as trend
 from tests.fakes import COPY, IMAGE, SUMSQ
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"

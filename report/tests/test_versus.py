@@ -12,9 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from gapbench_report import model, render, versus, versus_code
-from gapbench_report.machine_facts import Facts, Usual, differences
-from gapbench_report.results import Benchmark, Entry, Results, load_results, parse_name
+from gapbench_report.core.facts import Facts, Usual, differences
+from gapbench_report.inputs.results import Benchmark, Entry, Results, load_results, parse_name
+from gapbench_report.render import command as render
+from gapbench_report.render import model
+from gapbench_report.versus import code as versus_code
+from gapbench_report.versus import comparison as versus
 from tests.synthetic import in_memory, runs
 
 REPO = Path(__file__).resolve().parents[2]
@@ -711,7 +714,7 @@ def test_a_folder_with_no_results_file_is_refused(tmp_path, capsys):
 def test_the_charts_of_the_h100_against_the_h200(sides, tmp_path):
     """Each machine's ceilings side by side (those both have), and each differing work's ratio
     beside its ceiling's: the copies' 0.71x beside the memory's 0.68x."""
-    from gapbench_report import plots  # noqa: PLC0415
+    from gapbench_report.render import plots  # noqa: PLC0415
     report = model.build_report(files_of_planted("h100-ubuntu24"),
                                 files_of_planted("h200-ubuntu24"))
     ceilings = plots.metrics_chart_data(report.ceiling_columns)

@@ -14,9 +14,12 @@ from pathlib import Path
 
 import pytest
 
-from gapbench_report import model, render, versus, versus_code, versus_framework
-from gapbench_report.model import Baseline
-from gapbench_report.results import Results, load_results
+from gapbench_report.inputs.results import Results, load_results
+from gapbench_report.render import command as render
+from gapbench_report.render import model
+from gapbench_report.render.model import Baseline
+from gapbench_report.versus import code as versus_code
+from gapbench_report.versus import framework as versus_framework
 
 REPO = Path(__file__).resolve().parents[2]
 BASELINES = REPO / "results" / "baselines"

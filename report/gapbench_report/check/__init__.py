@@ -1,0 +1,1 @@
+"""`gapbench-report check`: a smoke check of one family's results file."""

@@ -1,0 +1,1 @@
+"""The command line: `gapbench-report COMMAND`, and what every command shares."""

@@ -1,0 +1,1 @@
+"""`gapbench-report fleet`: which node of a fleet is slow, and why."""

@@ -1,0 +1,1 @@
+"""`gapbench-report trend`: the nightly medians, night by night."""
