@@ -22,7 +22,9 @@ PROFILES = ("quick", "full")
 # names (the GEMM sizes) are fixed: the probe's large GPU matmuls take theirs.
 UNPROBED_FAMILY = "peak"
 UNPROBED_DEVICE = "cpu"
-# What Google Benchmark appends after gapbench's own parts (real_time, then threads:N and the like).
+# What Google Benchmark appends after gapbench's own parts: its settings (iterations:3 and the
+# like, which are no axes), then the timing (real_time), then threads:N.
+SETTINGS = ("min_time", "iterations", "repeats")
 TIMINGS = ("real_time", "manual_time", "process_time")
 COMMITTED = Path(__file__).with_name("gapbench_benchmarks.txt")  # package data
 HEADER = """\
@@ -44,7 +46,8 @@ class Listed:
 
 def parse(name: str) -> Listed:
     family, variant, device, *rest = name.split("/")
-    end = next((i for i, part in enumerate(rest) if part in TIMINGS), len(rest))
+    end = next((i for i, part in enumerate(rest)
+                if part in TIMINGS or part.split(":", 1)[0] in SETTINGS), len(rest))
     return Listed(family, variant, device, tuple(tuple(a.split(":", 1)) for a in rest[:end]))
 
 

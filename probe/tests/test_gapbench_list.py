@@ -91,3 +91,15 @@ def test_regenerate_writes_what_gapbench_lists(tmp_path, monkeypatch):
 def test_bad_input_is_one_line_and_exit_2(argv, capsys):
     assert main(argv) == 2
     assert len(capsys.readouterr().err.strip().splitlines()) == 1
+
+
+def test_the_probe_reads_each_name_as_the_report_does():
+    """The row-name grammar has one home, the report's NAME_PATTERN; the probe's split-based
+    reading of gapbench's list (parse) is held to it on every committed name."""
+    results = pytest.importorskip("gapbench_report.inputs.results")
+    names = [n for profile in COMMITTED.values() for n in profile]
+    assert len(names) > 100
+    for name in names:
+        theirs, ours = results.parse_name(name), parse(name)
+        assert (ours.family, ours.variant, ours.device, dict(ours.axes)) == (
+            theirs.family, theirs.variant, theirs.device, theirs.axes), name

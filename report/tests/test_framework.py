@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from gapbench_report.check import command as check
 from gapbench_report.core import framework
+from gapbench_report.core.formats import fmt_ratio
 from gapbench_report.core.run_model import Run
 from gapbench_report.render import command as render
 from gapbench_report.render import model
@@ -89,7 +90,7 @@ def test_headlines_give_each_op_at_its_largest_size_eager():
     assert framework.headlines(pairs) == [
         "torch 2.9.0 on the CPU takes, at each op's largest size, this many times the library's "
         "time: matmul 1.1x (OpenBLAS), conv 2x (oneDNN), dense 3x (OpenBLAS)"]
-    assert framework.fmt_ratio(332.4) == "332x" and framework.fmt_ratio(1.234) == "1.23x"
+    assert fmt_ratio(332.4) == "332x" and fmt_ratio(1.234) == "1.23x"
 
 
 def test_the_largest_shape_is_judged_by_the_shape_not_stride_or_pad():

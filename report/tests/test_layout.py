@@ -257,11 +257,8 @@ DERIVING = ("gapbench_report.render.model", "gapbench_report.core.framework",
             "gapbench_report.diagnose.rules", "gapbench_report.core.metrics",
             "gapbench_report.inputs.results")
 WRITERS_MAY_IMPORT = {
-    "gapbench_report.render.model": {
-        "Report", "FamilySection", "CEILINGS_HEADERS", "FRAMEWORK_BLURB", "FRAMEWORK_HEADERS",
-        "FRAMEWORK_SECTION", "TABLE_ROWS_SHOWN", "VersusSection", "VERSUS_BLURB",
-        "VERSUS_SECTION", "VERSUS_CHART", "VERSUS_CEILING_HEADERS", "NOT_COMPARABLE_HEADERS",
-        "OWN_CEILINGS_BLURB", "CEILINGS_NUMERIC", "COMPUTE_PEAKS_BLURB", "COMPUTE_PEAKS_HEADERS"},
+    # The page's fixed words (headers, blurbs) are render.headings', which derives nothing.
+    "gapbench_report.render.model": {"Report", "FamilySection", "VersusSection"},
     "gapbench_report.core.metrics": {"STABILITY_DRIFT"},
 }
 
@@ -306,7 +303,8 @@ def test_the_writers_allow_list_holds_no_function():
 
 
 def test_the_import_check_finds_each_way_of_computing():
-    assert not_allowed("from gapbench_report.render.model import Report, TABLE_ROWS_SHOWN\n"
+    assert not_allowed("from gapbench_report.render.model import Report\n"
+                       "from gapbench_report.render.headings import TABLE_ROWS_SHOWN\n"
                        "from gapbench_report.core.labels import md_cell\n") == []
     assert not_allowed("from gapbench_report.render.model import Report, table_rows\n"
                        "from gapbench_report.core import framework\n"

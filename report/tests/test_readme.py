@@ -416,7 +416,7 @@ def test_the_readme_versus_excerpt_is_what_the_report_says_of_the_planted_quota(
     """The excerpt under "Compare with a baseline" is the report's summary.md of the planted
     1-CPU container quota against the same machine's plain run (report/tests/data/versus/
     this-machine), word for word up to its cuts, the quota named first."""
-    from gapbench_report.render import command as render  # noqa: PLC0415
+    from gapbench_report.inputs import machines  # noqa: PLC0415
     from gapbench_report.render import model
     from gapbench_report.render import summary as markdown_writer
     text = README.read_text(encoding="utf-8")
@@ -424,7 +424,7 @@ def test_the_readme_versus_excerpt_is_what_the_report_says_of_the_planted_quota(
     quote = [line[2:] if line.startswith("> ") else line[1:] for line in block.splitlines()
              if line.startswith(">")]
     data = REPO / "report" / "tests" / "data" / "versus" / "this-machine"
-    runs, baselines, _ = render.read_inputs([data / "quota-1cpu"], [data / "plain-1"])
+    runs, baselines, _ = machines.read_inputs([data / "quota-1cpu"], [data / "plain-1"])
     flat = " ".join(markdown_writer.summary_markdown(model.build_report(runs, baselines)).split())
     paragraphs = " ".join(line.strip() or "\n" for line in quote).split("\n")
     checked = 0
@@ -442,8 +442,8 @@ def test_the_readme_framework_comparison_is_what_the_report_says_of_the_planted_
     """The framework excerpt under "Compare with a baseline" is the report's summary.md of the
     planted TensorFlow run with oneDNN off against its default (report/tests/data/versus/
     framework/tensorflow-onednn-off), word for word up to its cuts."""
+    from gapbench_report.inputs import machines  # noqa: PLC0415
     from gapbench_report.inputs.results import load_results  # noqa: PLC0415
-    from gapbench_report.render import command as render  # noqa: PLC0415
     from gapbench_report.render import model
     from gapbench_report.render import summary as markdown_writer
     text = README.read_text(encoding="utf-8")
@@ -454,7 +454,7 @@ def test_the_readme_framework_comparison_is_what_the_report_says_of_the_planted_
     report = model.build_report(
         [load_results(data / "library.json"),
          load_results(case / "planted" / "framework-tensorflow.json")],
-        [render.machine_run(case / "default-stack")])
+        [machines.machine_run(case / "default-stack")])
     flat = " ".join(markdown_writer.summary_markdown(report).split())
     parts = [" ".join(p.split()) for p in quote.split("…") if p.strip()]
     assert len(parts) == 2

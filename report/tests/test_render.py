@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from gapbench_report.core import labels
+from gapbench_report.inputs import machines
 from gapbench_report.inputs.files import SET_RECORD
 from gapbench_report.inputs.results import Benchmark, Results, load_results, parse_name
 from gapbench_report.render import command as render
@@ -1133,5 +1134,5 @@ def test_baseline_labels_are_unique_with_as_few_folders_as_tell_them_apart():
     named = [("m", Path("/r/d1/x")), ("m", Path("/r/d2/x")), ("lab 1", Path("/r")),
              ("lab-1", Path("/r")), ("t4", Path("/r/a")), ("t4", Path("/r/a")),
              ("esc\x1b", Path("/r"))]
-    assert model.unique_labels(named) == ["d1/x/m", "d2/x/m", "lab 1", "lab-1", "t4 (1)", "t4 (2)",
-                                          "esc\\x1b"]
+    assert machines.unique_labels(named) == ["d1/x/m", "d2/x/m", "lab 1", "lab-1", "t4 (1)",
+                                             "t4 (2)", "esc\\x1b"]

@@ -731,3 +731,12 @@ def test_the_charts_of_the_h100_against_the_h200(sides, tmp_path):
                 plots.versus_chart(section.bars, section.label, tmp_path / "versus")):
         assert png.read_bytes().startswith(b"\x89PNG") and png.with_suffix(".svg").is_file()
     assert plots.versus_chart_data([], "nobody") is None
+
+
+def test_the_code_identity_finds_the_checkout_it_runs_from():
+    """In a checkout, whether two builds ran the same benchmark code is read from its git
+    history: REPO must be the checkout's root wherever the module sits in the package (a move
+    one folder deeper once pointed it at report/, and every verdict then changed)."""
+    here = Path(__file__).resolve()
+    assert versus_code.REPO == here.parents[2]
+    assert (versus_code.REPO / "report" / "gapbench_report" / "versus" / "code.py").is_file()

@@ -14,10 +14,11 @@ from pathlib import Path
 
 import pytest
 
+from gapbench_report.inputs import machines
+from gapbench_report.inputs.machines import Baseline
 from gapbench_report.inputs.results import Results, load_results
 from gapbench_report.render import command as render
 from gapbench_report.render import model
-from gapbench_report.render.model import Baseline
 from gapbench_report.versus import code as versus_code
 from gapbench_report.versus import framework as versus_framework
 
@@ -37,7 +38,7 @@ def same_code(found: Baseline) -> Baseline:
 
 def same_code_files(tmp_path: Path, name: str) -> Path:
     """The committed baseline NAME and its probe file, with SAME_CODE planted, as files."""
-    for r in render.machine_run(BASELINES / f"{name}.json").files:
+    for r in machines.machine_run(BASELINES / f"{name}.json").files:
         doc = json.loads(r.path.read_text(encoding="utf-8"))
         doc["context"].update(SAME_CODE)
         (tmp_path / r.path.name).write_text(json.dumps(doc), encoding="utf-8")
@@ -54,21 +55,21 @@ def framework_comparison(runs, baselines) -> tuple[model.Report, versus_framewor
 @pytest.fixture(scope="module")
 def h100_h200():
     """The H100 against the H200, each found with its probe file beside it, as render does."""
-    here = same_code(render.machine_run(BASELINES / "h100-ubuntu24.json"))
-    there = same_code(render.machine_run(BASELINES / "h200-ubuntu24.json"))
+    here = same_code(machines.machine_run(BASELINES / "h100-ubuntu24.json"))
+    there = same_code(machines.machine_run(BASELINES / "h200-ubuntu24.json"))
     return framework_comparison(list(here.files), [there])
 
 
 def test_a_results_file_brings_its_probe_file_from_beside_it():
-    found = render.machine_run(BASELINES / "h200-ubuntu24.json")
+    found = machines.machine_run(BASELINES / "h200-ubuntu24.json")
     assert [r.path.name for r in found.files] == ["h200-ubuntu24.json",
                                                   "h200-ubuntu24.framework-torch.json"]
     assert found.label == "h200-ubuntu24"
     # named as well, it is read once
-    runs = render.loaded_runs([BASELINES / "h200-ubuntu24.json",
+    runs = machines.read_run([BASELINES / "h200-ubuntu24.json",
                                BASELINES / "h200-ubuntu24.framework-torch.json"])
     assert len(runs) == 2
-    assert versus_framework.probe_files_beside(
+    assert machines.probe_files_beside(
         BASELINES / "h200-ubuntu24.framework-torch.json") == []
 
 
@@ -167,7 +168,7 @@ def test_a_cpu_only_build_is_named_where_one_side_ran_no_gpu_work(tmp_path):
     here = [load_results(BASELINES / "h100-ubuntu24.json"),
             load_results(cpu_only(BASELINES / "h100-ubuntu24.framework-torch.json",
                                   tmp_path / "h100.framework-torch.json"))]
-    _, c = framework_comparison(here, [render.machine_run(BASELINES / "h200-ubuntu24.json")])
+    _, c = framework_comparison(here, [machines.machine_run(BASELINES / "h200-ubuntu24.json")])
     fc = c.frameworks[0]
     assert not fc.works
     assert fc.gpu_missing.startswith("torch ran no GPU work here, 26 works on h200-ubuntu24: "
@@ -178,7 +179,7 @@ def test_a_cpu_only_build_is_named_where_one_side_ran_no_gpu_work(tmp_path):
 
 
 def test_one_side_without_a_probe_file_gets_the_command_that_makes_it():
-    here = list(render.machine_run(BASELINES / "h100-ubuntu24.json").files)
+    here = list(machines.machine_run(BASELINES / "h100-ubuntu24.json").files)
     _, c = framework_comparison(here, [load_results(BASELINES / "h200-ubuntu24.json")])
     text = versus_framework.verdict(c.frameworks[0], c)
     assert text.startswith("Your torch has a probe file on one machine only: none on "
@@ -218,7 +219,7 @@ def planted(case: str, framework: str) -> tuple[model.Report, versus_framework.C
     folder = PLANTED / case
     here = [load_results(PLANTED / "library.json"),
             load_results(folder / "planted" / f"framework-{framework}.json")]
-    return framework_comparison(here, [render.machine_run(folder / "default-stack")])
+    return framework_comparison(here, [machines.machine_run(folder / "default-stack")])
 
 
 @pytest.mark.parametrize("case, framework, fact", [

@@ -4,9 +4,11 @@ docs/contributing.md#adding-a-family."""
 
 from __future__ import annotations
 
-# Families in the order a reader meets the causes; unknown ones follow alphabetically.
-FAMILY_ORDER = ("preprocess", "conv", "lstm", "transfer", "pipeline", "overhead", "framework",
-                "peak")
+from gapbench_report.core import tables
+
+# Families in the order a reader meets the causes (tables/families.json, which CMake checks
+# bench/ against); unknown ones follow alphabetically.
+FAMILY_ORDER = tables.FAMILY_ORDER
 FAMILY_BLURB = {
     "preprocess": "Element-wise loops vs vectorized operations, on the CPU and the GPU "
                   "(kernel only and end-to-end with the copies).",

@@ -1,7 +1,7 @@
 """The facts that can explain why one machine is slower than another at the same work, as each
 run recorded them (doctor's facts and the run context's, and the load average the run started
 under), and which of them differ. The fleet report explains each slower run with them (one run
-against the rest of its hardware group: fleet_judge); differences() is a function of the facts
+against the rest of its hardware group: fleet.judge); differences() is a function of the facts
 alone, so two machines' results are set against each other the same way
 (differences(Facts.of_context(a), Usual.of([Facts.of_context(b)]))."""
 

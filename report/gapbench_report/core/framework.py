@@ -21,8 +21,17 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
+from gapbench_report.core.formats import fmt_ratio
 from gapbench_report.core.same_work import fastest_by, work, work_key
-from gapbench_report.inputs.results import FP32, MATH_AXIS, TF32, Benchmark, Name, Results
+from gapbench_report.inputs.results import (
+    FP32,
+    MATH_AXIS,
+    TF32,
+    Benchmark,
+    Name,
+    Results,
+    is_framework_file,
+)
 
 FAMILY = "framework"
 COMPILED = ("mode", "compiled")  # the framework's compiled mode; absent, eager
@@ -73,12 +82,6 @@ TWINS: dict[str, tuple[Twin, ...]] = {
     "image": (Twin("preprocess", {"cpu": ("vectorized",), "gpu": ("vectorized",)},
                    ("n", "hw", "c"), (("op", "image"),), (("style", "vectorized"),)),),
 }
-
-
-def is_framework_file(results: Results) -> bool:
-    """Whether gapbench-probe wrote it: by its context, since a probe file can hold no
-    benchmarks (nothing selected) and its families then say nothing."""
-    return "framework.name" in results.context
 
 
 MIXED_MATH = "framework TF32, library float32"
@@ -192,11 +195,6 @@ LIBRARY_WORDS = {"onednn": "oneDNN", "im2col_blas": "im2col + OpenBLAS", "cudnn"
 
 def library_words(variant: str) -> str:
     return LIBRARY_WORDS.get(variant, variant)
-
-
-def fmt_ratio(ratio: float) -> str:
-    """"1.3x", "35.2x", "332x": three digits, never an exponent."""
-    return f"{ratio:.0f}x" if ratio >= 100 else f"{ratio:.3g}x"
 
 
 NOT_SIZES = ("stride", "pad")  # how a conv walks its input, not how much work it does

@@ -14,6 +14,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from gapbench_report.core import framework
+from gapbench_report.core.tables import FLOP_LOOP_WORDS
 from gapbench_report.inputs.results import FP32, Benchmark, Results
 
 # Context keys that identify a machine and its software, shown side by side against a baseline.
@@ -252,8 +253,7 @@ def gemm_peaks(benchmarks: Iterable[Benchmark]) -> dict[tuple[str, str], Benchma
 # loops, no library. Counted as the instructions do it: an FMA lane 2 FLOP, SSE's multiply and add
 # 1 each.
 CPU_FLOPS_VARIANT = "flops"
-CPU_ISA_WORDS = {"sse41": "SSE4.1 multiply-add", "avx2": "AVX2 FMA", "avx512": "AVX-512 FMA",
-                 "avx512_bf16": "AVX-512 BF16 dot-product", "amx": "AMX bf16 tile"}
+CPU_ISA_WORDS = FLOP_LOOP_WORDS  # tables/isa.json, in kernels/flops.h's order
 
 
 def cpu_flop_peak(benchmarks: Iterable[Benchmark], math: str) -> Benchmark | None:

@@ -1,7 +1,7 @@
 """One run as the report reads it, built once: its files (gapbench's own first: the machine's
 context is theirs, a framework file's is the framework's view), every benchmark once, and the
-framework's rows beside the libraries' (framework.pairs). render's model and rules (model.py,
-diagnose.py) and explain's prices all read this one Run; none works these out again."""
+framework's rows beside the libraries' (framework.pairs). render's model and rules (render/model.py,
+diagnose/rules.py) and explain's prices all read this one Run; none works these out again."""
 
 from __future__ import annotations
 

@@ -13,6 +13,7 @@ from gapbench_report.core import framework
 from gapbench_report.core.catalogue import SEVERITIES
 from gapbench_report.core.causes import DOCTOR_TITLES
 from gapbench_report.core.findings import Finding, costliest_first, fix_first
+from gapbench_report.core.formats import fmt_ratio
 from gapbench_report.core.labels import (
     axes_label,
     describe,
@@ -737,7 +738,7 @@ def rule_framework_overhead(run: Run) -> list[Finding]:
             "framework_overhead", "warning",
             f"{pair.name} pays {fmt_seconds(extra)} per op on the {device.upper()}",
             f"A {n}x{n} matmul through {pair.name} takes {fmt_seconds(pair.framework.median)} on "
-            f"the {device.upper()}, {framework.fmt_ratio(ratio)} the {what} for the same work: "
+            f"the {device.upper()}, {fmt_ratio(ratio)} the {what} for the same work: "
             f"about {fmt_seconds(extra)} of every call is the framework's own. A model of many "
             "small ops pays it on each: use bigger batches or fused ops, or the framework's "
             "compiled mode (tf.function, torch.compile).",
@@ -771,7 +772,7 @@ def rule_library_not_best(run: Run) -> list[Finding]:
         others = f" ({len(rows) - 1} more {op} shapes too)" if len(rows) > 1 else ""
         shape = {k: v for k, v in pair.framework.parsed.axes.items() if k != "op"}
         text = (f"{pair.name} does the {op} ({axes_label(shape)}) on the {device.upper()} in "
-                f"{fmt_seconds(pair.framework.median)}, {framework.fmt_ratio(pair.ratio)} the "
+                f"{fmt_seconds(pair.framework.median)}, {fmt_ratio(pair.ratio)} the "
                 f"{fmt_seconds(library.median)} of gapbench's own {pair.library_name} row "
                 f"for the same work ({library.parsed.family}/{library.parsed.variant}{math})"
                 f"{others}, although the framework's time "
@@ -980,7 +981,8 @@ def diagnose(runs: list[Results]) -> list[Finding]:
 
 def diagnose_run(run: Run) -> list[Finding]:
     """Every rule over one run, ranked (see rank()): findings about this machine only (what
-    another machine's run says of the same benchmarks is versus.py's, in render's model)."""
+    another machine's run says of the same benchmarks is versus/comparison.py's, in render's
+    model)."""
     return sorted((f for rule in RULES for f in rule(run)), key=rank)
 
 

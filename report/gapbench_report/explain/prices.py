@@ -1,6 +1,6 @@
 """explain's prices: the figures of one machine's gapbench run that price each fix a trace's
 findings suggest, each with the benchmark it comes from, and whether that machine is the one
-traced (explain_rules reads them as diagnose's rules read metrics)."""
+traced (explain.rules reads them as diagnose's rules read metrics)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 from gapbench_report.core.metrics import crossover, find, pipeline_ideal, preprocess_metrics
 from gapbench_report.core.run_model import Run
-from gapbench_report.inputs.results import FP32, Benchmark, ResultsError, load_results, results_runs
+from gapbench_report.inputs.results import FP32, Benchmark, loaded_runs, require_one_machine
 from gapbench_report.inputs.traces import Profile
 
 
@@ -125,12 +125,9 @@ def load_prices(paths: Sequence[str]) -> Prices | None:
     are refused with one line."""
     if not paths:
         return None
-    files = [f for run in results_runs(paths) for f in run]
-    loaded = [load_results(f) for f in files]
-    machines = sorted({r.machine for r in loaded})
-    if len(machines) > 1:
-        raise ResultsError(f"the --results files come from {len(machines)} machines "
-                           f"(machine.id {', '.join(machines)}): give one machine's results")
+    loaded = [r for run in loaded_runs(paths) for r in run]  # each file parsed once
+    files = [r.path for r in loaded]
+    require_one_machine(loaded, "the --results files", "give one machine's results")
     label = ", ".join(str(f) for f in files[:3]) + (f" (+{len(files) - 3} more)"
                                                      if len(files) > 3 else "")
     return Prices(Run.of(loaded), label)

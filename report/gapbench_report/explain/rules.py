@@ -1,6 +1,6 @@
 """explain's rules: the classic causes of a slow GPU in the user's own profiler trace (a
 traces.Profile), each a rule that prices its fix with gapbench's measurements of the machine
-(explain_prices.Prices), ranked, in one verdict. The rules: docs/explain.md."""
+(explain.prices.Prices), ranked, in one verdict. The rules: docs/explain.md."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """`gapbench-report fleet DIR --out OUT`: which node of a fleet is slow for this work, and why.
-It reads DIR (fleet_files), judges each hardware group (fleet_judge) and writes the page
-(fleet_page). How to read the page: docs/fleet.md."""
+It reads DIR (inputs.fleet), judges each hardware group (fleet.judge) and writes the page
+(fleet.page). How to read the page: docs/fleet.md."""
 
 from __future__ import annotations
 

@@ -9,7 +9,7 @@ at least SPREAD_FLOOR of the median) and SLOW_RATIO above the median. The runs w
 benchmarks are ranked by their cost on this work (the geometric mean of time / group median
 over the benchmarks a run shares with its group, a benchmark within the spread counted as 1),
 and each is explained by the facts in which it differs from the rest of its group: doctor's
-facts and the run context's load average (machine_facts). The page: fleet_page; how to read it:
+facts and the run context's load average (core.facts). The page: fleet.page; how to read it:
 docs/fleet.md.
 """
 

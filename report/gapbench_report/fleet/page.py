@@ -1,4 +1,4 @@
-"""The fleet report's page: summary.md and index.html of a judged fleet (fleet_judge.Fleet):
+"""The fleet report's page: summary.md and index.html of a judged fleet (fleet.judge.Fleet):
 the verdict, the slower runs each beside the facts that explain it, the hardware groups and
 doctor's findings per node. How to read it: docs/fleet.md."""
 

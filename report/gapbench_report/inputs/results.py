@@ -596,6 +596,12 @@ def is_results_document(data: object) -> bool:
         and "gapbench.schema" in data["context"]
 
 
+def is_framework_file(results: Results) -> bool:
+    """Whether gapbench-probe wrote it: by its context, since a probe file can hold no
+    benchmarks (nothing selected) and its families then say nothing."""
+    return "framework.name" in results.context
+
+
 @dataclass(frozen=True)
 class Machine:
     """One machine's results files of a folder (its NAME.json and NAME.framework-*.json): its
@@ -629,6 +635,22 @@ class Folder:
         return self.machines[0]
 
 
+def require_one_machine(files: Iterable[Results], what: str, advice: str,
+                        name_files: bool = False) -> None:
+    """ResultsError where `files` come from more than one machine (machine.id): the one check of
+    every place that means one machine (render's run, a side of compare, explain's --results).
+    `what` names the files, `advice` says what to give instead; with `name_files`, each
+    machine's files are named."""
+    machines: dict[str, list[str]] = {}
+    for r in files:
+        machines.setdefault(r.machine, []).append(str(r.path))
+    if len(machines) < 2:
+        return
+    ids = ("; ".join(f"{m}: {', '.join(paths)}" for m, paths in machines.items()) if name_files
+           else ", ".join(sorted(machines)))
+    raise ResultsError(f"{what} come from {len(machines)} machines (machine.id {ids}): {advice}")
+
+
 def machines_in_words(machines: Iterable[Machine]) -> str:
     return "; ".join(f"{m.name}: machine.id {m.files[0].machine}, "
                      f"{', '.join(r.path.name for r in m.files)}" for m in machines)
@@ -655,7 +677,7 @@ def read_folder(folder: Path) -> Folder:
         raise ResultsError(f"{folder}: a folder with no results files (*.json) in it{others}")
     found = []
     for files in machines.values():
-        framework_last = sorted(files, key=lambda r: "framework.name" in r.context)
+        framework_last = sorted(files, key=is_framework_file)
         found.append(Machine(framework_last[0].path.stem, tuple(framework_last)))
     return Folder(folder, tuple(found), tuple(not_results))
 
@@ -693,10 +715,7 @@ def load_side(paths: Iterable[str | Path]) -> Results:
     flat = [r for run in loaded for r in run]
     if len(flat) == 1:
         return flat[0]
-    machines = {r.machine for r in flat}
-    if len(machines) > 1:
-        raise ResultsError(f"the files of one side come from {len(machines)} machines "
-                           f"(machine.id {', '.join(sorted(machines))}): a side is one machine")
+    require_one_machine(flat, "the files of one side", "a side is one machine")
     entries = []
     for i, run in enumerate(loaded):
         owner: dict[str, int] = {}  # benchmark -> the file of this run that stands for it

@@ -9,7 +9,7 @@ profiler output (.xplane.pb) is read through xprof's own converters: the input-p
 analyser's per-step breakdown and its verdict, the overview page, and the trace viewer's events.
 
 Both become one Profile: per-step averages of the quantities explain's rules judge. Nothing here
-judges or prices; explain_rules.py does.
+judges or prices; explain/rules.py does.
 
 The libraries are the report's optional extra `explain` (pip install './report[explain]'):
 require_extra() refuses with one line when they are missing.

@@ -8,29 +8,22 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from gapbench_report.cli import kit as commandline
-from gapbench_report.core.framework import is_framework_file
 from gapbench_report.core.labels import printable_text, safe_stem
 from gapbench_report.inputs.files import FolderBusy, OutputSet, json_text
+from gapbench_report.inputs.machines import read_inputs
 from gapbench_report.inputs.results import (
     Results,
     ResultsError,
-    load_results,
-    machines_in_words,
-    read_folder,
 )
 from gapbench_report.render import plots
+from gapbench_report.render.headings import FRAMEWORK_SECTION, VERSUS_CHART
 from gapbench_report.render.model import (
-    FRAMEWORK_SECTION,
     NO_COMPARISON,
-    VERSUS_CHART,
-    Baseline,
     Report,
     build_report,
 )
 from gapbench_report.render.page import html_page
 from gapbench_report.render.summary import summary_markdown
-from gapbench_report.versus import comparison as versus
-from gapbench_report.versus import framework as versus_framework
 from gapbench_report.writers.html import ChartFile
 
 PROG = "gapbench-report render"
@@ -109,8 +102,7 @@ def render(runs: list[Results], baselines: list, out_dir: Path,
             pages = {"summary.md": printable_text(summary_markdown(report)),
                      "index.html": printable_text(html_page(report, charts))}
             if report.comparisons:
-                pages[COMPARISON] = json_text(versus_framework.with_framework(
-                    versus.document(report.comparisons), report.framework_comparisons))
+                pages[COMPARISON] = json_text(report.comparison_document)
             outputs.replace(pages)
     except FolderBusy as e:
         raise ResultsError(str(e)) from None
@@ -118,75 +110,6 @@ def render(runs: list[Results], baselines: list, out_dir: Path,
         raise ComparisonFailed(next((n for n in report.notes if n.startswith(NO_COMPARISON)),
                                     NO_COMPARISON) + f" (the report without it: {out_dir})")
     return out_dir / "index.html"
-
-
-def read_inputs(results: Sequence[Path], baselines: Sequence[Path]
-                ) -> tuple[list[Results], list[Baseline], list[str]]:
-    """The run's files, the baselines, and notes on what was read: the run one machine, a
-    baseline per machine (docs/report.md says how folders and framework files are taken)."""
-    notes: list[str] = []
-    runs: list[Results] = []
-    for path in results:
-        if path.is_dir():
-            folder = read_folder(path)
-            runs += folder.one_machine("the run").files
-            if folder.not_results:
-                notes.append(f"{path}: not read as results: {folder.not_read()}.")
-        else:
-            runs += with_probes(path)
-    machines = {r.machine: [str(x.path) for x in runs if x.machine == r.machine] for r in runs}
-    if len(machines) > 1:
-        raise ResultsError(f"the run's files come from {len(machines)} machines (machine.id "
-                           + "; ".join(f"{m}: {', '.join(paths)}" for m, paths in machines.items())
-                           + "): a run is one machine; give each other machine as a --baseline")
-    others: list[Baseline] = []
-    for path in baselines:
-        if not path.is_dir():
-            found = with_probes(path)
-            first = found[0]
-            joins = next((i for i, b in enumerate(others) if is_framework_file(first)
-                          and b.files[0].machine == first.machine), None)
-            if joins is None:
-                others.append(Baseline(first.path.stem, tuple(found), first.path.parent))
-            else:
-                b = others[joins]
-                others[joins] = Baseline(b.label, (*b.files, *found), b.place)
-            continue
-        folder = read_folder(path)
-        if folder.not_results:
-            notes.append(f"{path}: not read as results: {folder.not_read()}.")
-        if len(folder.machines) == 1:
-            others.append(Baseline(path.name, folder.machines[0].files))
-            continue
-        notes.append(f"{path} holds the runs of {len(folder.machines)} machines; each is a "
-                     f"baseline of its own ({machines_in_words(folder.machines)}).")
-        others += [Baseline(m.name, m.files, path) for m in folder.machines]
-    return unique(runs), others, notes
-
-
-def with_probes(path: Path) -> list[Results]:
-    """A results file and the probe files beside it (NAME.framework-*.json): one machine with
-    its framework."""
-    return [load_results(f) for f in [path, *versus_framework.probe_files_beside(path)]]
-
-
-def unique(files: list[Results]) -> list[Results]:
-    """Each file once: a probe file found beside its results file may be named as well."""
-    return list({r.path.resolve(): r for r in files}.values())
-
-
-def machine_run(path: Path) -> Baseline:
-    """One machine's run as a baseline reads it: a results file with its probe files, or a
-    folder of one machine's files."""
-    _, baselines, _ = read_inputs([], [path])
-    if len(baselines) != 1:
-        raise ResultsError(f"{path}: holds {len(baselines)} machines' runs, not one")
-    return baselines[0]
-
-
-def loaded_runs(paths: list[Path]) -> list[Results]:
-    """The run's files as render reads them (read_inputs)."""
-    return read_inputs(paths, [])[0]
 
 
 def _parser() -> commandline.Parser:

@@ -4,13 +4,12 @@ nothing)."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 
 from gapbench_report.core import framework, metrics
 from gapbench_report.core.catalogue import SEVERITIES, family_rank
+from gapbench_report.core.formats import fmt_ratio, fmt_ratio_short
 from gapbench_report.core.labels import (
     MATH_WORDS,
     axes_label,
@@ -19,13 +18,13 @@ from gapbench_report.core.labels import (
     fmt_si,
     fmt_throughput,
     is_unheld,
-    printable,
     variant_label,
     with_threads,
     with_unnamed_math,
 )
 from gapbench_report.core.run_model import Run
 from gapbench_report.diagnose import rules as diagnose
+from gapbench_report.inputs.machines import Baseline, baselines_of, merged_context
 from gapbench_report.inputs.results import Benchmark, Results
 from gapbench_report.versus import comparison as versus
 from gapbench_report.versus import framework as versus_framework
@@ -54,21 +53,6 @@ class FamilySection:
     rows: list[Row]
     skipped: list[tuple[str, list[str]]]  # (reason, the variants it skipped)
     failed: list[tuple[str, str]]  # (benchmark name, error)
-
-
-@dataclass(frozen=True)
-class Baseline:
-    """Another machine's run, as --baseline names it: one results file, or a folder of them."""
-
-    label: str  # its name: the file's stem, or the folder's
-    files: tuple[Results, ...]
-    # The folder its label names a thing of (to tell two baselines of one label apart by the
-    # folders above); None: the folder above its files' folder.
-    place: Path | None = None
-
-    @property
-    def context(self) -> dict:
-        return merged_context(self.files)
 
 
 @dataclass(frozen=True)
@@ -115,10 +99,13 @@ class Report:
     framework_rows: list[list[str]] = field(default_factory=list)  # FRAMEWORK_HEADERS
     ratio_rows: list[list[str]] = field(default_factory=list)  # name, value per machine
     versus: list[VersusSection] = field(default_factory=list)  # one per baseline
-    # The user's framework on both machines, per baseline (versus_framework): the data, and its
+    # The user's framework on both machines, per baseline (versus.framework): the data, and its
     # sections per framework as the writers print them, by the baseline's label.
     framework_comparisons: list[versus_framework.Comparison] = field(default_factory=list)
     framework_versus: dict[str, list[versus_framework.Section]] = field(default_factory=dict)
+    # comparison.json's document (where there are baselines): the comparisons and the
+    # framework's, as scripts read them.
+    comparison_document: dict = field(default_factory=dict)
     # Each machine's ceilings for the chart: (machine, {ceiling in words with its unit: value}).
     ceiling_columns: list[tuple[str, dict[str, float]]] = field(default_factory=list)
     sections: list[FamilySection] = field(default_factory=list)  # per family, in family order
@@ -133,52 +120,6 @@ def by_family(benchmarks: Iterable[Benchmark]) -> dict[str, list[Benchmark]]:
     for b in benchmarks:
         groups.setdefault(b.parsed.family, []).append(b)
     return dict(sorted(groups.items(), key=lambda kv: family_rank(kv[0])))
-
-
-def merged_context(runs: Iterable[Results]) -> dict:
-    out: dict = {}
-    for results in runs:
-        for k, v in results.context.items():
-            out.setdefault(k, v)
-    return out
-
-
-def baselines_of(given: Sequence[Baseline | Results | Sequence[Results]]) -> list[Baseline]:
-    """Each machine given, named: a Baseline as it is; a results file alone by its stem; the
-    files of a run (a sequence) by their folder; where two share a name, with as many of the
-    folders above as tell them apart (`d1/x/m` and `d2/x/m`), else numbered."""
-    named = []
-    for g in given:
-        if isinstance(g, Baseline):
-            named.append((g.label, g.files, g.place or g.files[0].path.parent.parent))
-        elif isinstance(g, Results):
-            named.append((g.path.stem, (g,), g.path.parent))
-        else:
-            files = tuple(g)
-            named.append((files[0].path.parent.name, files, files[0].path.parent.parent))
-    labels = unique_labels([(name, place) for name, _, place in named])
-    return [Baseline(label, files, place)
-            for label, (_, files, place) in zip(labels, named)]
-
-
-def unique_labels(named: Sequence[tuple[str, Path]]) -> list[str]:
-    """Each name, prefixed where it is not unique by the folders above it (`place`), as few as
-    tell it apart; names that no folder tells apart (one file given twice) numbered."""
-    labels = [name for name, _ in named]
-    deepest = max((len(Path(os.path.abspath(place)).parts) for _, place in named), default=0)
-    for depth in range(1, deepest + 1):
-        shared = {label for label in labels if labels.count(label) > 1}
-        if not shared:
-            break
-        labels = ["/".join([*Path(os.path.abspath(place)).parts[1:][-depth:], name])
-                  if label in shared or labels.count(label) > 1 else label
-                  for label, (name, place) in zip(labels, named)]
-    seen: dict[str, int] = {}
-    out = []
-    for label, (name, _) in zip(labels, named):
-        seen[label] = seen.get(label, 0) + 1
-        out.append(printable(label if labels.count(label) == 1 else f"{name} ({seen[label]})"))
-    return out
 
 
 NO_COMPARISON = "The comparison with other machines could not be made"
@@ -238,6 +179,9 @@ def build_report(runs: list[Results],
     report.versus = [versus_section(c) for c in report.comparisons]
     report.framework_versus = dict(versus_framework.sections(report.framework_comparisons))
     report.ceiling_columns = ceiling_columns(report.comparisons)
+    if report.comparisons:
+        report.comparison_document = versus_framework.with_framework(
+            versus.document(report.comparisons), report.framework_comparisons)
     report.sections = [family_section(family, rows) for family, rows in report.families.items()]
     return report
 
@@ -270,8 +214,6 @@ def grouped_findings(findings: Iterable) -> list[tuple[str, list]]:
 
 
 # ---- the rows of the tables --------------------------------------------------------------------
-
-TABLE_ROWS_SHOWN = 60  # longer family tables start folded, in summary.md and index.html
 
 
 # A pipeline measured this far above its ideal: the stage costs measured alone (on which the ideal
@@ -357,12 +299,6 @@ def fingerprint_rows(machines: Sequence[tuple[str, dict]], runs: Sequence[Result
     return rows
 
 
-CEILINGS_HEADERS = ("file (family)", "CPU float32 peak GFLOP/s", "OpenBLAS SGEMM GFLOP/s",
-                    "CPU read GB/s (1 thread)", "GPU SGEMM GFLOP/s", "start → end probes (CPU)",
-                    "ceilings")
-CEILINGS_NUMERIC = {1, 2, 3, 4}
-
-
 def ceiling_cell(value: tuple[float, float] | None) -> str:
     """"180 (±0%)"; a GPU's tens of thousands of GFLOP/s as "51,300", never an exponent."""
     if not value:
@@ -406,16 +342,6 @@ def ceilings_rows(runs: Sequence[Results]) -> list[list[str]]:
 
 # ---- each library against the hardware's limit -------------------------------------------------
 
-COMPUTE_PEAKS_HEADERS = ("device, math", "the hardware's limit", "library", "it reaches",
-                         "share", "the limit from")
-COMPUTE_PEAKS_BLURB = ("The hardware's own compute limit beside what each library reaches of "
-                       "it. On the CPU the limit is measured: register-resident multiply-add "
-                       "loops at the widest vector width the CPU has, no library "
-                       "(peak/flops). On the GPU it is theoretical: SMs × the SM clock × the "
-                       "FLOP per SM per clock of its architecture, dense (the table in "
-                       "report/gapbench_report/core/metrics.py), against cuBLAS's fastest GEMM of "
-                       "that math, so a cuBLAS or a clock that underdelivers shows here instead "
-                       "of lowering the bar.")
 GPU_MATHS = ("fp32", "tf32", "fp16", "bf16")
 
 
@@ -481,17 +407,6 @@ def compute_peaks_rows(benchmarks: Sequence[Benchmark], context: dict) -> list[l
 
 # ---- the framework beside the libraries --------------------------------------------------------
 
-FRAMEWORK_SECTION = "framework-vs-libraries"
-FRAMEWORK_BLURB = ("The same work on the same shape through your framework (gapbench-probe) "
-                   "and through the library underneath it (gapbench): the ratio is what the "
-                   "framework adds, on this machine. Framework times are host wall time per "
-                   "synchronized call; the GPU libraries' are kernel time, so a GPU ratio "
-                   "includes the framework's launch and sync. A framework computing in TF32 on "
-                   "the GPU is set against the library's TF32 where gapbench has one, else "
-                   f"marked \"{framework.MIXED_MATH}\".")
-FRAMEWORK_HEADERS = ("framework", "op", "device", "size", "framework time", "library",
-                     "library time", "framework / library", "note")
-
 
 def framework_rows(pairs: Iterable[framework.Pair]) -> list[list[str]]:
     rows = []
@@ -502,30 +417,13 @@ def framework_rows(pairs: Iterable[framework.Pair]) -> list[list[str]]:
                      fmt_seconds(p.framework.median),
                      f"{p.library_name} ({p.library.parsed.family}/{p.library.parsed.variant})",
                      fmt_seconds(p.library.median),
-                     framework.fmt_ratio(p.ratio), p.notes])
+                     fmt_ratio(p.ratio), p.notes])
     return rows
 
 
 # ---- against other machines ------------------------------------------------------------------
 
 THIS_RUN = "this run"
-VERSUS_SECTION = "machines"
-VERSUS_BLURB = ("Every work both machines ran, the same benchmark (between a GPU and a CPU-only "
-                "machine, the same work each did fastest, in the same scope and FLOPs), is set "
-                "side by side: a ratio is how many times faster this machine does it. Each "
-                "difference is put down to a firmly measured ceiling that bounds it, fully or "
-                "partly, with both machines' figures for it; else to a recorded fact in which "
-                "the slower machine differs; else, between two runs of one machine, to the "
-                "machine itself being unsteady; else it is unexplained. Rows that are not the "
-                "same work (another algorithm, math, layout, held or not, FLOPs, or a benchmark "
-                "whose code changed) are listed as not comparable, never explained. "
-                "comparison.json beside this page holds it all in figures. A difference between "
-                "machines is not a regression.")
-NOT_COMPARABLE_HEADERS = ("work", "this run", "there", "why not comparable")
-VERSUS_CEILING_HEADERS = ("ceiling", "this run", "there", "here / there", "from (here; there)")
-OWN_CEILINGS_BLURB = ("Each machine against its own ceilings: ratios measured within one "
-                      "machine, which carry across hardware.")
-VERSUS_CHART = "versus-"  # + the other machine's label: the key of its chart in render's charts
 
 
 def with_comparisons(f, comparisons: Sequence[versus.Comparison]):
@@ -540,7 +438,7 @@ def with_comparisons(f, comparisons: Sequence[versus.Comparison]):
 def versus_card(w: versus.Work, c: versus.Comparison) -> tuple[str, str]:
     """A differing work as a finding: its ratio in the title, both times and why in the text."""
     p = w.pair
-    title = f"{p.words}: {versus.ratio_text(p.speed)} the speed it has on {c.there.label}"
+    title = f"{p.words}: {fmt_ratio_short(p.speed)} the speed it has on {c.there.label}"
     text = (f"{fmt_seconds(p.here.median)} here, {fmt_seconds(p.there.median)} on "
             f"{c.there.label}: {versus.reading(w, c.here.label, c.there.label)}.")
     return title, text
@@ -568,7 +466,7 @@ def versus_section(c: versus.Comparison) -> VersusSection:
         ratio = versus.Explanation(key, mine, theirs).ratio
         ceilings.append([versus.kind(key).words, mine.shown(key) if mine else "—",
                          theirs.shown(key) if theirs else "—",
-                         versus.ratio_text(ratio) if ratio else "—",
+                         fmt_ratio_short(ratio) if ratio else "—",
                          f"{mine.source if mine else '—'}; {theirs.source if theirs else '—'}"])
     bars = [(w.pair.words, w.pair.speed, w.explanation.ratio, ceiling_words(w.explanation))
             for w in sorted(c.differing, key=lambda w: -w.cost)]
@@ -624,9 +522,9 @@ def ratio_rows(portable: Sequence[tuple[str, dict[str, float]]],
     """Per portable ratio: its name, then its value on each machine ("—" where not measured)."""
     names = list(dict.fromkeys(k for _, m in portable for k in m))
     changed = changed_families(runs)
-    return [[ratio_label(name, changed)] + [ratio_text(m.get(name)) for _, m in portable]
+    return [[ratio_label(name, changed)] + [ratio_cell(m.get(name)) for _, m in portable]
             for name in names]
 
 
-def ratio_text(value: float | None) -> str:
+def ratio_cell(value: float | None) -> str:
     return "—" if value is None else f"{value:.3g}"

@@ -5,25 +5,8 @@ from __future__ import annotations
 
 from gapbench_report.core.catalogue import FAMILY_BLURB
 from gapbench_report.core.metrics import STABILITY_DRIFT
-from gapbench_report.render.model import (
-    CEILINGS_HEADERS,
-    CEILINGS_NUMERIC,
-    COMPUTE_PEAKS_BLURB,
-    COMPUTE_PEAKS_HEADERS,
-    FRAMEWORK_BLURB,
-    FRAMEWORK_HEADERS,
-    FRAMEWORK_SECTION,
-    NOT_COMPARABLE_HEADERS,
-    OWN_CEILINGS_BLURB,
-    TABLE_ROWS_SHOWN,
-    VERSUS_BLURB,
-    VERSUS_CEILING_HEADERS,
-    VERSUS_CHART,
-    VERSUS_SECTION,
-    FamilySection,
-    Report,
-    VersusSection,
-)
+from gapbench_report.render import headings
+from gapbench_report.render.model import FamilySection, Report, VersusSection
 from gapbench_report.versus import framework as versus_framework
 from gapbench_report.writers.html import ChartFile, esc, figure, page, table
 
@@ -31,15 +14,15 @@ FINDINGS_SHOWN = 8  # per severity; more are folded away in the page (all are in
 
 
 def html_page(report: Report, charts: dict[str, list[ChartFile]]) -> str:
-    """index.html. `charts`: family -> its charts; "" -> each machine's ceilings; VERSUS_CHART +
-    a baseline's label -> the works against it; FRAMEWORK_SECTION -> the framework beside the
-    libraries."""
+    """index.html. `charts`: family -> its charts; "" -> each machine's ceilings; VERSUS_CHART + a
+    baseline's label -> the works against it; FRAMEWORK_SECTION -> the framework beside the
+    libraries (render.headings)."""
     nav = ['<a href="#diagnosis">diagnosis</a>']
     if report.versus or report.ratio_rows:
-        nav.append(f'<a href="#{VERSUS_SECTION}">against other machines</a>')
+        nav.append(f'<a href="#{headings.VERSUS_SECTION}">against other machines</a>')
     nav.append('<a href="#machine">machine</a>')
     if report.framework_rows:
-        nav.append(f'<a href="#{FRAMEWORK_SECTION}">framework vs libraries</a>')
+        nav.append(f'<a href="#{headings.FRAMEWORK_SECTION}">framework vs libraries</a>')
     nav += [f'<a href="#family-{esc(s.family)}">{esc(s.family)}</a>' for s in report.sections]
     return page("gapbench report", [
         "<h1>gapbench report</h1>",
@@ -49,7 +32,7 @@ def html_page(report: Report, charts: dict[str, list[ChartFile]]) -> str:
         _diagnosis_html(report),
         _machines_html(report, charts),
         _fingerprint_html(report),
-        _framework_html(report, charts.get(FRAMEWORK_SECTION, [])),
+        _framework_html(report, charts.get(headings.FRAMEWORK_SECTION, [])),
         *[_family_html(s, charts.get(s.family, [])) for s in report.sections],
     ])
 
@@ -96,22 +79,22 @@ def _ceilings_html(report: Report) -> str:
             f"and end: a change of more than {STABILITY_DRIFT:.0%} means the machine "
             "changed speed during that run. Each file's \"% of peak\" is judged against the "
             "ceilings in this row: its own peak/ rows, or those of the peak file it names.</p>"
-            + table(CEILINGS_HEADERS, report.ceilings, CEILINGS_NUMERIC)
+            + table(headings.CEILINGS_HEADERS, report.ceilings, headings.CEILINGS_NUMERIC)
             + (f"<h3>Each library against the hardware's limit</h3>"
-               f"<p class=\"blurb\">{esc(COMPUTE_PEAKS_BLURB)}</p>"
+               f"<p class=\"blurb\">{esc(headings.COMPUTE_PEAKS_BLURB)}</p>"
                + (f"<p>{esc(report.compute_peaks_line)}</p>" if report.compute_peaks_line
                   else "")
-               + table(COMPUTE_PEAKS_HEADERS, report.compute_peaks, {1, 3, 4})
+               + table(headings.COMPUTE_PEAKS_HEADERS, report.compute_peaks, {1, 3, 4})
                if report.compute_peaks else ""))
 
 
 def _machines_html(report: Report, charts: dict[str, list[ChartFile]]) -> str:
     if not report.versus and not report.ratio_rows:
         return ""
-    parts = [f'<h2 id="{VERSUS_SECTION}">Against other machines</h2>',
-             f'<p class="blurb">{esc(VERSUS_BLURB)}</p>']
+    parts = [f'<h2 id="{headings.VERSUS_SECTION}">Against other machines</h2>',
+             f'<p class="blurb">{esc(headings.VERSUS_BLURB)}</p>']
     for section in report.versus:
-        parts.append(_versus_html(section, charts.get(VERSUS_CHART + section.label, [])))
+        parts.append(_versus_html(section, charts.get(headings.VERSUS_CHART + section.label, [])))
         parts += [_framework_versus_html(f, section.label)
                   for f in report.framework_versus.get(section.label, [])]
     if charts.get(""):
@@ -119,7 +102,7 @@ def _machines_html(report: Report, charts: dict[str, list[ChartFile]]) -> str:
         parts += [figure(c) for c in charts[""]]
     if report.ratio_rows:
         parts.append(f"<h3>Each machine against its own ceilings</h3><p class=\"blurb\">"
-                     f"{esc(OWN_CEILINGS_BLURB)}</p>"
+                     f"{esc(headings.OWN_CEILINGS_BLURB)}</p>"
                      + table(["ratio"] + [label for label, _ in report.portable],
                              report.ratio_rows, set(range(1, len(report.portable) + 1))))
     return "\n".join(parts)
@@ -142,12 +125,10 @@ def _versus_html(section: VersusSection, charts: list[ChartFile]) -> str:
                      f"</summary>{''.join(cards[FINDINGS_SHOWN:])}</details>")
     parts.append(f"<p>{esc(section.alike)}</p>")
     if section.not_comparable:
-        headers = [NOT_COMPARABLE_HEADERS[0], NOT_COMPARABLE_HEADERS[1], section.label,
-                   NOT_COMPARABLE_HEADERS[3]]
+        headers = headings.with_there(headings.NOT_COMPARABLE_HEADERS, section.label)
         parts.append(f"<details><summary>{len(section.not_comparable)} not comparable, and why"
                      f"</summary>{table(headers, section.not_comparable, {1, 2})}</details>")
-    headers = [VERSUS_CEILING_HEADERS[0], VERSUS_CEILING_HEADERS[1], section.label,
-               *VERSUS_CEILING_HEADERS[3:]]
+    headers = headings.with_there(headings.VERSUS_CEILING_HEADERS, section.label)
     parts.append(table(headers, section.ceilings, {1, 2, 3}))
     return "\n".join(parts)
 
@@ -168,8 +149,7 @@ def _framework_versus_html(section: versus_framework.Section, there: str) -> str
         headers[2] = there
         parts.append(table(headers, section.works, {1, 2, 3, 4, 5}))
     if section.not_comparable:
-        headers = [NOT_COMPARABLE_HEADERS[0], NOT_COMPARABLE_HEADERS[1], there,
-                   NOT_COMPARABLE_HEADERS[3]]
+        headers = headings.with_there(headings.NOT_COMPARABLE_HEADERS, there)
         parts.append(f"<details><summary>{len(section.not_comparable)} not comparable, and why"
                      f"</summary>{table(headers, section.not_comparable, {1, 2})}</details>")
     if section.facts:
@@ -182,11 +162,11 @@ def _framework_versus_html(section: versus_framework.Section, there: str) -> str
 def _framework_html(report: Report, charts: list[ChartFile]) -> str:
     if not report.framework_rows:
         return ""
-    return (f'<h2 id="{FRAMEWORK_SECTION}">Your framework against the libraries</h2>'
-            f'<p class="blurb">{esc(FRAMEWORK_BLURB)}</p>'
+    return (f'<h2 id="{headings.FRAMEWORK_SECTION}">Your framework against the libraries</h2>'
+            f'<p class="blurb">{esc(headings.FRAMEWORK_BLURB)}</p>'
             + "".join(f'<p class="verdict">{esc(line)}</p>' for line in report.framework_headlines)
             + "".join(figure(c) for c in charts)
-            + table(FRAMEWORK_HEADERS, report.framework_rows, {4, 6, 7}))
+            + table(headings.FRAMEWORK_HEADERS, report.framework_rows, {4, 6, 7}))
 
 
 def _family_html(section: FamilySection, charts: list[ChartFile]) -> str:
@@ -208,7 +188,7 @@ def _family_html(section: FamilySection, charts: list[ChartFile]) -> str:
     html_table = table(["variant", "device", "size", "status", "median", "min – max", "reps",
                         "throughput / reason"], cells, {4, 5, 6},
                        [r.status if r.status != "ok" else "" for r in rows])
-    if len(rows) > TABLE_ROWS_SHOWN:  # a long table folded, so the next chart is near
+    if len(rows) > headings.TABLE_ROWS_SHOWN:  # a long table folded, so the next chart is near
         html_table = (f"<details><summary>table of {len(rows)} benchmarks</summary>{html_table}"
                       "</details>")
     if rows:

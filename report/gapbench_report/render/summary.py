@@ -4,22 +4,8 @@ step of render), made with the writer kit (writers.markdown)."""
 from __future__ import annotations
 
 from gapbench_report.core.labels import md_cell, md_code
-from gapbench_report.render.model import (
-    CEILINGS_HEADERS,
-    CEILINGS_NUMERIC,
-    COMPUTE_PEAKS_BLURB,
-    COMPUTE_PEAKS_HEADERS,
-    FRAMEWORK_BLURB,
-    FRAMEWORK_HEADERS,
-    NOT_COMPARABLE_HEADERS,
-    OWN_CEILINGS_BLURB,
-    TABLE_ROWS_SHOWN,
-    VERSUS_BLURB,
-    VERSUS_CEILING_HEADERS,
-    FamilySection,
-    Report,
-    VersusSection,
-)
+from gapbench_report.render import headings
+from gapbench_report.render.model import FamilySection, Report, VersusSection
 from gapbench_report.versus import framework as versus_framework
 from gapbench_report.writers.markdown import markdown_table
 
@@ -46,14 +32,15 @@ def summary_markdown(report: Report) -> str:
     lines += _machines_markdown(report)
     if report.ceilings:
         lines += ["### Each file's ceilings", ""]
-        lines += markdown_table(CEILINGS_HEADERS, report.ceilings, CEILINGS_NUMERIC)
+        lines += markdown_table(headings.CEILINGS_HEADERS, report.ceilings,
+                                headings.CEILINGS_NUMERIC)
         lines.append("")
     if report.compute_peaks:
         lines += ["### Each library against the hardware's limit", "",
-                  md_cell(COMPUTE_PEAKS_BLURB), ""]
+                  md_cell(headings.COMPUTE_PEAKS_BLURB), ""]
         if report.compute_peaks_line:
             lines += [md_cell(report.compute_peaks_line), ""]
-        lines += markdown_table(COMPUTE_PEAKS_HEADERS, report.compute_peaks, {1, 3, 4})
+        lines += markdown_table(headings.COMPUTE_PEAKS_HEADERS, report.compute_peaks, {1, 3, 4})
         lines.append("")
     lines += _framework_markdown(report)
     for section in report.sections:
@@ -64,14 +51,14 @@ def summary_markdown(report: Report) -> str:
 def _machines_markdown(report: Report) -> list[str]:
     if not report.versus and not report.ratio_rows:
         return []
-    lines = ["## Against other machines", "", md_cell(VERSUS_BLURB), ""]
+    lines = ["## Against other machines", "", md_cell(headings.VERSUS_BLURB), ""]
     for section in report.versus:
         lines += _versus_markdown(section)
         for framework_section in report.framework_versus.get(section.label, []):
             lines += _framework_versus_markdown(framework_section, section.label)
     if report.ratio_rows:
-        lines += ["### Each machine against its own ceilings", "", md_cell(OWN_CEILINGS_BLURB),
-                  ""]
+        lines += ["### Each machine against its own ceilings", "",
+                  md_cell(headings.OWN_CEILINGS_BLURB), ""]
         lines += markdown_table(["ratio"] + [label for label, _ in report.portable],
                                 report.ratio_rows, set(range(1, len(report.portable) + 1)))
         lines.append("")
@@ -90,12 +77,11 @@ def _versus_markdown(section: VersusSection) -> list[str]:
     if section.not_comparable:
         lines += [f"<details><summary>{len(section.not_comparable)} not comparable, and why"
                   "</summary>", ""]
-        lines += markdown_table([NOT_COMPARABLE_HEADERS[0], NOT_COMPARABLE_HEADERS[1],
-                                 section.label, NOT_COMPARABLE_HEADERS[3]],
+        lines += markdown_table(headings.with_there(headings.NOT_COMPARABLE_HEADERS, section.label),
                                 section.not_comparable, {1, 2})
         lines += ["", "</details>", ""]
-    lines += markdown_table([VERSUS_CEILING_HEADERS[0], VERSUS_CEILING_HEADERS[1], section.label,
-                             *VERSUS_CEILING_HEADERS[3:]], section.ceilings, {1, 2, 3})
+    lines += markdown_table(headings.with_there(headings.VERSUS_CEILING_HEADERS, section.label),
+                            section.ceilings, {1, 2, 3})
     return lines + [""]
 
 
@@ -117,8 +103,8 @@ def _framework_versus_markdown(section: versus_framework.Section, there: str) ->
     if section.not_comparable:
         lines += [f"<details><summary>{len(section.not_comparable)} not comparable, and why"
                   "</summary>", ""]
-        lines += markdown_table([NOT_COMPARABLE_HEADERS[0], NOT_COMPARABLE_HEADERS[1], there,
-                                 NOT_COMPARABLE_HEADERS[3]], section.not_comparable, {1, 2})
+        lines += markdown_table(headings.with_there(headings.NOT_COMPARABLE_HEADERS, there),
+                                section.not_comparable, {1, 2})
         lines += ["", "</details>", ""]
     if section.facts:
         headers = list(versus_framework.FACT_HEADERS)
@@ -130,10 +116,10 @@ def _framework_versus_markdown(section: versus_framework.Section, there: str) ->
 def _framework_markdown(report: Report) -> list[str]:
     if not report.framework_rows:
         return []
-    lines = ["## Your framework against the libraries", "", FRAMEWORK_BLURB, ""]
+    lines = ["## Your framework against the libraries", "", headings.FRAMEWORK_BLURB, ""]
     lines += [f"- **{md_cell(line)}**" for line in report.framework_headlines]
     lines.append("")
-    lines += markdown_table(FRAMEWORK_HEADERS, report.framework_rows, {4, 6, 7})
+    lines += markdown_table(headings.FRAMEWORK_HEADERS, report.framework_rows, {4, 6, 7})
     return lines + [""]
 
 
@@ -142,7 +128,8 @@ def _family_markdown(section: FamilySection) -> list[str]:
     ran = [r for r in section.rows if r.status == "ok"]
     if not ran:
         lines.append("Nothing in this family ran.")
-    folded = len(ran) > TABLE_ROWS_SHOWN  # GitHub renders <details>; a blank line must follow
+    # GitHub renders <details>; a blank line must follow
+    folded = len(ran) > headings.TABLE_ROWS_SHOWN
     if folded:
         lines += [f"<details><summary>{len(ran)} benchmarks</summary>", ""]
     if ran:

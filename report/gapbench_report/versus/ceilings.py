@@ -1,7 +1,7 @@
-"""Each machine's ceilings, as the comparison between two machines reads them (versus.py): what
-its run recorded, each with its spread where it was measured (a ceiling is firm only where that
-spread is smaller than the difference it would explain), and which of them can bound which work.
-The rules: docs/report.md#each-machines-ceilings."""
+"""Each machine's ceilings, as the comparison between two machines reads them
+(versus/comparison.py): what its run recorded, each with its spread where it was measured (a
+ceiling is firm only where that spread is smaller than the difference it would explain), and
+which of them can bound which work. The rules: docs/report.md#each-machines-ceilings."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import statistics
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from gapbench_report.core import causes, metrics
+from gapbench_report.core import causes, metrics, tables
 from gapbench_report.core.catalogue import PAGEABLE_E2E
 from gapbench_report.core.causes import BY_CEILING
 from gapbench_report.core.labels import fmt_seconds, fmt_si, is_unheld, math_words
@@ -24,9 +24,10 @@ BUS_WIDTH_BITS = {
     "NVIDIA A100 80GB PCIe": 5120, "Tesla V100-SXM2-16GB": 4096, "Tesla T4": 256,
     "NVIDIA L4": 192,
 }
-# A PCIe lane's usable bandwidth per direction by generation, GB/s (after line coding): for a
-# file that records the link's trained generation and width but not its bandwidth.
-PCIE_LANE_GBPS = {1: 0.25, 2: 0.5, 3: 0.985, 4: 1.969, 5: 3.938, 6: 7.563}
+# A PCIe lane's usable bandwidth per direction by generation, GB/s (after line coding), as C++
+# counts it too (tables/pcie.json): for a file that records the link's trained generation and
+# width but not its bandwidth.
+PCIE_LANE_GBPS = tables.PCIE_LANE_GBPS
 # A GPU row is latency-bound, not bandwidth- or compute-bound, when it takes at most this many
 # times a kernel launch plus a synchronize on its machine (the committed H100's 4 KiB device copy:
 # 3.4 µs against 3.8 + 1.6 µs).

@@ -1,7 +1,7 @@
 """Whether two machines ran the same benchmark code: the hash of each family's sources that runs
 record at build time (`gapbench.source.<family>`), else git history between the two runs'
-commits, else that nothing can tell. versus.py refuses a changed benchmark and says beside a row
-where its code's identity is unknown (docs/report.md#like-with-like-only)."""
+commits, else that nothing can tell. versus/comparison.py refuses a changed benchmark and says
+beside a row where its code's identity is unknown (docs/report.md#like-with-like-only)."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ FAMILY_SOURCES = {
 }
 GIT_SECONDS = 10
 # The repository this report was installed from, where it is a git checkout.
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]  # report/gapbench_report/versus/code.py
 
 SAME, CHANGED, UNKNOWN = "same", "changed", "unknown"
 

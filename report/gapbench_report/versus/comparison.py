@@ -1,7 +1,7 @@
 """Why is this machine slower than that one? Two machines' runs set side by side: every work both
 ran, whether its two rows are the same work at all (the same code, configuration, scope and
 FLOPs), and each difference put down to a firm ceiling of the machines that bounds that work
-(versus_ceilings), else to a recorded fact in which they differ (machine_facts, as the fleet
+(versus.ceilings), else to a recorded fact in which they differ (core.facts, as the fleet
 explains an outlier), else to the machine itself being unsteady where both runs are of one
 machine. Pure functions over each side's run_model.Run; render's model shows them and writes
 comparison.json. The rules: docs/report.md#against-another-machine."""
@@ -24,6 +24,7 @@ from gapbench_report.core.facts import (
     Usual,
     differences,
 )
+from gapbench_report.core.formats import fmt_ratio_short
 from gapbench_report.core.labels import (
     axes_label,
     is_unheld,
@@ -34,6 +35,7 @@ from gapbench_report.core.labels import (
 )
 from gapbench_report.core.run_model import Run
 from gapbench_report.core.same_work import fastest_by, work
+from gapbench_report.core.tables import ONEDNN_ISA_ORDER
 from gapbench_report.inputs.results import FP32, Benchmark, Results
 from gapbench_report.versus import code as versus_code
 from gapbench_report.versus.ceilings import (  # noqa: F401 (the comparison's names)
@@ -63,7 +65,7 @@ FULLY_LEFT = 1.25
 # none of it.
 PARTLY = 0.25
 # The families compared: peak/ holds the ceilings themselves, framework/ the user's framework
-# (set against the libraries per machine, and between machines by versus_framework).
+# (set against the libraries per machine, and between machines by versus.framework).
 NOT_COMPARED = ("peak", "framework")
 # The variants that run a library whose own facts (onednn.*, openblas.*, ...) concern them alone.
 LIBRARY_OF = {"onednn": "onednn", "im2col_blas": "openblas", "openblas": "openblas",
@@ -80,8 +82,7 @@ CPU_FACTS = frozenset(CPUS.facts)
 # Facts with a direction: one is cited for the slower machine only where its value is the worse
 # one (a newer instruction set never explains slowness). Each: its values from worst to best,
 # or None for a number (fewer is worse), and its words.
-ISA_ORDER = ("sse41", "avx", "avx2", "avx2_vnni", "avx512_core", "avx512_core_vnni",
-             "avx512_core_bf16", "avx10_1_512", "avx512_core_amx", "avx512_core_amx_fp16")
+ISA_ORDER = ONEDNN_ISA_ORDER  # tables/isa.json, which kernels/onednn_isa.cpp is held to
 DIRECTED = {"onednn.isa": (ISA_ORDER, "oneDNN ran an older instruction set"),
             "openblas.threads": (None, "OpenBLAS ran fewer threads"),
             "onednn.threads": (None, "oneDNN ran fewer threads")}
@@ -170,7 +171,7 @@ def configuration_differs(here: Benchmark, there: Benchmark,
     """Why two rows of one name are not the same work, in words; empty when they are: the math
     each may have computed in, the algorithm, math mode, data type and layout any of their
     repetitions' labels name, a held against an unheld kernel time, other FLOPs per iteration,
-    the benchmark's code changed (versus_code), and, where the code is not known to be the
+    the benchmark's code changed (versus.code), and, where the code is not known to be the
     same, labels that differ (oneDNN's, which name its kernels for the machine, aside)."""
     reasons = []
     if here.math != there.math:
@@ -253,7 +254,7 @@ def scoped_work(b: Benchmark) -> tuple:
 
 
 def code_identity(family: str, here: Side, there: Side) -> versus_code.Identity:
-    """Whether both machines ran the family's benchmark code as it is (versus_code)."""
+    """Whether both machines ran the family's benchmark code as it is (versus.code)."""
     return versus_code.identity(family, (here.run.context, here.commit),
                                 (there.run.context, there.commit))
 
@@ -522,7 +523,7 @@ def directed(d: Difference, slow: Facts, fast: Facts) -> bool:
 
 def facts_for(pair: Pair, here: Side, there: Side) -> list[tuple[str, Difference]]:
     """The recorded facts in which the slower machine differs from the faster one
-    (machine_facts.differences), those that can explain it: about this row (its device's or
+    (core.facts.differences), those that can explain it: about this row (its device's or
     both's; a library's own facts only for that library's rows; no GPU fact that two GPU
     models' makes decide), about the slower machine (a fact set there and unset on the faster
     one, such as a cap, or set on both; never one only the faster machine has set), and
@@ -655,15 +656,9 @@ def work_words(b: Benchmark, other: Benchmark | None = None) -> str:
     return f"{variant_words(b)} ({sizes})" if sizes else variant_words(b)
 
 
-def ratio_text(ratio: float) -> str:
-    """0.713 -> "0.71x", 431.2 -> "431x", 1143 -> "1143x", 0.00232 -> "0.0023x"."""
-    return f"{ratio:.0f}x" if ratio >= 100 else f"{ratio:.3g}x" if ratio >= 10 else \
-        f"{ratio:.2f}x" if ratio >= 0.1 else f"{ratio:.2g}x"
-
-
 def ratio_range(works: Sequence[Work]) -> str:
     """"0.48-0.52x" over works' ratios, or the one ratio."""
-    low, high = (ratio_text(f(w.pair.speed for w in works)) for f in (min, max))
+    low, high = (fmt_ratio_short(f(w.pair.speed for w in works)) for f in (min, max))
     return low if low == high else f"{low[:-1]}–{high}"
 
 
@@ -732,8 +727,8 @@ def reading(w: Work, here: str, there: str) -> str:
         if e.how == "partly":
             bound = f"partly bound by the {bound}, which explains {e.share:.0%} of it"
         elif e.how == "beyond":
-            bound = (f"partly bound by the {bound} ({ratio_text(e.ratio)}, more than the "
-                     f"work's {ratio_text(w.pair.speed)}: something else bounds the rest)")
+            bound = (f"partly bound by the {bound} ({fmt_ratio_short(e.ratio)}, more than the "
+                     f"work's {fmt_ratio_short(w.pair.speed)}: something else bounds the rest)")
         return bound + (f"; {facts}" if facts else "") + caveats
     text = "; ".join(p for p in (library_text(e), facts) if p) or (
         f"the machine itself was unsteady ({e.unsteady})" if e.unsteady
@@ -757,7 +752,7 @@ def reading(w: Work, here: str, there: str) -> str:
 
 def item(w: Work, c: Comparison) -> str:
     """"device memory copies (256 MiB) (0.71x: GPU memory bandwidth ...)"."""
-    return f"{w.pair.words} ({ratio_text(w.pair.speed)}: " \
+    return f"{w.pair.words} ({fmt_ratio_short(w.pair.speed)}: " \
            f"{reading(w, c.here.label, c.there.label)})"
 
 
@@ -915,9 +910,9 @@ def clause(c: Comparison, name: str) -> str:
     if w.pair.reasons:
         return f"Against {c.there.label}, not comparable: {'; '.join(w.pair.reasons)}."
     if not w.pair.differs:
-        return (f"Against {c.there.label}: the same ({ratio_text(w.pair.speed)} its speed "
+        return (f"Against {c.there.label}: the same ({fmt_ratio_short(w.pair.speed)} its speed "
                 "there).")
-    return (f"Against {c.there.label}: {ratio_text(w.pair.speed)} its speed there, "
+    return (f"Against {c.there.label}: {fmt_ratio_short(w.pair.speed)} its speed there, "
             f"{reading(w, c.here.label, c.there.label)}.")
 
 

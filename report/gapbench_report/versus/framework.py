@@ -12,31 +12,16 @@ import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 from gapbench_report.core import framework
+from gapbench_report.core.formats import fmt_ratio_short
 from gapbench_report.core.labels import axes_label, fmt_seconds, math_words
 from gapbench_report.core.run_model import Run
 from gapbench_report.inputs.results import FRAMEWORK_TF32_KEYS, MATH_AXIS, Benchmark
 from gapbench_report.versus import comparison as versus
 
-# A machine's probe files beside its results file: NAME.json's are NAME.framework-<name>.json.
-PROBE_BESIDE = "{stem}.framework-*.json"
 # The causes a verdict names before it counts the rest ("3 more explained otherwise").
 VERDICT_ITEMS = 3
-
-
-def probe_files_beside(path: Path) -> list[Path]:
-    """The probe files that belong to a results file NAME.json: NAME.framework-*.json beside it
-    (a committed baseline and its probe); none for a probe file itself."""
-    if ".framework-" in path.name:
-        return []
-    return sorted(p for p in path.parent.glob(PROBE_BESIDE.format(stem=glob_escape(path.stem)))
-                  if p.is_file() and p != path)
-
-
-def glob_escape(text: str) -> str:
-    return re.sub(r"([*?\[])", r"[\1]", text)
 
 
 # ---- the framework's facts, by meaning --------------------------------------------------------
@@ -425,10 +410,6 @@ def compare(here: versus.Side, there: versus.Side,
 
 # ---- in words -------------------------------------------------------------------------------
 
-def ratio_text(ratio: float) -> str:
-    return versus.ratio_text(ratio)
-
-
 def facts_text(facts: Sequence[FactDifference], name: str, slower_here: bool, there: str
                ) -> str:
     """"another number of threads per op: 2 here, 1 on X", the slower side's value first."""
@@ -445,8 +426,8 @@ def hardware_text(w: Work, c: Comparison) -> str:
     """The hardware part in words: the library's ratio and what versus says of it."""
     judged = w.library.work
     if not judged.pair.differs:
-        return f"{ratio_text(w.hardware)} (gapbench's own row, {library_name(judged)}, agrees)"
-    return (f"{ratio_text(w.hardware)} (gapbench's own row, {library_name(judged)}: "
+        return f"{fmt_ratio_short(w.hardware)} (gapbench's own row, {library_name(judged)}, agrees)"
+    return (f"{fmt_ratio_short(w.hardware)} (gapbench's own row, {library_name(judged)}: "
             f"{versus.reading(judged, c.here_label, c.there_label)})")
 
 
@@ -458,12 +439,12 @@ def stack_text(w: Work, c: Comparison) -> str:
     """The stack part in words: the facts that differ, the slower side's first; else
     unexplained (with what the framework times beyond the library's row, where it does)."""
     if not w.stack_acts:
-        return f"{ratio_text(w.stack)} (the same within {versus.DIFFERS:.0%})"
+        return f"{fmt_ratio_short(w.stack)} (the same within {versus.DIFFERS:.0%})"
     facts = facts_text(w.facts, w.name, w.stack > 1, c.there_label)
     if not facts:
         sides = framework.SIDES.get((w.here.parsed.axis("op") or "", w.here.parsed.device))
         facts = "unexplained by the recorded facts" + (f"; {sides}" if sides else "")
-    return f"{ratio_text(w.stack)} ({facts})"
+    return f"{fmt_ratio_short(w.stack)} ({facts})"
 
 
 def reading(w: Work, c: Comparison) -> str:
@@ -477,8 +458,8 @@ def reading(w: Work, c: Comparison) -> str:
 def how_long(w: Work, c: Comparison) -> str:
     """"takes 1.9x as long here", "takes 1.4x as long on X"."""
     if w.ratio >= 1:
-        return f"takes {ratio_text(w.ratio)} as long here"
-    return f"takes {ratio_text(1 / w.ratio)} as long on {c.there_label}"
+        return f"takes {fmt_ratio_short(w.ratio)} as long here"
+    return f"takes {fmt_ratio_short(1 / w.ratio)} as long on {c.there_label}"
 
 
 def item(w: Work, c: Comparison) -> str:
@@ -499,7 +480,7 @@ def cause(w: Work) -> tuple:
 
 
 def short(w: Work, c: Comparison) -> str:
-    split = f"; stack {ratio_text(w.stack)}" if w.stack is not None else ""
+    split = f"; stack {fmt_ratio_short(w.stack)}" if w.stack is not None else ""
     return f"{w.words} ({how_long(w, c)[len('takes '):]}{split})"
 
 
@@ -606,13 +587,13 @@ def section(fc: FrameworkComparison, c: Comparison) -> Section:
     title = f"Your {fc.name} against {c.there_label}"
     if fc.here is None or fc.there is None:
         return Section(title, verdict_lines(fc, c), [], [], [], [], "")
-    findings = [(f"{w.words}: {ratio_text(w.ratio)} the time it takes on {c.there_label}",
+    findings = [(f"{w.words}: {fmt_ratio_short(w.ratio)} the time it takes on {c.there_label}",
                  f"{fmt_seconds(w.here.median)} here, {fmt_seconds(w.there.median)} on "
                  f"{c.there_label}: {reading(w, c)}.")
                 for w in fc.slower + fc.faster]
     works = [[w.words, fmt_seconds(w.here.median), fmt_seconds(w.there.median),
-              ratio_text(w.ratio), ratio_text(w.hardware) if w.hardware else "—",
-              ratio_text(w.stack) if w.stack else "—", put_down_to(w, c)]
+              fmt_ratio_short(w.ratio), fmt_ratio_short(w.hardware) if w.hardware else "—",
+              fmt_ratio_short(w.stack) if w.stack else "—", put_down_to(w, c)]
              for w in fc.slower + fc.faster + fc.alike]
     not_comparable = [[w.words, fmt_seconds(w.here.median), fmt_seconds(w.there.median),
                        "; ".join(w.reasons)] for w in fc.not_comparable]

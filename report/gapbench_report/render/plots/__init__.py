@@ -12,7 +12,7 @@ drawing) and a `draw_*()` function that writes `<stem>.png` and `<stem>.svg` and
   work's ratio against another machine beside its ceiling's;
 - framework_chart (framework_chart.py): the user's framework's time over the library's, per pair.
 
-common.py holds what they share (style, value axis, Grid, save); trend.py draws with it too.
+common.py holds what they share (style, value axis, Grid, save); trend/command.py draws with it too.
 """
 
 from gapbench_report.core.metrics import TIME, Metric

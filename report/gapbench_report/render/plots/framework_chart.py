@@ -10,7 +10,8 @@ from pathlib import Path
 import matplotlib
 from matplotlib.ticker import FuncFormatter, NullLocator
 
-from gapbench_report.core.framework import Pair, fmt_ratio
+from gapbench_report.core.formats import fmt_ratio
+from gapbench_report.core.framework import Pair
 from gapbench_report.core.labels import axes_label
 from gapbench_report.render.plots.common import PALETTE, RC, Grid, save
 

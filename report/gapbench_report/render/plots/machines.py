@@ -1,6 +1,6 @@
 """Against other machines: each machine's ceilings side by side (one small panel per ceiling, a
 bar per machine), and against one machine each differing work's ratio beside the ratio of the
-ceiling that bounds it (versus.py judges; model.VersusSection holds the bars)."""
+ceiling that bounds it (versus/comparison.py judges; render.model.VersusSection holds the bars)."""
 
 from __future__ import annotations
 
