@@ -113,7 +113,7 @@ void register_shape(const ConvShape& shape, bool naive_on_cpu) {
   add_cpu(name("onednn").axis("math", math_name(Arithmetic::bf16)),
           [shape](State& st) { bench_cpu(st, shape, CpuVariant::onednn_bf16); });
   const std::pair<std::string, GpuVariant> gpu[] = {{"naive", GpuVariant::naive},
-                                                     {"tiled", GpuVariant::tiled}};
+                                                    {"tiled", GpuVariant::tiled}};
   for (const auto& [variant, id] : gpu) {
     add_gpu(name(variant), GAPBENCH_GPU_BODY(conv_gpu(shape, id)));
   }

@@ -111,11 +111,11 @@ void bench_gpu(State& state, const ConvShape& shape, GpuVariant variant) {
   }
 
   std::vector<float> out(shape.output_size());
-  validate_then_time(state, dev.stream, /*end_to_end=*/false,
-                     {[&] { dev.upload_input(data); }, launch, [&] { dev.download_output(out); },
-                      [&] { dev.poison_output(); },
-                      [&] { return data.check("conv", out, Arithmetic::float32); }},
-                     /*launches=*/1);
+  validate_then_time(
+      state, dev.stream, /*end_to_end=*/false,
+      {[&] { dev.upload_input(data); }, launch, [&] { dev.download_output(out); },
+       [&] { dev.poison_output(); }, [&] { return data.check("conv", out, Arithmetic::float32); }},
+      /*launches=*/1);
   set_conv_counters(state, shape);
 }
 

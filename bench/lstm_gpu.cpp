@@ -54,8 +54,8 @@ struct CublasRun {
     if (scope == Scope::step) lstm.enqueue_projection();
     stream.synchronize();  // the capture starts on an idle stream
     if (use_graph) graph.emplace(stream.get(), [this] { enqueue_eager(); });
-    launches_ = graph ? graph->nodes()
-                      : captured_launches(stream.get(), [this] { enqueue_eager(); });
+    launches_ =
+        graph ? graph->nodes() : captured_launches(stream.get(), [this] { enqueue_eager(); });
   }
   static const Shape& reserve(const Shape& shape) {
     require_free_device_memory(CublasLstm::device_bytes(shape));

@@ -448,14 +448,12 @@ int run(int argc, char** argv) {
   for (const auto& f : gapbench::machine_findings(facts))
     benchmark::AddCustomContext("finding." + f.id,
                                 gapbench::severity_name(f.severity) + ": " + f.text);
-  if (options.peak_results)
-    benchmark::AddCustomContext("peak.results_file", *options.peak_results);
+  if (options.peak_results) benchmark::AddCustomContext("peak.results_file", *options.peak_results);
   // A family's run that includes peak/, or is judged against a peak/ run (every family's bench
   // run), measures two ceilings at its start and its end, so the report can tell a machine that
   // changed speed during the run. Not in a peak/-only run, whose rows are what the probes would
   // measure again (a third of its time).
-  bool probe = results && !options.listing && match.others &&
-               (match.peak || options.peak_results);
+  bool probe = results && !options.listing && match.others && (match.peak || options.peak_results);
   if (probe) {
     try {
       add_ceilings("start", [](const std::string& k, const std::string& v) {

@@ -38,8 +38,8 @@ void bench_matmul(State& state, std::size_t n, GpuTiming timing, Arithmetic arit
       gemm::CublasGemm::device_bytes(n, arithmetic), data, arithmetic);
   validate_once([&] { return dev.op.check(data, timing == GpuTiming::end_to_end); });
   if (timing == GpuTiming::kernel) {
-    time_kernel(state, dev.stream, kLibraryCallLaunches, [&] { dev.op.multiply(); },
-                dev.op.description());
+    time_kernel(
+        state, dev.stream, kLibraryCallLaunches, [&] { dev.op.multiply(); }, dev.op.description());
   } else {
     time_end_to_end(
         state, dev.stream, kLibraryCallLaunches, [&] { dev.op.multiply(); },
@@ -278,8 +278,8 @@ Validation check_found_convolution(const conv::CudnnConvolution& found, cudaStre
   one.n = 1;
   std::vector<double> ref(one.output_size());
   conv::reference(one, x.data(), w.data(), ref.data());
-  const auto tol = conv::tolerance(one, conv::magnitude_bound(one, x.data(), w.data()),
-                                   found.arithmetic());
+  const auto tol =
+      conv::tolerance(one, conv::magnitude_bound(one, x.data(), w.data()), found.arithmetic());
   return validate("cudnn convolution (first image)", y.data(), ref.data(), ref.size(), tol);
 }
 #endif

@@ -19,8 +19,8 @@ void bench_gemm_gpu(State& state, std::size_t n, Arithmetic arithmetic) {
       gemm::SquareProblem::key(n) + ":" + math_name(arithmetic),
       gemm::CublasGemm::device_bytes(n, arithmetic), data, arithmetic);
   validate_once([&] { return dev.op.check(data, false); });
-  time_kernel(state, dev.stream, kLibraryCallLaunches, [&] { dev.op.multiply(); },
-              dev.op.description());
+  time_kernel(
+      state, dev.stream, kLibraryCallLaunches, [&] { dev.op.multiply(); }, dev.op.description());
   set_flops_counter(state, data.flops());
 }
 

@@ -1,7 +1,7 @@
 # The checks beside the C++ unit tests (those are in tests/CMakeLists.txt), included by
-# CMakeLists.txt after them: the report's, the CI's and the probe's pytest suites, the lint of the CI files
-# and of the layering, the cmake/ scripts' own test, the smoke runs of the real executable, and
-# `ctest -L bench`, the benchmark run proper.
+# CMakeLists.txt after them: the report's, the CI's and the probe's pytest suites, the lint of the
+# CI files, of the C++ formatting and of the layering, the cmake/ scripts' own test, the smoke runs
+# of the real executable, and `ctest -L bench`, the benchmark run proper.
 
 # gapbench's Python: pytest, from the virtual environment ci/setup makes, with this checkout's
 # packages first on the path: gapbench_ci (ci/) and gapbench_report (report/).
@@ -56,6 +56,20 @@ add_test(NAME ci.inject_hook
          WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
 set_tests_properties(ci.actionlint ci.shellcheck ci.inject_hook PROPERTIES LABELS unit
                      SKIP_RETURN_CODE 77)
+
+# The C, C++ and CUDA files as .clang-format writes them (clang-format from ci/setup's apt
+# packages). Without it the test skips, saying so; under CI=true it fails instead.
+find_program(GAPBENCH_CLANG_FORMAT clang-format)
+add_test(NAME lint.clang-format
+         COMMAND tests/ci_checks.sh clang-format "${GAPBENCH_CLANG_FORMAT}"
+         WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+set_tests_properties(lint.clang-format PROPERTIES LABELS unit SKIP_RETURN_CODE 77)
+
+# The Python of report/, ci/ and probe/ as the one lint configuration wants it (ruff, from ci/setup's
+# .venv). Without it the test skips, saying so; under CI=true it fails instead.
+add_test(NAME lint.ruff COMMAND tests/ci_checks.sh ruff ${python_bin_dir}
+         WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+set_tests_properties(lint.ruff PROPERTIES LABELS unit SKIP_RETURN_CODE 77)
 
 # cuDNN found in a Python's nvidia.cudnn package when it is nowhere else, and the GPU libraries
 # GAPBENCH_REQUIRE_GPU_LIBRARIES requires (cmake/gapbench_cudnn.cmake in script mode).
@@ -117,7 +131,7 @@ add_test(NAME smoke.doctor COMMAND gapbench doctor)
 add_test(NAME smoke.doctor_json
          COMMAND sh -c "\"$1\" doctor --json | \"$2\" -c \"$3\""
                  sh $<TARGET_FILE:gapbench> ${Python3_EXECUTABLE}
-                 "import json,sys; from gapbench_report.catalogue import SEVERITIES; d=json.load(sys.stdin); f=d['facts']; assert isinstance(f['cpu.cores'], int), f['cpu.cores']; assert isinstance(f['machine.id'], str); assert all(set(x) == {'id', 'severity', 'text'} and x['severity'] in SEVERITIES for x in d['findings']), d['findings']")
+                 "import json,sys; from gapbench_report.core.catalogue import SEVERITIES; d=json.load(sys.stdin); f=d['facts']; assert isinstance(f['cpu.cores'], int), f['cpu.cores']; assert isinstance(f['machine.id'], str); assert all(set(x) == {'id', 'severity', 'text'} and x['severity'] in SEVERITIES for x in d['findings']), d['findings']")
 set_tests_properties(smoke.doctor smoke.doctor_json PROPERTIES LABELS smoke)
 set_tests_properties(smoke.doctor_json PROPERTIES ENVIRONMENT "${report_env}")
 
@@ -144,7 +158,7 @@ foreach(family IN LISTS GAPBENCH_FAMILIES)
            COMMAND gapbench ${filter} --benchmark_repetitions=1 --benchmark_min_time=0.01
                    --benchmark_out=${smoke_json})
   add_test(NAME smoke.${family}.check
-           COMMAND ${Python3_EXECUTABLE} -m gapbench_report.check ${smoke_json} --family ${family})
+           COMMAND ${Python3_EXECUTABLE} -m gapbench_report.check.command ${smoke_json} --family ${family})
   set_tests_properties(smoke.${family}.run PROPERTIES LABELS smoke FIXTURES_SETUP smoke_${family}
                        RUN_SERIAL TRUE)
   set_tests_properties(smoke.${family}.check PROPERTIES LABELS smoke

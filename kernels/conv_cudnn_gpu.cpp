@@ -216,10 +216,9 @@ void CudnnConvolution::search() {
     if (needed > workspace.bytes()) continue;
     const float one = 1.0f, zero = 0.0f;
     auto run = [&] {
-      GAPBENCH_CHECK(cudnnConvolutionForward(handle_, &one, x_desc_.get(), x.data(),
-                                             w_desc_.get(), w.data(), conv_desc_.get(),
-                                             candidate.algo, workspace.data(), needed, &zero,
-                                             y_desc_.get(), y.data()));
+      GAPBENCH_CHECK(cudnnConvolutionForward(
+          handle_, &one, x_desc_.get(), x.data(), w_desc_.get(), w.data(), conv_desc_.get(),
+          candidate.algo, workspace.data(), needed, &zero, y_desc_.get(), y.data()));
     };
     run();  // warm: loads the algorithm's kernels
     double seconds = -1.0;

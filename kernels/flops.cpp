@@ -47,8 +47,7 @@ std::uint16_t to_bf16(float f) {
 }
 
 // The twelve accumulators, spelt out so that each is a register of its own.
-#define GAPBENCH_EACH_ACCUMULATOR(X) \
-  X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11)
+#define GAPBENCH_EACH_ACCUMULATOR(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11)
 static_assert(kAccumulators == 12, "GAPBENCH_EACH_ACCUMULATOR spells out 12");
 
 // Every loop: load the accumulators, `steps` steps of each, store them. Each ISA's function
@@ -63,9 +62,9 @@ static_assert(kAccumulators == 12, "GAPBENCH_EACH_ACCUMULATOR spells out 12");
 __attribute__((target("sse4.1"))) void run_sse41(std::int64_t steps, const float* start,
                                                  float* out) {
   const __m128 m = _mm_set1_ps(kMultiplier), c = _mm_set1_ps(kAddend);
-#define GAPBENCH_LOAD(r) __m128 acc##r = _mm_loadu_ps(start + (r) * 4);
+#define GAPBENCH_LOAD(r) __m128 acc##r = _mm_loadu_ps(start + 4 * (r));
 #define GAPBENCH_STEP(r) acc##r = _mm_add_ps(_mm_mul_ps(acc##r, m), c);
-#define GAPBENCH_STORE(r) _mm_storeu_ps(out + (r) * 4, acc##r);
+#define GAPBENCH_STORE(r) _mm_storeu_ps(out + 4 * (r), acc##r);
   GAPBENCH_ACCUMULATOR_LOOP(steps)
 #undef GAPBENCH_LOAD
 #undef GAPBENCH_STEP
@@ -75,9 +74,9 @@ __attribute__((target("sse4.1"))) void run_sse41(std::int64_t steps, const float
 __attribute__((target("avx2,fma"))) void run_avx2(std::int64_t steps, const float* start,
                                                   float* out) {
   const __m256 m = _mm256_set1_ps(kMultiplier), c = _mm256_set1_ps(kAddend);
-#define GAPBENCH_LOAD(r) __m256 acc##r = _mm256_loadu_ps(start + (r) * 8);
+#define GAPBENCH_LOAD(r) __m256 acc##r = _mm256_loadu_ps(start + 8 * (r));
 #define GAPBENCH_STEP(r) acc##r = _mm256_fmadd_ps(acc##r, m, c);
-#define GAPBENCH_STORE(r) _mm256_storeu_ps(out + (r) * 8, acc##r);
+#define GAPBENCH_STORE(r) _mm256_storeu_ps(out + 8 * (r), acc##r);
   GAPBENCH_ACCUMULATOR_LOOP(steps)
 #undef GAPBENCH_LOAD
 #undef GAPBENCH_STEP
@@ -87,9 +86,9 @@ __attribute__((target("avx2,fma"))) void run_avx2(std::int64_t steps, const floa
 __attribute__((target("avx512f"))) void run_avx512(std::int64_t steps, const float* start,
                                                    float* out) {
   const __m512 m = _mm512_set1_ps(kMultiplier), c = _mm512_set1_ps(kAddend);
-#define GAPBENCH_LOAD(r) __m512 acc##r = _mm512_loadu_ps(start + (r) * 16);
+#define GAPBENCH_LOAD(r) __m512 acc##r = _mm512_loadu_ps(start + 16 * (r));
 #define GAPBENCH_STEP(r) acc##r = _mm512_fmadd_ps(acc##r, m, c);
-#define GAPBENCH_STORE(r) _mm512_storeu_ps(out + (r) * 16, acc##r);
+#define GAPBENCH_STORE(r) _mm512_storeu_ps(out + 16 * (r), acc##r);
   GAPBENCH_ACCUMULATOR_LOOP(steps)
 #undef GAPBENCH_LOAD
 #undef GAPBENCH_STEP
@@ -104,9 +103,9 @@ __attribute__((target("avx512f,avx512bf16"))) void run_avx512_bf16(std::int64_t 
                                                                    float* out) {
   const __m512bh va = (__m512bh)_mm512_loadu_si512(a);
   const __m512bh vb = (__m512bh)_mm512_loadu_si512(b);
-#define GAPBENCH_LOAD(r) __m512 acc##r = _mm512_loadu_ps(start + (r) * 16);
+#define GAPBENCH_LOAD(r) __m512 acc##r = _mm512_loadu_ps(start + 16 * (r));
 #define GAPBENCH_STEP(r) acc##r = _mm512_dpbf16_ps(acc##r, va, vb);
-#define GAPBENCH_STORE(r) _mm512_storeu_ps(out + (r) * 16, acc##r);
+#define GAPBENCH_STORE(r) _mm512_storeu_ps(out + 16 * (r), acc##r);
   GAPBENCH_ACCUMULATOR_LOOP(steps)
 #undef GAPBENCH_LOAD
 #undef GAPBENCH_STEP
@@ -187,8 +186,8 @@ std::optional<Isa> isa_cap() {
 std::optional<std::string> unavailable_reason(Isa isa, bool has, std::optional<Isa> cap) {
   if (!has) return std::string(kCpuLacks) + isa_words(isa);
   if (cap && static_cast<int>(isa) > static_cast<int>(*cap)) {
-    return std::string(kCpuLacks) + isa_words(isa) + " (GAPBENCH_MAX_CPU_ISA=" +
-           isa_name(*cap) + " caps it at " + isa_name(*cap) + ")";
+    return std::string(kCpuLacks) + isa_words(isa) + " (GAPBENCH_MAX_CPU_ISA=" + isa_name(*cap) +
+           " caps it at " + isa_name(*cap) + ")";
   }
   return std::nullopt;
 }

@@ -85,9 +85,8 @@ void CublasGemm::plan_lt() {
       make_lt<CudaOwner<cublasLtMatmulPreference_t, detail::DestroyLtPreference>>(
           cublasLtMatmulPreferenceCreate);
   const std::uint64_t workspace = workspace_.bytes();
-  GAPBENCH_CHECK(cublasLtMatmulPreferenceSetAttribute(preference.get(),
-                                                      CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
-                                                      &workspace, sizeof workspace));
+  GAPBENCH_CHECK(cublasLtMatmulPreferenceSetAttribute(
+      preference.get(), CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspace, sizeof workspace));
   cublasLtMatmulHeuristicResult_t result{};
   int returned = 0;
   GAPBENCH_CHECK(cublasLtMatmulAlgoGetHeuristic(lt_->get(), lt_desc_.get(), lt_a_.get(),
@@ -122,9 +121,9 @@ void CublasGemm::multiply() {
   }
   if (lt_algo_found_) {
     GAPBENCH_CHECK(cublasLtMatmul(lt_->get(), lt_desc_.get(), &one, b_.data(), lt_a_.get(),
-                                  a_.data(), lt_b_.get(), &zero, c_.data(), lt_c_.get(),
-                                  c_.data(), lt_c_.get(), &lt_algo_, workspace_.data(),
-                                  workspace_.bytes(), stream_));
+                                  a_.data(), lt_b_.get(), &zero, c_.data(), lt_c_.get(), c_.data(),
+                                  lt_c_.get(), &lt_algo_, workspace_.data(), workspace_.bytes(),
+                                  stream_));
     return;
   }
   const cudaDataType_t in = input_type(arithmetic_);

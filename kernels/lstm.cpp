@@ -248,8 +248,7 @@ bool persistent_fits_device(const Shape& s, const GpuFacts& gpu) {
 
 RnnAlgorithm framework_rnn_algorithm(const Shape& s, Arithmetic arithmetic, const GpuFacts& gpu) {
   if (gpu.major >= 6 && s.hidden <= 192) return RnnAlgorithm::persist_static_small_h;
-  const bool persistent_shape =
-      s.hidden <= 1024 && s.hidden % 128 == 0 && s.input % 128 == 0;
+  const bool persistent_shape = s.hidden <= 1024 && s.hidden % 128 == 0 && s.input % 128 == 0;
   if (arithmetic == Arithmetic::fp16 && persistent_shape && persistent_fits_device(s, gpu)) {
     return RnnAlgorithm::persist_static;
   }

@@ -12,8 +12,8 @@
 #include <climits>
 #include <cstddef>
 
-#include "kernels/lstm_gpu.h"
 #include "kernels/grid_stride.cuh"
+#include "kernels/lstm_gpu.h"
 
 namespace gapbench::lstm {
 

@@ -127,7 +127,7 @@ Validation check_sequence(const std::string& what, const Shape& shape, const Ref
 Validation check_step(const std::string& what, const Shape& shape, const Reference& ref,
                       const float* h, const float* c, Precision precision = {});
 
-// ---- the cuDNN variant's algorithm (kernels/lstm_cudnn.h), decided here so CPU tests check it ----
+// ---- the cuDNN variant's algorithm (kernels/lstm_cudnn.h), decided here for CPU tests ----
 //
 // cuDNN runs an RNN's recurrence step by step (STANDARD: a GEMM and a pointwise kernel per
 // step, about 20 µs a step on an H200 whatever the size) or in one persistent kernel that keeps

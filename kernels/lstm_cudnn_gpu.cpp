@@ -219,7 +219,8 @@ void CudnnLstm::trial_run() {
 }
 
 Precision CudnnLstm::precision() const {
-  const Arithmetic stored = arithmetic_ == Arithmetic::fp16 ? Arithmetic::fp16 : Arithmetic::float32;
+  const Arithmetic stored =
+      arithmetic_ == Arithmetic::fp16 ? Arithmetic::fp16 : Arithmetic::float32;
   return {arithmetic_, stored, stored};
 }
 

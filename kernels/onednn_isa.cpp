@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <dnnl.hpp>
 #include <sstream>
+#include <utility>
 
 namespace gapbench {
 
@@ -10,29 +11,35 @@ namespace {
 
 bool has(const std::string& isa, const char* part) { return isa.find(part) != std::string::npos; }
 
+// The richest first: each value is a mask holding the bits of every set below it.
+constexpr std::pair<dnnl::cpu_isa, const char*> kKnownIsas[] = {
+    {dnnl::cpu_isa::avx512_core_amx, "avx512_core_amx"},
+    {dnnl::cpu_isa::avx512_core_bf16, "avx512_core_bf16"},
+    {dnnl::cpu_isa::avx512_core_vnni, "avx512_core_vnni"},
+    {dnnl::cpu_isa::avx512_core, "avx512_core"},
+    {dnnl::cpu_isa::avx2_vnni, "avx2_vnni"},
+    {dnnl::cpu_isa::avx2, "avx2"},
+    {dnnl::cpu_isa::avx, "avx"},
+    {dnnl::cpu_isa::sse41, "sse41"},
+};
+
 }  // namespace
 
 std::string onednn_isa() {
-  using dnnl::cpu_isa;
-  // The richest first: each value is a mask holding the bits of every set below it.
-  const std::pair<cpu_isa, const char*> known[] = {
-      {cpu_isa::avx512_core_amx, "avx512_core_amx"},
-      {cpu_isa::avx512_core_bf16, "avx512_core_bf16"},
-      {cpu_isa::avx512_core_vnni, "avx512_core_vnni"},
-      {cpu_isa::avx512_core, "avx512_core"},
-      {cpu_isa::avx2_vnni, "avx2_vnni"},
-      {cpu_isa::avx2, "avx2"},
-      {cpu_isa::avx, "avx"},
-      {cpu_isa::sse41, "sse41"},
-  };
   const auto effective = static_cast<unsigned>(dnnl::get_effective_cpu_isa());
-  for (const auto& [isa, name] : known) {
+  for (const auto& [isa, name] : kKnownIsas) {
     const auto bits = static_cast<unsigned>(isa);
     if ((effective & bits) == bits) return name;
   }
   std::ostringstream unknown;
   unknown << "isa mask 0x" << std::hex << effective;
   return unknown.str();
+}
+
+std::vector<std::string> onednn_isa_names() {
+  std::vector<std::string> names;
+  for (const auto& known : kKnownIsas) names.push_back(known.second);
+  return names;
 }
 
 std::string onednn_isa_cap() {

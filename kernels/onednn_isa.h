@@ -14,6 +14,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "kernels/base/validate.h"
 
@@ -26,6 +27,8 @@ inline constexpr const char* kCpuLacks = "this CPU lacks ";
 // oneDNN's instruction set here, after any DNNL_MAX_CPU_ISA cap, spelt as that variable takes
 // it in lower case: "sse41", "avx2", "avx512_core", "avx512_core_bf16", "avx512_core_amx".
 std::string onednn_isa();
+// Every name onednn_isa() gives a set it knows, the richest first.
+std::vector<std::string> onednn_isa_names();
 
 // The DNNL_MAX_CPU_ISA cap in force ("AVX2"), or "" when oneDNN may use all this CPU has.
 std::string onednn_isa_cap();

@@ -16,8 +16,8 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "kernels/preprocess.h"
 #include "kernels/grid_stride.cuh"
+#include "kernels/preprocess.h"
 
 namespace gapbench::preprocess {
 

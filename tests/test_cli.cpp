@@ -197,9 +197,9 @@ TEST_F(Cli, BadPeakSettingsAreRefused) {
 TEST_F(Cli, AFamilyRunNamesThePeakRunItIsJudgedAgainst) {
   write_file(dir_ + "/peak.json", "{}");
   const std::string out = dir_ + "/conv.json";
-  const Result r = run({"--benchmark_filter=^conv/naive/cpu/n:1/", "--peak=peak.json",
-                        "--benchmark_repetitions=1", "--benchmark_min_time=0.001",
-                        "--benchmark_out=" + out});
+  const Result r =
+      run({"--benchmark_filter=^conv/naive/cpu/n:1/", "--peak=peak.json",
+           "--benchmark_repetitions=1", "--benchmark_min_time=0.001", "--benchmark_out=" + out});
   ASSERT_EQ(r.status, 0) << r.err;
   const std::string text = read_file(out);
   EXPECT_NE(text.find("\"peak.results_file\": \"peak.json\""), std::string::npos);
@@ -328,9 +328,10 @@ TEST_F(Cli, PipelineIdealCountsItsWorkersAndTheCoresItMayUse) {
 // a run of peak/ alone (its rows are those ceilings) and one without peak/ do not pay for it.
 TEST_F(Cli, FamilyRunsWithPeakRecordTheCeilingsAtTheirStartAndEnd) {
   const std::string out = dir_ + "/results.json";
-  Result r = run({"--benchmark_filter=^(peak/read/cpu/mib:[0-9]+/real_time/threads:1|"
-                  "conv/naive/cpu/n:1/.*)$",
-                  kOneRepetition, "--benchmark_min_time=0.01", "--benchmark_out=" + out});
+  Result r =
+      run({"--benchmark_filter=^(peak/read/cpu/mib:[0-9]+/real_time/threads:1|"
+           "conv/naive/cpu/n:1/.*)$",
+           kOneRepetition, "--benchmark_min_time=0.01", "--benchmark_out=" + out});
   ASSERT_EQ(r.status, 0) << r.err;
   const std::string json = read_file(out);
   for (const char* key : {"stability.sgemm_gflops_start", "stability.sgemm_gflops_end",

@@ -31,7 +31,7 @@ std::vector<std::string> ids(const std::vector<Finding>& findings) {
 // ---- severities -------------------------------------------------------------------------------
 
 // The words are what doctor prints and the results files carry; the order is the report's
-// (gapbench_report.catalogue.SEVERITIES), and machine_findings lists findings in it.
+// (gapbench_report.core.catalogue.SEVERITIES), and machine_findings lists findings in it.
 TEST(DoctorSeverity, NamesAndOrderAreTheReports) {
   EXPECT_EQ(severity_name(Severity::problem), "problem");
   EXPECT_EQ(severity_name(Severity::warning), "warning");

@@ -2,11 +2,14 @@
 
 #include <gtest/gtest.h>
 
+#include <cstddef>
 #include <cstdlib>
+#include <iterator>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "gapbench/tables.h"
 #include "kernels/onednn_isa.h"
 
 namespace gapbench::flops {
@@ -36,8 +39,8 @@ void expect_a_wrong_step_count_fails(Isa isa) {
     std::vector<float> got(outputs(isa));
     run(isa, ran, got.data());
     const std::vector<double> ref = reference(isa, kSteps);
-    const Validation v = validate("flops", got.data(), ref.data(), got.size(),
-                                  tolerance(isa, kSteps));
+    const Validation v =
+        validate("flops", got.data(), ref.data(), got.size(), tolerance(isa, kSteps));
     EXPECT_FALSE(v.ok) << isa_name(isa) << " ran " << ran << " steps, checked as " << kSteps;
     EXPECT_EQ(v.mismatches, outputs(isa));
   }
@@ -50,9 +53,7 @@ TEST(Flops, Avx512Bf16MatchesItsReference) { expect_matches_reference(Isa::avx51
 TEST(Flops, Sse41CatchesAWrongStepCount) { expect_a_wrong_step_count_fails(Isa::sse41); }
 TEST(Flops, Avx2CatchesAWrongStepCount) { expect_a_wrong_step_count_fails(Isa::avx2); }
 TEST(Flops, Avx512CatchesAWrongStepCount) { expect_a_wrong_step_count_fails(Isa::avx512); }
-TEST(Flops, Avx512Bf16CatchesAWrongStepCount) {
-  expect_a_wrong_step_count_fails(Isa::avx512_bf16);
-}
+TEST(Flops, Avx512Bf16CatchesAWrongStepCount) { expect_a_wrong_step_count_fails(Isa::avx512_bf16); }
 
 TEST(Flops, CountsTwoFlopPerLanePerStepAndFourForBf16Pairs) {
   EXPECT_EQ(flops_per_step(Isa::sse41), 12 * 4 * 2);
@@ -114,6 +115,18 @@ TEST(Flops, ABadCapIsRefusedNamingTheVariable) {
   } else {
     unsetenv("GAPBENCH_MAX_CPU_ISA");
   }
+}
+
+// The report names each loop from isa.json's flop_loops: the enum's values, in order, and no more.
+TEST(Flops, EveryIsaIsIsaJsonsInItsOrder) {
+  const std::size_t listed = std::size(tables::kFlopLoops);
+  for (std::size_t i = 0; i < listed; ++i) {
+    EXPECT_STREQ(isa_name(static_cast<Isa>(i)), tables::kFlopLoops[i].name)
+        << "Isa value " << i << " against report/gapbench_report/tables/isa.json's flop_loops";
+  }
+  // isa_name's "?" past the last value: an Isa that isa.json does not list would have a name.
+  EXPECT_STREQ(isa_name(static_cast<Isa>(listed)), "?")
+      << "Isa has more values than isa.json's flop_loops lists";
 }
 
 }  // namespace

@@ -110,9 +110,8 @@ TEST(GpuTimer, ALaunchStormIsTimedUnheld) {
   ASSERT_NE(stream.hold_for(launches), Hold::held);
   const DeviceBuffer<unsigned> counter(1);
   GAPBENCH_CHECK(cudaMemsetAsync(counter.data(), 0, sizeof(unsigned), stream.get()));
-  const double seconds = stream.kernel_seconds(launches, [&] {
-    GAPBENCH_CHECK(launch::ticks_gpu(counter.data(), launches, stream.get()));
-  });
+  const double seconds = stream.kernel_seconds(
+      launches, [&] { GAPBENCH_CHECK(launch::ticks_gpu(counter.data(), launches, stream.get())); });
   unsigned count = 0;
   GAPBENCH_CHECK(
       cudaMemcpyAsync(&count, counter.data(), sizeof count, cudaMemcpyDeviceToHost, stream.get()));

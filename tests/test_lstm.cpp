@@ -425,8 +425,7 @@ TEST(Lstm, FrameworkAlgorithmIsPersistentStaticForFp16AtMultiplesOf128) {
   EXPECT_EQ(framework_rnn_algorithm({16, 1024, 1024, 100}, Arithmetic::fp16, kH200),
             RnnAlgorithm::persist_static);
   // float32 and TF32 stay STANDARD at these sizes, as in PyTorch.
-  EXPECT_EQ(framework_rnn_algorithm(deepbench, Arithmetic::float32, kH200),
-            RnnAlgorithm::standard);
+  EXPECT_EQ(framework_rnn_algorithm(deepbench, Arithmetic::float32, kH200), RnnAlgorithm::standard);
   EXPECT_EQ(framework_rnn_algorithm(deepbench, Arithmetic::tf32, kH200), RnnAlgorithm::standard);
   // Shape: hidden and input multiples of 128, hidden <= 1024.
   EXPECT_EQ(framework_rnn_algorithm({64, 50, 512, 25}, Arithmetic::fp16, kH200),
@@ -439,8 +438,7 @@ TEST(Lstm, FrameworkAlgorithmIsPersistentStaticForFp16AtMultiplesOf128) {
   EXPECT_EQ(framework_rnn_algorithm({136, 512, 512, 25}, Arithmetic::fp16, kH200),
             RnnAlgorithm::standard);
   EXPECT_EQ(framework_rnn_algorithm(deepbench, Arithmetic::fp16, kA30), RnnAlgorithm::standard);
-  EXPECT_EQ(framework_rnn_algorithm(deepbench, Arithmetic::fp16, kRtx3090),
-            RnnAlgorithm::standard);
+  EXPECT_EQ(framework_rnn_algorithm(deepbench, Arithmetic::fp16, kRtx3090), RnnAlgorithm::standard);
   // 7.0: batch and steps together; 7.5 never.
   EXPECT_EQ(framework_rnn_algorithm(deepbench, Arithmetic::fp16, kV100),
             RnnAlgorithm::persist_static);
@@ -454,8 +452,7 @@ TEST(Lstm, FrameworkAlgorithmIsPersistentStaticForFp16AtMultiplesOf128) {
 TEST(Lstm, RnnAlgorithmNamesAreDistinct) {
   EXPECT_STREQ(rnn_algorithm_name(RnnAlgorithm::standard), "standard");
   EXPECT_STREQ(rnn_algorithm_name(RnnAlgorithm::persist_static), "persist_static");
-  EXPECT_STREQ(rnn_algorithm_name(RnnAlgorithm::persist_static_small_h),
-               "persist_static_small_h");
+  EXPECT_STREQ(rnn_algorithm_name(RnnAlgorithm::persist_static_small_h), "persist_static_small_h");
 }
 
 // Skips where this CPU has no bf16 instructions: oneDNN would emulate or refuse them.

@@ -197,8 +197,7 @@ GpuFacts this_gpu() {
   GpuFacts gpu;
   GAPBENCH_CHECK(cudaDeviceGetAttribute(&gpu.major, cudaDevAttrComputeCapabilityMajor, 0));
   GAPBENCH_CHECK(cudaDeviceGetAttribute(&gpu.minor, cudaDevAttrComputeCapabilityMinor, 0));
-  GAPBENCH_CHECK(
-      cudaDeviceGetAttribute(&gpu.multiprocessors, cudaDevAttrMultiProcessorCount, 0));
+  GAPBENCH_CHECK(cudaDeviceGetAttribute(&gpu.multiprocessors, cudaDevAttrMultiProcessorCount, 0));
   return gpu;
 }
 
@@ -218,8 +217,7 @@ TEST(LstmGpu, CudnnRunsTheFrameworksAlgorithmAndMatchesReference) {
       // The frameworks' algorithm, or STANDARD with cuDNN's refusal named in the description.
       if (lstm.algorithm() != wanted) {
         EXPECT_EQ(lstm.algorithm(), RnnAlgorithm::standard) << what;
-        EXPECT_NE(lstm.description().find(rnn_algorithm_name(wanted)), std::string::npos)
-            << what;
+        EXPECT_NE(lstm.description().find(rnn_algorithm_name(wanted)), std::string::npos) << what;
       }
       lstm.set_inputs(p.x.data(), p.h0.data(), p.c0.data());
       lstm.poison_outputs();

@@ -8,11 +8,13 @@
 #include <cctype>
 #include <cstdlib>
 #include <map>
+#include <regex>
 #include <string>
 #include <vector>
 
 #include "fixtures/device_probe.h"
 #include "fixtures/nvml.h"
+#include "gapbench/tables.h"
 #include "kernels/onednn_isa.h"
 #include "tests/healthy_facts.h"
 
@@ -81,6 +83,33 @@ TEST(MachineFacts, KeysAreUniqueAndStatusesAlwaysPresent) {
     EXPECT_FALSE(fact(facts, key).empty()) << key;
   }
   EXPECT_EQ(fact(facts, "no.such.key"), "");
+}
+
+// facts.json's key as a regex: {n} a GPU's index, any other {name} a name ({family}).
+std::regex key_pattern(const std::string& key) {
+  std::string pattern;
+  for (std::size_t i = 0; i < key.size(); ++i) {
+    if (key[i] == '{') {
+      const std::size_t close = key.find('}', i);
+      pattern += key.compare(i, close - i + 1, "{n}") == 0 ? "[0-9]+" : "[a-z0-9_]+";
+      i = close;
+    } else {
+      if (!std::isalnum(static_cast<unsigned char>(key[i])) && key[i] != '_') pattern += '\\';
+      pattern += key[i];
+    }
+  }
+  return std::regex(pattern);
+}
+
+// The report reads the facts by facts.json's keys: every key recorded here is listed there.
+TEST(MachineFacts, EveryKeyIsListedInFactsJson) {
+  std::vector<std::regex> listed;
+  for (const tables::FactKey& f : tables::kFactKeys) listed.push_back(key_pattern(f.key));
+  for (const Fact& f : machine_facts()) {
+    EXPECT_TRUE(std::any_of(listed.begin(), listed.end(),
+                            [&](const std::regex& key) { return std::regex_match(f.key, key); }))
+        << f.key << " is recorded, but report/gapbench_report/tables/facts.json does not list it";
+  }
 }
 
 TEST(MachineFacts, GpuStatusMatchesTheDeviceProbe) {
@@ -175,7 +204,7 @@ TEST(MachinePcie, BandwidthPerDirectionMatchesPublishedFigures) {
   EXPECT_NEAR(pcie_bandwidth_gbps(3, 16), 15.75, 0.01);  // 8 GT/s, 128b/130b
   EXPECT_NEAR(pcie_bandwidth_gbps(4, 16), 31.5, 0.02);
   EXPECT_NEAR(pcie_bandwidth_gbps(5, 16), 63.0, 0.05);
-  EXPECT_DOUBLE_EQ(pcie_bandwidth_gbps(6, 16), 128.0);  // 64 GT/s, FLIT, no line code
+  EXPECT_DOUBLE_EQ(pcie_bandwidth_gbps(6, 16), 121.0);  // 64 GT/s, FLIT: 242 data bytes of 256
   EXPECT_NEAR(pcie_bandwidth_gbps(4, 8), pcie_bandwidth_gbps(4, 16) / 2, 1e-12);
 }
 

@@ -2,8 +2,12 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
+#include <iterator>
 #include <string>
+
+#include "gapbench/tables.h"
 
 namespace gapbench {
 namespace {
@@ -42,6 +46,23 @@ TEST(OnednnIsa, ArithmeticsWithoutACpuVariantAreNamed) {
     ASSERT_TRUE(reason);
     EXPECT_NE(reason->find(math_name(a)), std::string::npos) << *reason;
     EXPECT_FALSE(starts_with(*reason, kCpuLacks)) << "not a missing instruction set: " << *reason;
+  }
+}
+
+// The report ranks onednn.isa by isa.json's order: every name oneDNN may record is there, the
+// richest last.
+TEST(OnednnIsa, EveryNameIsInIsaJsonsOrder) {
+  const auto* const begin = std::begin(tables::kOnednnIsaOrder);
+  const auto* const end = std::end(tables::kOnednnIsaOrder);
+  const char* richer = nullptr;
+  std::ptrdiff_t richer_at = end - begin;
+  for (const std::string& name : onednn_isa_names()) {  // the richest first
+    const auto* const at = std::find(begin, end, name);
+    ASSERT_NE(at, end) << name << " is missing from report/gapbench_report/tables/isa.json";
+    EXPECT_LT(at - begin, richer_at)
+        << "isa.json lists " << name << " after " << richer << ", which oneDNN counts richer";
+    richer = name.c_str();
+    richer_at = at - begin;
   }
 }
 
