@@ -136,7 +136,7 @@ def writable(folder: Path) -> None:
 def open_standard_descriptors() -> None:
     """Descriptors 0, 1 and 2 open, to /dev/null where they were closed (`gapbench-probe >&-`),
     before any file is opened: a results file would otherwise take the number, and the progress
-    lines would land in it. (The report's commandline.py does the same; the probe imports no
+    lines would land in it. (The report's cli/kit.py does the same; the probe imports no
     report.)"""
     for fd in (0, 1, 2):
         try:
