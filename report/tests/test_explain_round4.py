@@ -238,8 +238,8 @@ def test_quick_layers_without_shapes_are_noted():
 def test_any_finding_the_results_do_not_price_names_the_rows_that_would():
     burst = profile(bursts=[traces.Loop(300, 0.005, "aten::mul", names={"aten::mul": 300})])
 
-    class NoRows:
-        def elementwise(self, device):
+    class NoRows:  # results without preprocess/ rows: no price for writing the loop vectorized
+        def vectorized(self, device, seconds):
             return None
 
     (f,) = explain(burst, NoRows())

@@ -5,16 +5,53 @@ traced (explain.rules reads them as diagnose's rules read metrics)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
+from gapbench_report.core.labels import fmt_seconds, mib, pct
 from gapbench_report.core.metrics import crossover, find, pipeline_ideal, preprocess_metrics
 from gapbench_report.core.run_model import Run
 from gapbench_report.inputs.results import FP32, Benchmark, loaded_runs, require_one_machine
 from gapbench_report.inputs.traces import Profile
 
 
+def ms(seconds: float) -> str:
+    return fmt_seconds(seconds) if seconds > 0 else "0 s"
+
+
+@dataclass(frozen=True)
+class Price:
+    """What a fix is worth on the machine priced: the seconds a step it saves, and the
+    measurement that says so."""
+
+    saving: float
+    basis: str
+
+
+@dataclass(frozen=True)
+class InputPrice(Price):
+    step: float  # the step's time with its input overlapped, as measured here
+    workers: int
+    cores: int
+    limit: str  # what bounds it then: "producers", "step" or "cores"
+
+
+@dataclass(frozen=True)
+class CopyPrice(Price):
+    expected: float  # the copies' time from pinned memory
+    pinned: float  # B/s
+    pageable: float  # B/s
+
+
+@dataclass(frozen=True)
+class GraphPrice(Price):
+    per_kernel: float  # a short kernel's time replayed from a graph
+    graph_kernel: float  # a graph's cost per kernel, as measured here
+
+
 class Prices:
     """The figures of a gapbench run that price the fixes, each with the benchmark it comes
-    from."""
+    from, and each fix's price from them (the methods that return a Price): one place says what
+    each of explain's fixes is worth here."""
 
     def __init__(self, run: Run, label: str):
         self.run, self.label = run, label
@@ -116,6 +153,119 @@ class Prices:
         ratios = [v for k, v in preprocess_metrics(self.benchmarks).items()
                   if f"{device.upper()} element-wise / vectorized" in k and v]
         return max(ratios) if ratios else None
+
+    # ---- each fix's price ------------------------------------------------------------------
+
+    def overlapped_input(self, device: str, input_seconds: float, rest_seconds: float,
+                         step_seconds: float, on_device: bool) -> InputPrice | None:
+        """A step that waits `input_seconds` for its input, with its input overlapped:
+        gapbench's ideal with the user's stage costs and this machine's cores (the CPU time of a
+        step: the input, and on the CPU the step's own work), at the share of it gapbench
+        measured the pipeline reaching here; the best of its prefetch and parallel pipelines."""
+        measured = self.pipelines(device) or self.pipelines("cpu")
+        if not measured:
+            return None
+        cpu_time = input_seconds + (0.0 if on_device else rest_seconds)
+        best = None
+        for b, efficiency, workers, cores in measured:
+            bounds = {"producers": input_seconds / workers, "step": rest_seconds,
+                      "cores": cpu_time / cores}
+            limit = max(bounds, key=bounds.get)
+            step = bounds[limit] / efficiency
+            if best is None or step < best[0]:
+                best = (step, b, efficiency, workers, cores, limit)
+        step, b, efficiency, workers, cores, limit = best
+        return InputPrice(max(0.0, step_seconds - step),
+                          f"gapbench's {b.parsed.variant} pipeline ({workers} producer"
+                          f"{'s' if workers > 1 else ''}) reached {pct(efficiency)} of its ideal "
+                          f"on this machine's {cores} cores ({b.name})",
+                          step, workers, cores, limit)
+
+    def pinned_copies(self, direction: str, total_bytes: float, count: float,
+                      seconds: float) -> CopyPrice | None:
+        """`count` copies of `total_bytes` a step from pageable memory, taking `seconds`, made
+        from pinned memory at the rate gapbench measured nearest their size."""
+        rates = self.transfer(direction, total_bytes / max(count, 1))
+        if not rates:
+            return None
+        pinned, pageable, at, bench = rates
+        expected = total_bytes / pinned
+        return CopyPrice(max(0.0, seconds - expected),
+                         f"gapbench's pinned {direction.upper()} at {mib(at)}: "
+                         f"{pinned / 1e9:.1f} GB/s ({bench.name})", expected, pinned, pageable)
+
+    def fewer_syncs(self, calls: float, lost: float) -> Price | None:
+        """`calls` synchronisations a step, which the trace shows costing `lost`, gone: at least
+        what each costs here."""
+        floor = self.launch("sync")
+        if not floor:
+            return None
+        at_least = calls * floor.median
+        return Price(max(lost, at_least),
+                     f"each synchronisation costs at least {ms(floor.median)} here "
+                     f"({floor.name}): {calls:g} of them at least {ms(at_least)}")
+
+    def vectorized(self, device: str, seconds: float) -> Price | None:
+        """`seconds` a step of a Python loop written as whole-tensor operations: gapbench's
+        element-wise loops against one vectorized pass on this device."""
+        ratio = self.elementwise(device)
+        if not ratio:
+            return None
+        return Price(seconds * (1 - 1 / ratio),
+                     f"gapbench's element-wise loops took {ratio:.0f}x the time of one "
+                     f"vectorized pass here (preprocess, {device.upper()})")
+
+    def graph_replay(self, lost: float, short_kernels: float,
+                     short_kernel_seconds: float) -> GraphPrice | None:
+        """Short kernels replayed from a CUDA graph: they follow each other at the graph's cost
+        per kernel (or their own time, if longer); the waits between them (`lost`) go, and each
+        costs that."""
+        launch, graph = self.launch("launch"), self.launch("graph")
+        if not (launch and graph):
+            return None
+        per_kernel = max(short_kernel_seconds, graph.median)
+        return GraphPrice(max(0.0, lost - short_kernels * (per_kernel - short_kernel_seconds)),
+                          f"a kernel replayed from a CUDA graph costs {ms(graph.median)} here "
+                          f"against {ms(launch.median)} launched ({graph.name})",
+                          per_kernel, graph.median)
+
+    def matmuls_on_the_cpu(self, small) -> Price | None:
+        """The trace's GPU matmuls below the crossover (traces' matmuls: per_step, gpu_seconds,
+        n, flops) done by OpenBLAS here instead: its time scaled by their flops."""
+        total, reference = 0.0, None
+        for m in small:
+            cpu = self.cpu_matmul_seconds(m.n, m.flops)
+            if cpu:
+                seconds, reference = cpu
+                total += m.per_step * max(0.0, m.gpu_seconds - seconds)
+        if reference is None:
+            return None
+        return Price(total, f"OpenBLAS's time at n = {reference.parsed.axes['n']} scaled by "
+                            f"flops ({reference.name}), against the trace's GPU time")
+
+    def tf32(self, fp32_seconds: float) -> Price | None:
+        """`fp32_seconds` a step of float32 kernels in TF32, at cuBLAS's gain measured here."""
+        gain = self.tf32_gain()
+        if not gain:
+            return None
+        ratio, fp32, fast = gain
+        return Price(fp32_seconds * (1 - 1 / ratio),
+                     f"cuBLAS TF32 ran {ratio:.1f}x float32's speed here at n = "
+                     f"{fp32.parsed.axes['n']} ({fast.name})")
+
+    def bigger_batch(self, device: str, step_seconds: float) -> Price | None:
+        """A step at a bigger batch: what the dense step keeps of its samples/s at its smallest
+        batch against its largest (a lower bound for a batch smaller still)."""
+        dense = self.dense(device)
+        if not dense:
+            return None
+        small, big = dense
+        kept = small.counter("items_per_second") / big.counter("items_per_second")
+        return Price(step_seconds * (1 - kept),
+                     f"gapbench's dense step did {small.counter('items_per_second'):,.0f} "
+                     f"samples/s at batch {small.parsed.axes['batch']} and "
+                     f"{big.counter('items_per_second'):,.0f} at {big.parsed.axes['batch']} "
+                     f"here: a lower bound, as your batch is smaller still ({big.name})")
 
 
 # ---- the machine the results come from ----------------------------------------------------------

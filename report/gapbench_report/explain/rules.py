@@ -9,8 +9,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from gapbench_report.core.findings import Finding, costliest_first, fix_first
-from gapbench_report.core.labels import fmt_seconds, mib, pct
-from gapbench_report.explain.prices import Prices, machine_note
+from gapbench_report.core.labels import pct
+from gapbench_report.explain.prices import Prices, machine_note, ms
 from gapbench_report.inputs.traces import LOOP_ELEMENT_SHARE, Profile, merged
 
 # ---- thresholds (each a named rule of thumb, with where it comes from) ------------------------
@@ -78,10 +78,6 @@ def explained(rule: str, severity: str, title: str, text: str, lost: float,
                      evidence=evidence)
 
 
-def ms(seconds: float) -> str:
-    return fmt_seconds(seconds) if seconds > 0 else "0 s"
-
-
 NO_NAME = "(an op with no name)"
 
 
@@ -131,32 +127,19 @@ def rule_input(p: Profile, prices: Prices | None) -> list[Explained]:
            if serial else "Add workers if cores are free, or make the producer cheaper (cache "
            "decoded data, vectorize the preprocessing).")
     saving, basis = None, "the time the step waits for input (what overlap can hide at most)"
-    measured = prices and (prices.pipelines(device_of(p)) or prices.pipelines("cpu"))
-    if prices and not measured:
+    price = prices.overlapped_input(device_of(p), t_in, t_rest, p.step_seconds,
+                                    p.has_device) if prices else None
+    if prices and not price:
         basis += ("; not priced: these results have no pipeline/ rows (the prefetch and "
                   "parallel pipelines): gapbench's pipeline family, run on this machine, would "
                   "price it")
-    if measured:
-        # gapbench's ideal with the user's stage costs and this machine's cores (the CPU time of
-        # a step: the input, and on the CPU the step's own work), at the share of it gapbench
-        # measured the pipeline reaching here.
-        cpu_time = t_in + (0.0 if p.has_device else t_rest)
-        best = None
-        for b, efficiency, workers, cores in measured:
-            bounds = {"producers": t_in / workers, "step": t_rest, "cores": cpu_time / cores}
-            limit = max(bounds, key=bounds.get)
-            step = bounds[limit] / efficiency
-            if best is None or step < best[0]:
-                best = (step, b, efficiency, workers, cores, limit)
-        step, b, efficiency, workers, cores, limit = best
-        saving = max(0.0, p.step_seconds - step)
-        basis = (f"gapbench's {b.parsed.variant} pipeline ({workers} producer"
-                 f"{'s' if workers > 1 else ''}) reached {pct(efficiency)} of its ideal on this "
-                 f"machine's {cores} cores ({b.name})")
+    if price:
+        saving, basis = price.saving, price.basis
+        workers = price.workers
         fix += (f" Measured here, with {workers} producer{'s' if workers > 1 else ''} your step "
-                f"would take about {ms(step)} instead of {ms(p.step_seconds)}"
-                + (f" (this machine's {cores} cores bound it: more workers cannot help)"
-                   if limit == "cores" else "") + ".")
+                f"would take about {ms(price.step)} instead of {ms(p.step_seconds)}"
+                + (f" (this machine's {price.cores} cores bound it: more workers cannot help)"
+                   if price.limit == "cores" else "") + ".")
     rule = "input_no_prefetch" if serial else "input_bound"
     title = ("The step waits for an input pipeline without prefetch or workers" if serial
              else "The step waits for its input")
@@ -210,15 +193,12 @@ def rule_pageable(p: Profile, prices: Prices | None) -> list[Explained]:
         text = (f"{c.count:g} {direction} cop{'ies' if c.count != 1 else 'y'} a step from "
                 f"pageable memory move {mb:.0f} MB in {ms(c.seconds)} ({c.gbps:.1f} GB/s).")
         saving, basis = None, "the pageable copies' time in the trace"
-        if prices and (rates := prices.transfer(c.direction, c.bytes / max(c.count, 1))):
-            pinned, pageable, at, bench = rates
-            expected = c.bytes / pinned
-            saving = max(0.0, c.seconds - expected)
-            text += (f" Pinned copies ran at {pinned / 1e9:.1f} GB/s against "
-                     f"{pageable / 1e9:.1f} pageable here: your {mb:.0f} MB/step of pageable "
-                     f"{direction} would take {ms(expected)} instead of {ms(c.seconds)}.")
-            basis = (f"gapbench's pinned {direction} at {mib(at)}: "
-                     f"{pinned / 1e9:.1f} GB/s ({bench.name})")
+        if prices and (price := prices.pinned_copies(c.direction, c.bytes, c.count, c.seconds)):
+            saving, basis = price.saving, price.basis
+            text += (f" Pinned copies ran at {price.pinned / 1e9:.1f} GB/s against "
+                     f"{price.pageable / 1e9:.1f} pageable here: your {mb:.0f} MB/step of "
+                     f"pageable {direction} would take {ms(price.expected)} instead of "
+                     f"{ms(c.seconds)}.")
         text += (" Pin the host buffers: DataLoader(pin_memory=True) and "
                  ".to(device, non_blocking=True), or a pinned staging tensor (pin_memory()).")
         found.append(explained(
@@ -253,16 +233,13 @@ def rule_sync(p: Profile, prices: Prices | None) -> list[Explained]:
              "epoch or every N steps), and drop explicit synchronize() calls from the loop.")
     saving, basis = None, "the trace's time after the syncs" if p.has_device else \
         "the reads' loop in the trace"
-    floor = prices.launch("sync") if prices else None
-    if prices and not floor:
+    price = prices.fewer_syncs(calls, lost) if prices else None
+    if prices and not price:
         basis += ("; not priced: these results have no synchronisation's cost (overhead/launch/"
                   "gpu/what:sync, measured only on a machine with a GPU): gapbench's results of "
                   "the GPU machine the job would run on would price it")
-    if floor:
-        at_least = calls * floor.median
-        saving = max(lost, at_least)
-        basis = (f"each synchronisation costs at least {ms(floor.median)} here ({floor.name}): "
-                 f"{calls:g} of them at least {ms(at_least)}")
+    if price:
+        saving, basis = price.saving, price.basis
     return [explained("sync_calls", "warning", "Synchronising calls inside the step", text, lost,
                       saving, basis, "overhead", "synchronising reads inside the step",
                       calls=calls, reads=p.reads, seconds=lost)]
@@ -307,12 +284,8 @@ def vectorized_saving(p: Profile, prices: Prices | None, seconds: float, unprice
     """(saving, basis) of writing `seconds` a step of a Python loop as whole-tensor operations:
     priced by gapbench's element-wise loops against one vectorized pass on this device, else
     (None, `unpriced`)."""
-    ratio = prices.elementwise(device_of(p)) if prices else None
-    if not ratio:
-        return None, unpriced
-    return seconds * (1 - 1 / ratio), (
-        f"gapbench's element-wise loops took {ratio:.0f}x the time of one vectorized pass here "
-        f"(preprocess, {device_of(p).upper()})")
+    price = prices.vectorized(device_of(p), seconds) if prices else None
+    return (price.saving, price.basis) if price else (None, unpriced)
 
 
 # What a loop is over (traces.Loop.confidence), as the findings say it.
@@ -427,17 +400,13 @@ def rule_launch_bound(p: Profile, prices: Prices | None) -> list[Explained]:
             "kernels a step. Fuse them (torch.compile, foreach/fused optimizers), capture the step "
             "as a CUDA graph, or give each launch more work.")
     saving, basis = None, "launch minus kernel time of the short kernels, in the trace"
-    launch, graph = (prices.launch("launch"), prices.launch("graph")) if prices else (None, None)
-    if launch and graph:
-        # Replayed from a graph, the short kernels follow each other at the graph's cost per
-        # kernel (or their own time, if longer): the waits go, and each costs per_kernel.
-        per_kernel = max(p.short_kernel_seconds, graph.median)
-        saving = max(0.0, lost - p.short_kernels * (per_kernel - p.short_kernel_seconds))
-        basis = (f"a kernel replayed from a CUDA graph costs {ms(graph.median)} here against "
-                 f"{ms(launch.median)} launched ({graph.name})")
-        text += (f" Measured here, a graph's kernel costs {ms(graph.median)}: the short kernels "
-                 f"would take about {ms(p.short_kernels * per_kernel)} a step instead of "
-                 f"{ms(p.short_kernels * p.short_kernel_seconds + lost)}.")
+    price = prices.graph_replay(lost, p.short_kernels, p.short_kernel_seconds) if prices \
+        else None
+    if price:
+        saving, basis = price.saving, price.basis
+        text += (f" Measured here, a graph's kernel costs {ms(price.graph_kernel)}: the short "
+                 f"kernels would take about {ms(p.short_kernels * price.per_kernel)} a step "
+                 f"instead of {ms(p.short_kernels * p.short_kernel_seconds + lost)}.")
     return [explained("launch_bound", "warning", "Launch-bound kernels", text, lost, saving,
                       basis, "overhead", "launch-bound kernels", kernels=p.kernels,
                       short_kernels=p.short_kernels, launches_per_second=rate)]
@@ -466,17 +435,8 @@ def rule_small_matmul(p: Profile, prices: Prices | None) -> list[Explained]:
             f"{ms(lost)} a step. Batch them (bmm, one bigger matmul), or, where their inputs "
             "live on the host, run them there.")
     saving, basis = None, "their GPU time with launches, in the trace"
-    if prices and measured:
-        total, reference = 0.0, None
-        for m in small:
-            cpu = prices.cpu_matmul_seconds(m.n, m.flops)
-            if cpu:
-                seconds, reference = cpu
-                total += m.per_step * max(0.0, m.gpu_seconds - seconds)
-        if reference is not None:
-            saving = total
-            basis = (f"OpenBLAS's time at n = {reference.parsed.axes['n']} scaled by flops "
-                     f"({reference.name}), against the trace's GPU time")
+    if prices and measured and (price := prices.matmuls_on_the_cpu(small)):
+        saving, basis = price.saving, price.basis
     return [explained("small_matmul", "info", "Matmuls too small for the GPU", text, lost,
                       saving, basis, "overhead", "matmuls too small for the GPU",
                       crossover=limit, ops_per_step=sum(m.per_step for m in small))]
@@ -496,12 +456,9 @@ def rule_fp32(p: Profile, prices: Prices | None) -> list[Explained]:
                "torch.backends.cudnn.allow_tf32 = True) or use torch.autocast."
                if tf32 else "Use torch.autocast (float16) where the model's accuracy allows."))
     saving, basis = None, "the float32 kernels' time in the trace"
-    gain = prices.tf32_gain() if prices and tf32 else None
-    if gain:
-        ratio, fp32, fast = gain
-        saving = p.fp32_kernel_seconds * (1 - 1 / ratio)
-        basis = (f"cuBLAS TF32 ran {ratio:.1f}x float32's speed here at n = "
-                 f"{fp32.parsed.axes['n']} ({fast.name})")
+    price = prices.tf32(p.fp32_kernel_seconds) if prices and tf32 else None
+    if price:
+        saving, basis = price.saving, price.basis
     return [explained("fp32_no_tensor_cores", "warning", "Float32 kernels without tensor cores",
                       text, p.fp32_kernel_seconds, saving, basis, "overhead",
                       "float32 without tensor cores", kernels=p.fp32_kernel_count)]
@@ -518,15 +475,9 @@ def rule_small_batch(p: Profile, prices: Prices | None) -> list[Explained]:
             "each step pays whatever its batch (optimizer, dispatch, launches). Use bigger "
             "batches (with gradient accumulation if memory binds).")
     saving, basis = None, "the step's time outside its matmuls, in the trace"
-    dense = prices.dense(device_of(p)) if prices else None
-    if dense:
-        small, big = dense
-        kept = small.counter("items_per_second") / big.counter("items_per_second")
-        saving = p.step_seconds * (1 - kept)
-        basis = (f"gapbench's dense step did {small.counter('items_per_second'):,.0f} samples/s "
-                 f"at batch {small.parsed.axes['batch']} and "
-                 f"{big.counter('items_per_second'):,.0f} at {big.parsed.axes['batch']} here: "
-                 f"a lower bound, as your batch is smaller still ({big.name})")
+    price = prices.bigger_batch(device_of(p), p.step_seconds) if prices else None
+    if price:
+        saving, basis = price.saving, price.basis
     return [explained("small_batch", "warning", f"A batch of {p.batch}", text, fixed, saving,
                       basis, "overhead", f"a batch of {p.batch}", batch=p.batch)]
 

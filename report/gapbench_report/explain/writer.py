@@ -7,8 +7,8 @@ from pathlib import Path
 
 from gapbench_report.core.labels import md_cell as md_text
 from gapbench_report.core.labels import printable
-from gapbench_report.explain.prices import Prices
-from gapbench_report.explain.rules import Answer, Explained, ms
+from gapbench_report.explain.prices import Prices, ms
+from gapbench_report.explain.rules import Answer, Explained
 from gapbench_report.writers.html import esc as html_esc
 from gapbench_report.writers.html import page
 
