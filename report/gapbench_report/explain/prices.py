@@ -27,6 +27,12 @@ class Price:
     basis: str
 
 
+def priced(price: Price | None, unpriced: str) -> tuple[float | None, str]:
+    """A finding's (saving, basis): its price's, else no saving and `unpriced`, the trace's own
+    figure it rests on."""
+    return (price.saving, price.basis) if price else (None, unpriced)
+
+
 @dataclass(frozen=True)
 class InputPrice(Price):
     step: float  # the step's time with its input overlapped, as measured here

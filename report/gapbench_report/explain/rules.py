@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 from gapbench_report.core.findings import Finding, costliest_first, fix_first
 from gapbench_report.core.labels import pct
-from gapbench_report.explain.prices import Prices, machine_note, ms
+from gapbench_report.explain.prices import Prices, machine_note, ms, priced
 from gapbench_report.inputs.traces import LOOP_ELEMENT_SHARE, Profile, merged
 
 # ---- thresholds (each a named rule of thumb, with where it comes from) ------------------------
@@ -126,15 +126,14 @@ def rule_input(p: Profile, prices: Prices | None) -> list[Explained]:
            "prefetch_factor=2), or tf.data's num_parallel_calls and .prefetch(tf.data.AUTOTUNE)."
            if serial else "Add workers if cores are free, or make the producer cheaper (cache "
            "decoded data, vectorize the preprocessing).")
-    saving, basis = None, "the time the step waits for input (what overlap can hide at most)"
     price = prices.overlapped_input(device_of(p), t_in, t_rest, p.step_seconds,
                                     p.has_device) if prices else None
-    if prices and not price:
-        basis += ("; not priced: these results have no pipeline/ rows (the prefetch and "
-                  "parallel pipelines): gapbench's pipeline family, run on this machine, would "
-                  "price it")
+    saving, basis = priced(price, "the time the step waits for input (what overlap can hide at "
+                                  "most)" + ("; not priced: these results have no pipeline/ rows "
+                                             "(the prefetch and parallel pipelines): gapbench's "
+                                             "pipeline family, run on this machine, would price "
+                                             "it" if prices else ""))
     if price:
-        saving, basis = price.saving, price.basis
         workers = price.workers
         fix += (f" Measured here, with {workers} producer{'s' if workers > 1 else ''} your step "
                 f"would take about {ms(price.step)} instead of {ms(p.step_seconds)}"
@@ -192,9 +191,10 @@ def rule_pageable(p: Profile, prices: Prices | None) -> list[Explained]:
         mb = c.bytes / 1e6
         text = (f"{c.count:g} {direction} cop{'ies' if c.count != 1 else 'y'} a step from "
                 f"pageable memory move {mb:.0f} MB in {ms(c.seconds)} ({c.gbps:.1f} GB/s).")
-        saving, basis = None, "the pageable copies' time in the trace"
-        if prices and (price := prices.pinned_copies(c.direction, c.bytes, c.count, c.seconds)):
-            saving, basis = price.saving, price.basis
+        price = prices.pinned_copies(c.direction, c.bytes, c.count, c.seconds) if prices \
+            else None
+        saving, basis = priced(price, "the pageable copies' time in the trace")
+        if price:
             text += (f" Pinned copies ran at {price.pinned / 1e9:.1f} GB/s against "
                      f"{price.pageable / 1e9:.1f} pageable here: your {mb:.0f} MB/step of "
                      f"pageable {direction} would take {ms(price.expected)} instead of "
@@ -231,15 +231,12 @@ def rule_sync(p: Profile, prices: Prices | None) -> list[Explained]:
                 "read also synchronises, draining its queue.")
     text += (" Keep values on the device (accumulate metrics as tensors, read them once per "
              "epoch or every N steps), and drop explicit synchronize() calls from the loop.")
-    saving, basis = None, "the trace's time after the syncs" if p.has_device else \
-        "the reads' loop in the trace"
     price = prices.fewer_syncs(calls, lost) if prices else None
-    if prices and not price:
-        basis += ("; not priced: these results have no synchronisation's cost (overhead/launch/"
-                  "gpu/what:sync, measured only on a machine with a GPU): gapbench's results of "
-                  "the GPU machine the job would run on would price it")
-    if price:
-        saving, basis = price.saving, price.basis
+    saving, basis = priced(price, (
+        "the trace's time after the syncs" if p.has_device else "the reads' loop in the trace")
+        + ("; not priced: these results have no synchronisation's cost (overhead/launch/gpu/"
+           "what:sync, measured only on a machine with a GPU): gapbench's results of the GPU "
+           "machine the job would run on would price it" if prices else ""))
     return [explained("sync_calls", "warning", "Synchronising calls inside the step", text, lost,
                       saving, basis, "overhead", "synchronising reads inside the step",
                       calls=calls, reads=p.reads, seconds=lost)]
@@ -284,8 +281,7 @@ def vectorized_saving(p: Profile, prices: Prices | None, seconds: float, unprice
     """(saving, basis) of writing `seconds` a step of a Python loop as whole-tensor operations:
     priced by gapbench's element-wise loops against one vectorized pass on this device, else
     (None, `unpriced`)."""
-    price = prices.vectorized(device_of(p), seconds) if prices else None
-    return (price.saving, price.basis) if price else (None, unpriced)
+    return priced(prices.vectorized(device_of(p), seconds) if prices else None, unpriced)
 
 
 # What a loop is over (traces.Loop.confidence), as the findings say it.
@@ -399,11 +395,10 @@ def rule_launch_bound(p: Profile, prices: Prices | None) -> list[Explained]:
             f"{ms(p.launch_seconds)}): {rate:,.0f} launches/s, the GPU waiting {ms(lost)} between "
             "kernels a step. Fuse them (torch.compile, foreach/fused optimizers), capture the step "
             "as a CUDA graph, or give each launch more work.")
-    saving, basis = None, "launch minus kernel time of the short kernels, in the trace"
     price = prices.graph_replay(lost, p.short_kernels, p.short_kernel_seconds) if prices \
         else None
+    saving, basis = priced(price, "launch minus kernel time of the short kernels, in the trace")
     if price:
-        saving, basis = price.saving, price.basis
         text += (f" Measured here, a graph's kernel costs {ms(price.graph_kernel)}: the short "
                  f"kernels would take about {ms(p.short_kernels * price.per_kernel)} a step "
                  f"instead of {ms(p.short_kernels * p.short_kernel_seconds + lost)}.")
@@ -434,9 +429,8 @@ def rule_small_matmul(p: Profile, prices: Prices | None) -> list[Explained]:
             "launch: "
             f"{ms(lost)} a step. Batch them (bmm, one bigger matmul), or, where their inputs "
             "live on the host, run them there.")
-    saving, basis = None, "their GPU time with launches, in the trace"
-    if prices and measured and (price := prices.matmuls_on_the_cpu(small)):
-        saving, basis = price.saving, price.basis
+    saving, basis = priced(prices.matmuls_on_the_cpu(small) if prices and measured else None,
+                           "their GPU time with launches, in the trace")
     return [explained("small_matmul", "info", "Matmuls too small for the GPU", text, lost,
                       saving, basis, "overhead", "matmuls too small for the GPU",
                       crossover=limit, ops_per_step=sum(m.per_step for m in small))]
@@ -455,10 +449,8 @@ def rule_fp32(p: Profile, prices: Prices | None) -> list[Explained]:
             + ("Allow TF32 (torch.set_float32_matmul_precision('high'), "
                "torch.backends.cudnn.allow_tf32 = True) or use torch.autocast."
                if tf32 else "Use torch.autocast (float16) where the model's accuracy allows."))
-    saving, basis = None, "the float32 kernels' time in the trace"
-    price = prices.tf32(p.fp32_kernel_seconds) if prices and tf32 else None
-    if price:
-        saving, basis = price.saving, price.basis
+    saving, basis = priced(prices.tf32(p.fp32_kernel_seconds) if prices and tf32 else None,
+                           "the float32 kernels' time in the trace")
     return [explained("fp32_no_tensor_cores", "warning", "Float32 kernels without tensor cores",
                       text, p.fp32_kernel_seconds, saving, basis, "overhead",
                       "float32 without tensor cores", kernels=p.fp32_kernel_count)]
@@ -474,10 +466,8 @@ def rule_small_batch(p: Profile, prices: Prices | None) -> list[Explained]:
             f"{ms(fixed)} ({pct(fixed / p.step_seconds)}) is not the layers' matmuls but what "
             "each step pays whatever its batch (optimizer, dispatch, launches). Use bigger "
             "batches (with gradient accumulation if memory binds).")
-    saving, basis = None, "the step's time outside its matmuls, in the trace"
-    price = prices.bigger_batch(device_of(p), p.step_seconds) if prices else None
-    if price:
-        saving, basis = price.saving, price.basis
+    saving, basis = priced(prices.bigger_batch(device_of(p), p.step_seconds) if prices else None,
+                           "the step's time outside its matmuls, in the trace")
     return [explained("small_batch", "warning", f"A batch of {p.batch}", text, fixed, saving,
                       basis, "overhead", f"a batch of {p.batch}", batch=p.batch)]
 
