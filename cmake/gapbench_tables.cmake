@@ -1,7 +1,7 @@
 # The tables C++ and the report both need, written once as JSON in report/gapbench_report/tables/
 # (the report reads them as package data). Included from CMakeLists.txt at configure time, this
 # generates gapbench/tables.h into the build tree from them; an edit to one reconfigures.
-#   pcie.json      a PCIe lane's rate by generation: pcie_bandwidth_gbps (fixtures/machine_gpu.cpp)
+#   pcie.json      a PCIe lane's rate by generation: pcie_bandwidth_gbps (fixtures/machine_gpus.cpp)
 #   isa.json       oneDNN's instruction sets in order, gapbench's FLOP-peak loops: checked by
 #                  tests/test_onednn_isa.cpp and tests/test_flops.cpp
 #   facts.json     every machine fact's key: tests/test_machine.cpp
