@@ -8,7 +8,7 @@ machinery.
   child in that thread, so the thread outlives it. Only the child itself gets it; what the child
   started is reached through its group on every other way out.
 - While a child runs, SIGTERM and SIGHUP (a cancelled CI job, `timeout`, a closed terminal)
-  raise commandline.Terminated in the main thread, as SIGINT raises KeyboardInterrupt: the child
+  raise cli.kit.Terminated in the main thread, as SIGINT raises KeyboardInterrupt: the child
   and its group are stopped on the way out, and the command then ends by that signal.
 - Its output is read as it comes and kept bounded: stdout up to OUT_LIMIT (a query's answer;
   more is a runaway, stopped), stderr's last TAIL_BYTES (its last line is what is shown).

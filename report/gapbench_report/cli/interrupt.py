@@ -1,11 +1,11 @@
 """Ctrl-C while a command is still starting: one line and exit status 130, never a traceback.
 
 A command spends its first fraction of a second (more on a loaded machine) importing numpy,
-scipy and matplotlib, before commandline.run's handlers exist; Python's own SIGINT handler then
+scipy and matplotlib, before cli.kit.run's handlers exist; Python's own SIGINT handler then
 raises KeyboardInterrupt inside some import and prints its 20 to 50 lines. So each package's
 __init__ (gapbench_report's, and gapbench_ci's, which imports it first) calls
 install_when_a_command() before anything else is imported: when this process is one of the
-commands, SIGINT ends it at once with one line. commandline.run hands SIGINT back to Python
+commands, SIGINT ends it at once with one line. cli.kit.run hands SIGINT back to Python
 (KeyboardInterrupt, which the command's cleanups see) when the command's own work starts, and
 takes it again when it is done. A library import (the tests, a notebook) changes nothing.
 

@@ -29,8 +29,8 @@ FAMILY_BLURB = {
 # their times hold those slow copies. lstm's keep their data on the device (launches and a
 # synchronize only).
 PAGEABLE_E2E = ("conv", "preprocess", "overhead")
-# The families whose shapes name the same work on every device (versus.pairs): a machine's
-# time for one is comparable with another machine's, whichever device each ran it on.
+# The families whose shapes name the same work on every device (versus.comparison.pairs): a
+# machine's time for one is comparable with another machine's, whichever device each ran it on.
 SHARED_WORK = ("conv", "lstm", "overhead")
 # A finding's severity, most urgent first (findings are ranked and shown in this order):
 # "problem" fix this, "warning" costs you speed, "info" context. gapbench's doctor writes the

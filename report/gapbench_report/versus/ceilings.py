@@ -123,7 +123,7 @@ def gpu_memory_bandwidth(context: dict) -> Figure | None:
         source = f"the bus width of the {context.get('gpu.name')} from gapbench's table"
     if not clock or not bits:
         return None
-    # NVML's memory clock is half the data rate per pin (fixtures/machine.cpp does the same).
+    # NVML's memory clock is half the data rate per pin (fixtures/machine_gpus.cpp does the same).
     return Figure(2 * clock * 1e6 * bits / 8, f"2 x gpu.clock_mem_max_mhz {clock:g} MHz x "
                                               f"{bits:g} bits / 8 ({source})")
 
@@ -219,7 +219,7 @@ def bounds(b: Benchmark) -> list[str]:
     """The ceilings that can bound a row, the likeliest first: what the row moves or computes,
     and on which device (docs/report.md#which-ceiling-bounds-which-work has the table). The
     latency of a small GPU row and the compute-bound test of a FLOP peak depend on both
-    machines' figures: versus.explain applies them."""
+    machines' figures: versus.comparison.explain applies them."""
     family, variant, device = b.parsed.family, b.parsed.variant, b.parsed.device
     first = ["cpus"] if threaded(b) else []
     if family == "transfer":
@@ -241,4 +241,4 @@ def bounds(b: Benchmark) -> list[str]:
         if variant == "vectorized":
             return ["gpu_memory"] if device == "gpu" else ["host_read"]
         return [HOST] if device == "cpu" else ["launch"]
-    return [*first, COMPUTE]  # oneDNN's: the physical peak only (versus.compute_keys)
+    return [*first, COMPUTE]  # oneDNN's: the physical peak only (versus.comparison.compute_keys)
