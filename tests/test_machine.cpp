@@ -505,7 +505,7 @@ TEST(MachineCpuQuota, ThisProcessRecordsTheCpusItMayUse) {
       << fact(facts, "onednn.threads");
 }
 
-// ---- each family's source identity ------------------------------------------------------------
+// ---- each family's source identity and method version -----------------------------------------
 
 TEST(MachineSources, EachFamilyHasItsOwnTwelveDigitHash) {
   const std::vector<Fact> facts = machine_facts();
@@ -521,7 +521,18 @@ TEST(MachineSources, EachFamilyHasItsOwnTwelveDigitHash) {
   }
   std::sort(hashes.begin(), hashes.end());
   EXPECT_EQ(std::adjacent_find(hashes.begin(), hashes.end()), hashes.end());
-  EXPECT_GE(family_source_facts().size(), hashes.size());
+}
+
+// Every family records its method version, a number where the methods table holds the tree's
+// code (the lock test, cmake.gapbench_methods_lock, checks the table itself).
+TEST(MachineSources, EachFamilyRecordsItsMethodVersion) {
+  const std::vector<Fact> facts = method_facts();
+  for (const char* family :
+       {"conv", "lstm", "overhead", "peak", "pipeline", "preprocess", "transfer"}) {
+    const std::string version = fact(facts, std::string("gapbench.method.") + family);
+    EXPECT_FALSE(version.empty()) << family;
+    EXPECT_TRUE(std::isdigit(static_cast<unsigned char>(version.front()))) << version;
+  }
 }
 
 // ---- cuDNN version numbers --------------------------------------------------------------------

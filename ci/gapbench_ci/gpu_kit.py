@@ -46,10 +46,11 @@ PACKAGES = ("libbenchmark-dev", "libbenchmark1debian", "libgtest-dev", "libopenb
             "libopenblas0", "libopenblas0-pthread", "libopenblas-pthread-dev", "libgfortran5",
             "libdnnl-dev", "libdnnl2", "ocl-icd-opencl-dev", "ocl-icd-libopencl1",
             "opencl-c-headers", "opencl-clhpp-headers")
-# The C++ sources the binaries are built from: the kit's binaries stand for this hash only (and
-# ci/gpu-check's record of what it did, for these and the Python that runs the steps).
+# The C++ sources the binaries are built from, and the tables built into them (the methods table
+# among them): the kit's binaries stand for this hash only (and ci/gpu-check's record of what it
+# did, for these and the Python that runs the steps).
 BUILD_SOURCES = ("CMakeLists.txt", "CMakePresets.json", "cmake", "bench", "fixtures", "kernels",
-                 "tests")
+                 "tests", "report/gapbench_report/tables")
 # The NVIDIA libraries a machine's Python wheels bring (PyTorch's), by the file that marks them.
 WHEEL_LIBRARIES = ("libcudnn.so.9", "libcublas.so.13", "libcublas.so.12")
 # apt-get download of every package: a guard against a hang, far above its minute or so.

@@ -13,11 +13,12 @@ from pathlib import Path
 import pytest
 
 from gapbench_report.core.facts import Facts, Usual, differences
+from gapbench_report.core.tables import FAMILY_ORDER, METHOD_CHANGES, METHODS_AT_COMMIT
 from gapbench_report.inputs.results import Benchmark, Entry, Results, load_results, parse_name
 from gapbench_report.render import command as render
 from gapbench_report.render import model
-from gapbench_report.versus import code as versus_code
 from gapbench_report.versus import comparison as versus
+from gapbench_report.versus import methods
 from tests.synthetic import in_memory, runs
 
 REPO = Path(__file__).resolve().parents[2]
@@ -34,8 +35,8 @@ SMALL_LSTM = "lstm/cudnn/gpu/scope:seq/batch:64/input:50/hidden:64/steps:100/man
 CONV_FP32 = "conv/cudnn/gpu/n:32/c:64/hw:56/k:64/r:3/stride:1/pad:1/math:fp32/manual_time"
 GEMM_FP32 = "overhead/cublas/gpu/op:matmul/n:4096/manual_time"
 ONEDNN_CONV = "conv/onednn/cpu/n:2/c:64/hw:56/k:64/r:3/stride:1/pad:1/real_time"
-# The families' code hash, planted the same on both sides: "as if both ran one gapbench".
-SAME_CODE = {f"gapbench.source.{f}": "0123456789ab" for f in versus_code.FAMILY_SOURCES}
+# Every family's method version, planted the same on both sides: "as if both ran one gapbench".
+SAME_CODE = {f"{methods.METHOD_KEY}{f}": "1" for f in FAMILY_ORDER}
 
 
 def files_of(name: str) -> list[Results]:
@@ -105,19 +106,28 @@ def short(c: versus.Comparison) -> None:
 
 # ---- the H100 against the H200 -----------------------------------------------------------------
 
-def test_the_h100_against_the_h200_as_committed_refuses_the_changed_benchmarks(sides):
-    """Their files predate the source hash; git history between their commits says which
-    families' sources changed (cuDNN's search went from Find to FindEx with warm re-timings
-    between them): those rows are refused, never explained."""
-    if versus_code.git_changed("42634e8", "c742a4a", "overhead") is None:
-        pytest.skip("the repository's history is not here (a shallow or exported tree)")
+def test_the_h100_against_the_h200_as_committed_refuses_the_changed_methods(sides):
+    """Their files predate method versions: the methods table's versions at their commits say
+    which methods changed between them (cuDNN's search went from Find to FindEx with warm
+    re-timings, the LSTM's algorithm from STANDARD to PyTorch's heuristic, half-precision
+    matmuls to cuBLASLt): those rows are refused, quoting why, and every other row is compared,
+    wherever the report is installed."""
     c = versus.compare(sides["h100-ubuntu24"], sides["h200-ubuntu24"])
     assert (c.here.commit, c.there.commit) == ("c742a4a", "42634e8")  # context; provenance
     find = work(c, FIND)
     assert find in c.not_comparable and find not in c.slower
-    assert "the benchmark's code changed between gapbench 42634e8 there and c742a4a here " \
-           "(git history of its sources)" in find.pair.reasons
-    assert all(w.pair.here.parsed.family == "pipeline" for w in c.differing + c.alike)
+    assert find.pair.reasons[-1] == (
+        "its method changed: overhead/startup/gpu/what:cudnn_find_conv version 2 here, 1 there "
+        "(c742a4a: the timed search is FindEx with its workspace and a warm re-timing, not "
+        "cudnnFindConvolutionForwardAlgorithm (kernels/conv_cudnn_gpu.cpp))")
+    compared = [w for w in c.works if not w.pair.reasons]
+    assert len(c.works) == 165 and len(compared) == 94
+    families = {w.pair.here.parsed.family for w in compared}
+    assert families == {"conv", "lstm", "overhead", "transfer", "pipeline"}
+    assert work(c, GEMM_FP32) in compared and work(c, D2D) in compared  # float32: cublasSgemm
+    assert not any(w.pair.caveats for w in c.works)  # every method known
+    for w in c.not_comparable:  # a method change always says why
+        assert all("(c742a4a: " in r for r in w.pair.reasons if r.startswith("its method"))
     assert "cuDNN's algorithm search" not in versus.verdict(c)
     short(c)
 
@@ -392,12 +402,12 @@ def test_two_runs_that_share_no_work_say_so():
     assert versus.verdict(versus.compare(here, there)) == \
         "This run and b share no work: no benchmark both ran."
     refused = versus.Side.of("c", [in_memory(runs("conv/naive/cpu/n:2/real_time", [1.0]),
-                                             **{"gapbench.source.conv": "bbbbbbbbbbbb"})])
+                                             **{"gapbench.method.conv": "2"})])
     mine = versus.Side.of("a", [in_memory(runs("conv/naive/cpu/n:2/real_time", [1.0]),
-                                          **{"gapbench.source.conv": "aaaaaaaaaaaa"})])
+                                          **{"gapbench.method.conv": "1"})])
     assert versus.verdict(versus.compare(mine, refused)) == (
         "This run and c share no comparable work: every work both ran is listed as not "
-        "comparable. 1 not comparable (the benchmark's code changed: see the list).")
+        "comparable. 1 not comparable (another method: see the list).")
 
 
 # ---- the rules, each on its own ----------------------------------------------------------------
@@ -490,22 +500,22 @@ def test_equal_physical_peaks_make_a_blas_gap_the_librarys():
 
 
 COMMITS = ("1111111", "2222222")
-CHANGED = versus_code.Identity(versus_code.CHANGED, "changed")
-UNKNOWN = versus_code.Identity(versus_code.UNKNOWN, "unknown")
+CHANGED = methods.Identity(methods.CHANGED, "changed")
+UNKNOWN = methods.Identity(methods.UNKNOWN, "unknown")
 
 
 @pytest.mark.parametrize("here, there, code, reason", [
     (row("conv/cudnn/gpu/n:1/manual_time", [1.0], "algo:GEMM math:fma"),
      row("conv/cudnn/gpu/n:1/manual_time", [1.0], "algo:FFT math:fma"),
-     versus_code.Identity(versus_code.SAME), "algorithm: GEMM here, FFT there"),
+     methods.Identity(methods.SAME), "algorithm: GEMM here, FFT there"),
     (row("conv/cudnn/gpu/n:1/math:fp16/manual_time", [1.0], "data:fp16 layout:nhwc", "fp16"),
      row("conv/cudnn/gpu/n:1/math:fp16/manual_time", [1.0], "data:fp16 layout:nchw", "fp16"),
-     versus_code.Identity(versus_code.SAME), "layout: nhwc here, nchw there"),
+     methods.Identity(methods.SAME), "layout: nhwc here, nchw there"),
     (row("conv/cudnn/gpu/n:1/manual_time", [1.0], math_="tf32"),
      row("conv/cudnn/gpu/n:1/manual_time", [1.0], math_="fp32"),
-     versus_code.Identity(versus_code.SAME), "math: TF32 here, float32 there"),
+     methods.Identity(methods.SAME), "math: TF32 here, float32 there"),
     (row("lstm/cublas/gpu/steps:100/manual_time", [1.0], "unheld: 301 launches"),
-     row("lstm/cublas/gpu/steps:100/manual_time", [1.0]), versus_code.Identity(versus_code.SAME),
+     row("lstm/cublas/gpu/steps:100/manual_time", [1.0]), methods.Identity(methods.SAME),
      "unheld here, held there (an unheld kernel time includes the host's launches)"),
     (row("overhead/cublas/gpu/n:16/math:fp16/manual_time", [1.0], "cublasLt heuristic", "fp16"),
      row("overhead/cublas/gpu/n:16/math:fp16/manual_time", [1.0], "", "fp16"), CHANGED,
@@ -520,7 +530,7 @@ UNKNOWN = versus_code.Identity(versus_code.UNKNOWN, "unknown")
          labels=("algo:GEMM", "algo:FFT")),
      row("conv/cudnn/gpu/n:1/manual_time", [1.0, 1.0], "algo:GEMM",
          labels=("algo:GEMM", "algo:GEMM")),
-     versus_code.Identity(versus_code.SAME), "algorithm: FFT/GEMM here, GEMM there"),
+     methods.Identity(methods.SAME), "algorithm: FFT/GEMM here, GEMM there"),
 ])
 def test_what_makes_two_rows_not_comparable(here, there, code, reason):
     assert versus.configuration_differs(here, there, code) == [reason]
@@ -538,27 +548,71 @@ def test_rows_alike_in_their_configuration_are_comparable():
     assert versus.configuration_differs(first, again, UNKNOWN) == []  # repetitions reordered
 
 
-def test_the_code_identity_of_a_family():
-    hashes = ({"gapbench.source.conv": "aaaaaaaaaaaa"}, "1111111")
-    other = ({"gapbench.source.conv": "bbbbbbbbbbbb"}, "1111111")
-    assert versus_code.identity("conv", hashes, hashes).state == versus_code.SAME
-    changed = versus_code.identity("conv", hashes, other)
-    assert changed.state == versus_code.CHANGED and "gapbench.source.conv" in changed.words
-    assert versus_code.identity("conv", ({}, "1111111"), ({}, "1111111")).state == \
-        versus_code.SAME
-    unknown = versus_code.identity("conv", ({}, "1111111"), ({}, ""))
-    assert unknown.state == versus_code.UNKNOWN and unknown.words == \
-        "its code may differ: no gapbench commit recorded there"
-    assert versus_code.identity("conv", ({}, "1111111"), ({}, "2222222")).state in (
-        versus_code.UNKNOWN, versus_code.CHANGED)  # commits not in this history: unknown
+def test_the_method_identity_of_a_row():
+    one = ({"gapbench.method.conv": "1", "gapbench.method.conv/cudnn/gpu": "2"}, "1111111")
+    row = ("conv/cudnn/gpu/n:1/math:fp32/manual_time",)
+    assert methods.identity(row, one, one).state == methods.SAME
+    older = ({"gapbench.method.conv": "1"}, "2222222")  # conv/cudnn/gpu at its first version
+    changed = methods.identity(row, one, older)
+    assert changed.state == methods.CHANGED
+    assert changed.words.startswith("its method changed: conv/cudnn/gpu version 2 here, 1 there")
+    assert methods.identity(("conv/naive/gpu/n:1/manual_time",), one, older).state == \
+        methods.SAME
+    undecided = ({"gapbench.method.conv": "1+0123456789ab"}, "3333333")
+    words = methods.identity(row, undecided, older).words
+    assert words.startswith("its method may have changed: conv's timed code") and \
+        "here, a build of code nobody had decided on (version 1+0123456789ab)" in words
+    assert methods.identity(row, undecided, undecided).state == methods.SAME
+    # Neither side recorded versions: one commit is one method, else unknown.
+    assert methods.identity(row, ({}, "1111111"), ({}, "1111111abcd")).state == methods.SAME
+    unknown = methods.identity(row, one, ({}, ""))
+    assert unknown.state == methods.UNKNOWN and unknown.words == (
+        "its method may differ: the run there records no method versions, and its gapbench "
+        "commit is not one the methods table lists")
+    assert methods.identity(row, one, ({}, "2222222")).state == methods.UNKNOWN
 
 
-def test_a_row_whose_code_identity_is_unknown_says_so_beside_it():
+def test_a_method_change_of_one_axis_refuses_those_rows_only():
+    """The half-precision matmuls changed library (cuBLASLt, C in half): their rows are another
+    method, the float32 rows of the same variant are not."""
+    now = ({"gapbench.method.overhead": "1", "gapbench.method.overhead/cublas/gpu/math:fp16": "2"},
+           "1111111")
+    before = ({"gapbench.method.overhead": "1"}, "2222222")
+    fp16 = methods.identity(("overhead/cublas/gpu/op:matmul/n:16/math:fp16/manual_time",), now,
+                            before)
+    assert fp16.state == methods.CHANGED and "overhead/cublas/gpu/math:fp16 version 2" in \
+        fp16.words
+    assert methods.identity(("overhead/cublas/gpu/op:matmul/n:16/manual_time",), now,
+                            before).state == methods.SAME
+    assert methods.keys_of("overhead/cublas/gpu/n:16/math:fp16/manual_time",
+                           {"overhead/cublas/gpu/math:fp16", "overhead/cublas/gpu/math:bf16",
+                            "overhead/cublas_e2e/gpu/math:fp16"}) == [
+        "overhead", "overhead/cublas/gpu", "overhead/cublas/gpu/math:fp16"]
+
+
+def test_a_file_that_predates_method_versions_is_read_through_the_table():
+    """The committed baselines' commits are in the table; a row refused between two of them
+    quotes the table's reason for the version it moved to."""
+    assert {"42634e8", "c742a4a", "25e59d1"} <= set(METHODS_AT_COMMIT)
+    for commit, table in METHODS_AT_COMMIT.items():
+        for key, version in table.items():
+            assert key in METHOD_CHANGES and 1 <= version <= len(METHOD_CHANGES[key]) + 1, \
+                (commit, key)
+    older = methods.versions({}, "42634e8")
+    key, why = next((k, w) for k, w in METHOD_CHANGES.items()
+                    if "/" in k and int(methods.version(older, k)) < len(w) + 1)
+    now = ({f"{methods.METHOD_KEY}{key}": str(len(why) + 1)}, "deadbee")
+    found = methods.identity((f"{key}/n:1/manual_time",), now, ({}, "42634e8"))
+    assert found.state == methods.CHANGED and why[-1] in found.words
+
+
+def test_a_row_whose_method_is_unknown_says_so_beside_it():
     here = versus.Side.of("a", [in_memory(runs("conv/naive/cpu/n:2/real_time", [2.0, 2.1]))])
     there = versus.Side.of("b", [in_memory(runs("conv/naive/cpu/n:2/real_time", [1.0, 1.1]))])
     (w,) = versus.compare(here, there).works
-    assert w.pair.caveats == ("its code may differ: no gapbench commit recorded on either "
-                              "machine",)
+    assert w.pair.caveats == ("its method may differ: the run on either machine records no "
+                              "method versions, and its gapbench commit is not one the methods "
+                              "table lists",)
     assert versus.reading(w, "a", "b").endswith(w.pair.caveats[0])
 
 
@@ -733,10 +787,10 @@ def test_the_charts_of_the_h100_against_the_h200(sides, tmp_path):
     assert plots.versus_chart_data([], "nobody") is None
 
 
-def test_the_code_identity_finds_the_checkout_it_runs_from():
-    """In a checkout, whether two builds ran the same benchmark code is read from its git
-    history: REPO must be the checkout's root wherever the module sits in the package (a move
-    one folder deeper once pointed it at report/, and every verdict then changed)."""
-    here = Path(__file__).resolve()
-    assert versus_code.REPO == here.parents[2]
-    assert (versus_code.REPO / "report" / "gapbench_report" / "versus" / "code.py").is_file()
+def test_the_report_never_runs_a_program_to_compare():
+    """Whether two rows are the same method is read from the files alone, so the answer is the
+    same in a checkout and away from one: no module of the package starts a process."""
+    package = Path(versus.__file__).resolve().parents[1]
+    users = [p.relative_to(package) for p in package.rglob("*.py")
+             if "subprocess" in p.read_text(encoding="utf-8")]
+    assert users == []

@@ -33,3 +33,12 @@ FAMILY_ORDER = tuple(_FAMILIES["families"])
 # Every fact key gapbench records in a results file's context ("{n}" stands for a number), and
 # its unit where it has one.
 FACT_UNITS = {fact["key"]: fact["unit"] for fact in _table("facts.json")["facts"]}
+
+_METHODS = _table("methods.json")
+# Why each key's method changed (family, or family/variant/device), oldest first: its version is
+# 1 + the number of its reasons (cmake/gapbench_methods.cmake records them in every run).
+METHOD_CHANGES = {key: list(why) for family in _METHODS["families"].values()
+                  for key, why in family["changes"].items()}
+# Each key's version at the commits files were made at before runs recorded them (a key not
+# listed was at 1).
+METHODS_AT_COMMIT = {commit: dict(table) for commit, table in _METHODS["at_commit"].items()}

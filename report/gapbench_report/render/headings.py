@@ -49,8 +49,8 @@ VERSUS_BLURB = ("Every work both machines ran, the same benchmark (between a GPU
                 "partly, with both machines' figures for it; else to a recorded fact in which "
                 "the slower machine differs; else, between two runs of one machine, to the "
                 "machine itself being unsteady; else it is unexplained. Rows that are not the "
-                "same work (another algorithm, math, layout, held or not, FLOPs, or a benchmark "
-                "whose code changed) are listed as not comparable, never explained. "
+                "same work (another algorithm, math, layout, held or not, FLOPs, or another "
+                "method) are listed as not comparable, never explained. "
                 "comparison.json beside this page holds it all in figures. A difference between "
                 "machines is not a regression.")
 

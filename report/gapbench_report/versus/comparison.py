@@ -37,7 +37,7 @@ from gapbench_report.core.run_model import Run
 from gapbench_report.core.same_work import fastest_by, work
 from gapbench_report.core.tables import ONEDNN_ISA_ORDER
 from gapbench_report.inputs.results import FP32, Benchmark, Results
-from gapbench_report.versus import code as versus_code
+from gapbench_report.versus import methods
 from gapbench_report.versus.ceilings import (  # noqa: F401 (the comparison's names)
     BUS_WIDTH_BITS,
     COMPUTE,
@@ -163,16 +163,16 @@ def flops_per_iteration(b: Benchmark) -> float | None:
     return rate * b.median if rate and b.median else None
 
 
-SAME_CODE = versus_code.Identity(versus_code.SAME)
+SAME_METHOD = methods.Identity(methods.SAME)
 
 
 def configuration_differs(here: Benchmark, there: Benchmark,
-                          code: versus_code.Identity = SAME_CODE) -> list[str]:
+                          method: methods.Identity = SAME_METHOD) -> list[str]:
     """Why two rows of one name are not the same work, in words; empty when they are: the math
     each may have computed in, the algorithm, math mode, data type and layout any of their
     repetitions' labels name, a held against an unheld kernel time, other FLOPs per iteration,
-    the benchmark's code changed (versus.code), and, where the code is not known to be the
-    same, labels that differ (oneDNN's, which name its kernels for the machine, aside)."""
+    the benchmark's method changed (versus.methods), and, where the method is not known to be
+    the same, labels that differ (oneDNN's, which name its kernels for the machine, aside)."""
     reasons = []
     if here.math != there.math:
         reasons.append(f"math: {math_words(here.math)} here, {math_words(there.math)} there")
@@ -190,9 +190,9 @@ def configuration_differs(here: Benchmark, there: Benchmark,
         reasons.append(f"other arithmetic: {a / 1e6:.3g} MFLOP here, {b / 1e6:.3g} there")
     # oneDNN's labels name the implementation it picked for the machine's instruction set (a
     # fact of the machine, which explains them), not a configuration.
-    if code.state == versus_code.CHANGED:
-        reasons.append(code.words)
-    elif code.state == versus_code.UNKNOWN and here.parsed.variant not in OWN_KERNEL_LABELS \
+    if method.state == methods.CHANGED:
+        reasons.append(method.words)
+    elif method.state == methods.UNKNOWN and here.parsed.variant not in OWN_KERNEL_LABELS \
             and set(labels_of(here)) != set(labels_of(there)):
         shown = "" if reasons else (f": \"{labels_of(here)[0] or 'none'}\" here, "
                                     f"\"{labels_of(there)[0] or 'none'}\" there")
@@ -253,20 +253,20 @@ def scoped_work(b: Benchmark) -> tuple:
     return (*work(b), end_to_end(b), float(f"{flops:.2g}") if flops else None)
 
 
-def code_identity(family: str, here: Side, there: Side) -> versus_code.Identity:
-    """Whether both machines ran the family's benchmark code as it is (versus.code)."""
-    return versus_code.identity(family, (here.run.context, here.commit),
-                                (there.run.context, there.commit))
+def method_identity(here: Side, there: Side, *rows: Benchmark) -> methods.Identity:
+    """Whether both machines ran the rows' methods at the same version (versus.methods)."""
+    return methods.identity([b.name for b in rows], (here.run.context, here.commit),
+                            (there.run.context, there.commit))
 
 
-def pair_of(a: Benchmark, b: Benchmark, identity: versus_code.Identity,
+def pair_of(a: Benchmark, b: Benchmark, identity: methods.Identity,
             configured: bool = True) -> Pair:
     """Two machines' rows as a Pair: why they are not the same work, if they are not (only
-    the code's identity where `configured` is False: each machine's own choice of library), and
-    what could not be checked."""
+    the method's identity where `configured` is False: each machine's own choice of library),
+    and what could not be checked."""
     reasons = configuration_differs(a, b, identity) if configured else \
-        [identity.words] if identity.state == versus_code.CHANGED else []
-    caveats = (identity.words,) if identity.state == versus_code.UNKNOWN else ()
+        [identity.words] if identity.state == methods.CHANGED else []
+    caveats = (identity.words,) if identity.state == methods.UNKNOWN else ()
     return Pair(a, b, tuple(reasons), caveats)
 
 
@@ -276,13 +276,8 @@ def pairs(here: Side, there: Side) -> list[Pair]:
     against a CPU-only machine), each machine's fastest row of it in the same scope and FLOPs:
     the GPU's speed-up, whatever library each ran (their algorithms and layouts are each
     machine's own choice there)."""
-    codes: dict[str, versus_code.Identity] = {}
-
     def pair(a: Benchmark, b: Benchmark, configured: bool = True) -> Pair:
-        family = a.parsed.family
-        if family not in codes:
-            codes[family] = code_identity(family, here, there)
-        return pair_of(a, b, codes[family], configured)
+        return pair_of(a, b, method_identity(here, there, a, b), configured)
 
     theirs = {b.name: b for b in there.run.benchmarks if compared(b)}
     found = [pair(b, theirs[b.name]) for b in here.run.benchmarks
@@ -295,6 +290,8 @@ def pairs(here: Side, there: Side) -> list[Pair]:
     found += [pair(b, other[key], configured=False) for key, b in mine.items()
               if key in other and other[key].parsed.device != b.parsed.device]
     return found
+
+
 def other_sizes(here: Side, there: Side) -> list[tuple[str, list[str], list[str]]]:
     """Variants both machines ran, in the same math, but at no size in common (each ran its
     profile's sizes): (the variant in words, its sizes here, its sizes there). Not comparable."""
@@ -852,10 +849,9 @@ def direction_items(works: Sequence[Work], c: Comparison, detailed: int, limit: 
 def not_comparable_lead(c: Comparison) -> str:
     count = len(c.not_comparable) + len(c.sizes)
     changed = sum(1 for w in c.not_comparable
-                  if any(r.startswith(("the benchmark's code", "another gapbench"))
-                         for r in w.pair.reasons))
-    why = (f"{changed} the benchmark's code changed, {count - changed} configured otherwise"
-           if changed and changed < count else "the benchmark's code changed" if changed
+                  if any(r.startswith(methods.CHANGED_WORDS) for r in w.pair.reasons))
+    why = (f"{changed} another method, {count - changed} configured otherwise"
+           if changed and changed < count else "another method" if changed
            else "configured otherwise")
     return f"{count} not comparable ({why}: see the list)."
 

@@ -325,7 +325,7 @@ def library_work(twins: Sequence[framework.Pair | None], fw_math: str, here: ver
                    if w.pair.here.name == name and not w.pair.across_devices), None)
     if judged is None:
         pair = versus.pair_of(mine[name], theirs[name],
-                              versus.code_identity(mine[name].parsed.family, here, there))
+                              versus.method_identity(here, there, mine[name]))
         explained = (versus.explain(pair, here, there) if not pair.reasons and pair.differs
                      else versus.Explanation())
         judged = versus.Work(pair, explained)
