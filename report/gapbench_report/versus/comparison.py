@@ -253,10 +253,13 @@ def scoped_work(b: Benchmark) -> tuple:
     return (*work(b), end_to_end(b), float(f"{flops:.2g}") if flops else None)
 
 
-def method_identity(here: Side, there: Side, *rows: Benchmark) -> methods.Identity:
-    """Whether both machines ran the rows' methods at the same version (versus.methods)."""
-    return methods.identity([b.name for b in rows], (here.run.context, here.commit),
-                            (there.run.context, there.commit))
+def method_identity(here: Side, there: Side, b: Benchmark,
+                    configured: bool = True) -> methods.Identity:
+    """Whether both machines ran the row's method at the same version (versus.methods): its
+    family's, and its variant's where `configured` (between devices each machine ran its own
+    variant, so the family's alone)."""
+    return methods.identity([b.name if configured else b.parsed.family],
+                            (here.run.context, here.commit), (there.run.context, there.commit))
 
 
 def pair_of(a: Benchmark, b: Benchmark, identity: methods.Identity,
@@ -277,7 +280,7 @@ def pairs(here: Side, there: Side) -> list[Pair]:
     the GPU's speed-up, whatever library each ran (their algorithms and layouts are each
     machine's own choice there)."""
     def pair(a: Benchmark, b: Benchmark, configured: bool = True) -> Pair:
-        return pair_of(a, b, method_identity(here, there, a, b), configured)
+        return pair_of(a, b, method_identity(here, there, a, configured), configured)
 
     theirs = {b.name: b for b in there.run.benchmarks if compared(b)}
     found = [pair(b, theirs[b.name]) for b in here.run.benchmarks

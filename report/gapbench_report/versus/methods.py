@@ -35,9 +35,12 @@ def variant_key(family: str, variant: str, device: str) -> str:
 
 def keys_of(name: str, known: Iterable[str]) -> list[str]:
     """The keys that say a row's method: its family, its variant, and each known key of its
-    variant with one axis the row's name has (`overhead/cublas/gpu/math:fp16`)."""
+    variant with one axis the row's name has (`overhead/cublas/gpu/math:fp16`); of a family
+    alone (the work two devices share), the family's."""
     parts = name.split("/")
     family, variant = parts[0], "/".join(parts[:3])
+    if len(parts) < 3:
+        return [family]
     return [family, variant] + sorted(
         k for k in known if k.startswith(variant + "/") and k[len(variant) + 1:] in parts[3:])
 
@@ -82,8 +85,8 @@ def change_words(key: str, mine: str, theirs: str) -> str:
 
 def identity(names: Iterable[str], here: tuple[Mapping, str],
              there: tuple[Mapping, str]) -> Identity:
-    """The method of the rows `names` (one row's; both rows' between devices) on both machines,
-    from each side's (context, commit)."""
+    """The method of `names` (a row's name, or a family's) on both machines, from each side's
+    (context, commit)."""
     mine, theirs = versions(*here), versions(*there)
     if mine is not None and theirs is not None:
         known = {*mine, *theirs, *METHOD_CHANGES}
