@@ -18,10 +18,9 @@
 # includes), followed through the headers they include in turn; and, for each header reached,
 # its implementation beside it (<stem>.cpp, <stem>.cu, <stem>_gpu.cpp). The CPU and the GPU code
 # alike, so a CPU-only and a CUDA build of one tree record the same identity. Left out: the
-# files that only describe the machine, write the results, validate before timing or say why a
-# row is skipped, and never change what is timed (fixtures/machine*, nvml*, source_state*,
-# doctor_rules*, results_file*, json_writer*, device_probe*; kernels/base/validate*,
-# kernels/onednn_isa*). What is hashed is each file's path and its SHA-256, in path order.
+# files that never change what is timed (not_timed_regex below: the machine's facts, the
+# results' writing, validation before timing, skip reasons; docs/setup.md names them). What is
+# hashed is each file's path and its SHA-256, in path order.
 #
 # Included from CMakeLists.txt, it adds the generated file to gapbench_fixtures, refreshed at
 # every build (rewritten only when a fact changed, so an unchanged tree recompiles nothing), the
