@@ -288,7 +288,7 @@ std::string text_report(const std::vector<Fact>& facts, const std::vector<Findin
                 {"OpenBLAS build", r.get("openblas.config")},
                 {"oneDNN version", r.get("onednn.version")},
                 {"oneDNN instruction set", r.get("onednn.isa")},
-                {"oneDNN capped by", assignment("DNNL_MAX_CPU_ISA", "onednn.isa_cap")},
+                {"oneDNN cap set", assignment("DNNL_MAX_CPU_ISA", "onednn.isa_cap")},
             });
 
   r.section("Google Benchmark", {

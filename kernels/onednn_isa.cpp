@@ -1,5 +1,7 @@
 #include "kernels/onednn_isa.h"
 
+#include <algorithm>
+#include <cctype>
 #include <cstdlib>
 #include <dnnl.hpp>
 #include <sstream>
@@ -45,6 +47,47 @@ std::vector<std::string> onednn_isa_names() {
 std::string onednn_isa_cap() {
   const char* cap = std::getenv("DNNL_MAX_CPU_ISA");
   return cap ? cap : "";
+}
+
+std::string onednn_isa_for_cpu(const std::string& cpu_flags) {
+  // The flags each set needs, the richest first. AVX-512 "core" is F with BW, VL and DQ: read
+  // from avx512f, which every CPU since Skylake-SP has with the other three.
+  static const std::vector<std::pair<std::vector<std::string>, const char*>> kNeeds = {
+      {{"amx_tile", "amx_bf16", "avx512_bf16"}, "avx512_core_amx"},
+      {{"avx512_bf16", "avx512f"}, "avx512_core_bf16"},
+      {{"avx512_vnni", "avx512f"}, "avx512_core_vnni"},
+      {{"avx512f"}, "avx512_core"},
+      {{"avx2"}, "avx2"},
+      {{"avx"}, "avx"},
+      {{"sse4_2"}, "sse41"},
+  };
+  std::istringstream words(cpu_flags);
+  std::vector<std::string> flags;
+  for (std::string w; words >> w;) flags.push_back(w);
+  for (const auto& [needs, isa] : kNeeds) {
+    if (std::all_of(needs.begin(), needs.end(), [&](const std::string& flag) {
+          return std::find(flags.begin(), flags.end(), flag) != flags.end();
+        }))
+      return isa;
+  }
+  return "";
+}
+
+OnednnCap onednn_cap_effect(const std::string& cap, const std::string& effective,
+                            const std::string& cpu_flags) {
+  if (cap.empty()) return OnednnCap::none;
+  std::string lower = cap;
+  std::transform(lower.begin(), lower.end(), lower.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  const std::vector<std::string> names = onednn_isa_names();  // the richest first
+  if (lower != "all" && std::find(names.begin(), names.end(), lower) == names.end())
+    return OnednnCap::unknown_value;
+  const std::string best = onednn_isa_for_cpu(cpu_flags);
+  const auto rank = [&](const std::string& isa) {
+    return std::find(names.begin(), names.end(), isa) - names.begin();
+  };
+  if (best.empty()) return OnednnCap::binds;
+  return rank(effective) > rank(best) ? OnednnCap::binds : OnednnCap::binds_nothing;
 }
 
 std::optional<std::string> onednn_arithmetic_unavailable_reason(Arithmetic arithmetic,

@@ -33,6 +33,18 @@ std::vector<std::string> onednn_isa_names();
 // The DNNL_MAX_CPU_ISA cap in force ("AVX2"), or "" when oneDNN may use all this CPU has.
 std::string onednn_isa_cap();
 
+// The richest set oneDNN runs on a CPU with these /proc/cpuinfo flags (cpu.isa's words), as
+// onednn_isa() names it; "" where none of them says.
+std::string onednn_isa_for_cpu(const std::string& cpu_flags);
+
+// What a DNNL_MAX_CPU_ISA setting does: nothing set; it holds oneDNN below this CPU's best; it
+// names no set oneDNN knows (oneDNN ignores it); or it is at or above the CPU's best.
+enum class OnednnCap { none, binds, unknown_value, binds_nothing };
+// For `cap` (the setting), `effective` (onednn_isa(), under it) and the CPU's flags. Where the
+// flags say nothing, a known cap is taken to bind, as before this could be told.
+OnednnCap onednn_cap_effect(const std::string& cap, const std::string& effective,
+                            const std::string& cpu_flags);
+
 // Why oneDNN cannot compute in `arithmetic` natively here, or nullopt: float32 always can; bf16
 // needs AVX-512 BF16 or AMX. fp16 and tf32 have no CPU variant.
 std::optional<std::string> onednn_arithmetic_unavailable_reason(Arithmetic arithmetic);

@@ -147,6 +147,8 @@ TEST(MachineFindings, CpuGovernorAndBuildTypes) {
 
 TEST(MachineFindings, CappedCpuLibrariesAreAWarningThatNamesTheCaps) {
   std::vector<Fact> facts = healthy_facts();
+  set(facts, "cpu.isa", "sse4_2 avx avx2 fma avx512f avx512_vnni");
+  set(facts, "onednn.isa", "avx2");
   set(facts, "onednn.isa_cap", "AVX2");
   set(facts, "openblas.coretype", "Haswell");
   set(facts, "openblas.core", "Haswell");
@@ -154,6 +156,23 @@ TEST(MachineFindings, CappedCpuLibrariesAreAWarningThatNamesTheCaps) {
   ASSERT_EQ(ids(findings), std::vector<std::string>{"cpu_library_capped:warning"});
   EXPECT_TRUE(any_contains(findings, "DNNL_MAX_CPU_ISA=AVX2 holds oneDNN at avx2"));
   EXPECT_TRUE(any_contains(findings, "OPENBLAS_CORETYPE=Haswell gives OpenBLAS the Haswell"));
+}
+
+// A cap that holds oneDNN nowhere is no warning: misspelt (oneDNN ignores it), above the CPU's
+// best or at it. Each is said, as information.
+TEST(MachineFindings, ACapThatBindsNothingIsNoWarning) {
+  for (const char* cap : {"bad", "AVX512_CORE_AMX", "AVX2", "avx2"}) {
+    std::vector<Fact> facts = healthy_facts();
+    set(facts, "cpu.isa", "sse4_2 avx avx2 fma");
+    set(facts, "onednn.isa", "avx2");
+    set(facts, "onednn.isa_cap", cap);
+    const auto findings = machine_findings(facts);
+    ASSERT_EQ(ids(findings), std::vector<std::string>{"cpu_library_cap_ignored:info"}) << cap;
+    const bool misspelt = std::string(cap) == "bad";
+    EXPECT_TRUE(any_contains(findings, misspelt ? "names no instruction set oneDNN knows"
+                                                : "holds oneDNN at nothing below"))
+        << cap;
+  }
 }
 
 // A container's quota and a process's affinity, as the machine facts record them on a 2-CPU

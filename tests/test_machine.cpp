@@ -162,6 +162,17 @@ TEST(MachineFacts, MachineIdChangesWithWhatChangesTheNumbers) {
   // oneDNN's own ISA, uncapped, follows from cpu.isa: an id from before it was known still holds.
   set(same, "onednn.isa", "avx512_core_bf16");
   EXPECT_EQ(machine_id(same), id);
+  // A DNNL_MAX_CPU_ISA that holds oneDNN nowhere (misspelt, or at or above the CPU's best) is
+  // the same machine.
+  for (const char* cap : {"bad", "AVX2", "AVX512_CORE"}) {
+    std::vector<Fact> uncapped = facts;
+    set(uncapped, "onednn.isa_cap", cap);
+    EXPECT_EQ(machine_id(uncapped), id) << cap;
+  }
+  std::vector<Fact> capped = facts;
+  set(capped, "onednn.isa_cap", "SSE41");
+  set(capped, "onednn.isa", "sse41");
+  EXPECT_NE(machine_id(capped), id);
 
   // Everything that changes the numbers changes the id: another GPU of the same model, another
   // driver, OpenBLAS choosing other kernels, other ISA extensions, another CPU count.
@@ -170,7 +181,6 @@ TEST(MachineFacts, MachineIdChangesWithWhatChangesTheNumbers) {
            {"gpu.uuid", "GPU-00000000-0000-0000-0000-000000000002"},
            {"nvidia.driver_release", "590.10.01"},
            {"openblas.core", "Cooperlake"},
-           {"onednn.isa_cap", "AVX2"},
            {"cpu.isa", "avx2 fma"},
            {"cpu.cores", "8"}}) {
     std::vector<Fact> other = facts;

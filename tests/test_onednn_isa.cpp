@@ -66,6 +66,23 @@ TEST(OnednnIsa, EveryNameIsInIsaJsonsOrder) {
   }
 }
 
+// The CPU's best set from its flags, and what a cap does against it.
+TEST(OnednnIsa, ACapBindsOnlyBelowTheCpusBest) {
+  EXPECT_EQ(onednn_isa_for_cpu("sse4_2 avx avx2 fma"), "avx2");
+  EXPECT_EQ(onednn_isa_for_cpu("sse4_2 avx avx2 fma avx512f avx512_vnni avx512_bf16"),
+            "avx512_core_bf16");
+  EXPECT_EQ(onednn_isa_for_cpu("avx512f avx512_bf16 amx_tile amx_bf16 avx2"), "avx512_core_amx");
+  EXPECT_EQ(onednn_isa_for_cpu("asimd sve"), "");
+  const std::string zen3 = "sse4_2 avx avx2 fma";
+  EXPECT_EQ(onednn_cap_effect("", "avx2", zen3), OnednnCap::none);
+  EXPECT_EQ(onednn_cap_effect("SSE41", "sse41", zen3), OnednnCap::binds);
+  EXPECT_EQ(onednn_cap_effect("AVX2", "avx2", zen3), OnednnCap::binds_nothing);
+  EXPECT_EQ(onednn_cap_effect("avx512_core", "avx2", zen3), OnednnCap::binds_nothing);
+  EXPECT_EQ(onednn_cap_effect("ALL", "avx2", zen3), OnednnCap::binds_nothing);
+  EXPECT_EQ(onednn_cap_effect("bad", "avx2", zen3), OnednnCap::unknown_value);
+  EXPECT_EQ(onednn_cap_effect("AVX", "avx", "asimd"), OnednnCap::binds);  // flags say nothing
+}
+
 // This process's own view: the effective ISA is named, agrees with the rule, and follows a cap.
 TEST(OnednnIsa, ThisCpuIsNamedAndTheRuleAgreesWithIt) {
   const std::string isa = onednn_isa();

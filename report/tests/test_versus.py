@@ -647,16 +647,16 @@ def test_facts_every_new_run_records_never_differ_from_a_file_without_them():
 
 
 def test_a_library_fact_concerns_that_librarys_rows_alone():
-    capped = {"onednn.isa_cap": "SSE41"}
+    capped = {"onednn.isa_cap": "SSE41", "onednn.isa": "sse41"}
     slow = versus.Side.of("capped", [in_memory(
         runs("conv/onednn/cpu/n:1/real_time", [2.0, 2.1]) + runs(
             "conv/naive/cpu/n:1/real_time", [2.0, 2.1]), **capped)])
     fast = versus.Side.of("plain", [in_memory(
         runs("conv/onednn/cpu/n:1/real_time", [1.0, 1.1]) + runs(
-            "conv/naive/cpu/n:1/real_time", [1.0, 1.1]))])
+            "conv/naive/cpu/n:1/real_time", [1.0, 1.1]), **{"onednn.isa": "avx2"})])
     c = versus.compare(slow, fast)
     assert [d.key for _, d in work(c, "conv/onednn/cpu/n:1/real_time").explanation.facts] == \
-        ["onednn.isa_cap"]
+        ["onednn.isa_cap", "onednn.isa"]
     assert work(c, "conv/naive/cpu/n:1/real_time").explanation.facts == ()
 
 

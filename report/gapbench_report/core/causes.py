@@ -57,6 +57,7 @@ CAUSES = (
     CPUS,
     # What gapbench doctor finds wrong with the machine, the build or the stack.
     Cause("CPU library capped to an older instruction set", doctor=("cpu_library_capped",)),
+    Cause("A CPU library cap that holds nothing", doctor=("cpu_library_cap_ignored",)),
     Cause("Built without CUDA", doctor=("built_without_cuda",)),
     Cause("No usable GPU", doctor=("no_gpu",)),
     Cause("NVIDIA driver older than the CUDA runtime", doctor=("driver_older_than_runtime",)),
@@ -81,21 +82,26 @@ BY_CEILING = {c.ceiling: c for c in CAUSES if c.ceiling}
 
 def usable_cpus(context: Mapping) -> tuple[float, str] | None:
     """The CPUs this process may use, and where the figure comes from: cpu.usable_cpus, else
-    the least of the cores, the affinity mask's CPUs and the container's quota that the run
-    recorded; the source says which."""
+    (where it is missing, or above what it is the least of) the least of the cores, the
+    affinity mask's CPUs and the container's quota that the run recorded; the source says
+    which."""
     parts = {key: number(context.get(key))
              for key in ("cpu.cores", "cpu.affinity_cpus", "cpu.quota_cpus")}
     recorded = number(context.get("cpu.usable_cpus"))
-    known = {k: v for k, v in parts.items() if v}
-    if not recorded and not known:
+    known = {k: v for k, v in parts.items() if v and v > 0}
+    least = min(known.values()) if known else None
+    recorded = recorded if recorded and recorded > 0 else None
+    if recorded is None and least is None:
         return None
-    value = recorded or min(known.values())
     words = ", ".join(f"{k} {v:g}" for k, v in known.items())
-    source = ("cpu.usable_cpus" if recorded else "the least of") + (f" ({words})" if words
-                                                                     else "")
-    if not recorded and set(known) == {"cpu.cores"}:
+    if recorded is not None and (least is None or recorded <= least):
+        return recorded, "cpu.usable_cpus" + (f" ({words})" if words else "")
+    source = f"the least of ({words})"
+    if recorded is not None:  # a figure above its own parts is not believed
+        source += f"; cpu.usable_cpus {recorded:g} is more than they allow"
+    elif set(known) == {"cpu.cores"}:
         source = "cpu.cores (the run recorded neither its affinity nor a quota)"
-    return value, source
+    return least, source
 
 
 def fewer_cpus_why(values: Mapping[str, str]) -> tuple[str, str]:
@@ -108,13 +114,16 @@ def fewer_cpus_why(values: Mapping[str, str]) -> tuple[str, str]:
         return "", ""
     why, evidence = [], []
     affinity = number(values.get("cpu.affinity_cpus"))
-    if affinity is not None and affinity < cores:
+    quota = number(values.get("cpu.quota_cpus"))
+    # A limit holds the process only where it is the least of them: a quota of 1.5 CPUs under
+    # an affinity of 1 CPU binds nothing.
+    least = min(v for v in (cores, affinity, quota) if v is not None)
+    if affinity is not None and affinity < cores and affinity <= least:
         why.append("its CPU affinity")
         if cpus := values.get("cpu.affinity_list", ""):
             evidence.append(f"CPU{'s' if affinity != 1 else ''} {cpus}, as taskset -c {cpus} "
                             "sets it")
-    quota = number(values.get("cpu.quota_cpus"))
-    if quota is not None and quota < cores:
+    if quota is not None and quota < cores and quota <= least:
         why.append("a container quota")
         setting = values.get("cpu.quota_setting", "").split(" in /")[0]
         evidence.append(setting or values.get("cpu.quota_source", ""))

@@ -11,7 +11,7 @@ from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from gapbench_report.core.causes import fewer_cpus_why
+from gapbench_report.core.causes import fewer_cpus_why, usable_cpus
 from gapbench_report.core.metrics import median_or_none, number
 
 LOAD = "load_avg"  # the run context's [1, 5, 15]-minute load averages; the first is the fact
@@ -28,9 +28,14 @@ EXPLAINING = (
     # First: fewer CPUs for the process explains a CPU slowdown before the libraries' own facts,
     # which follow from it (OpenBLAS sizes its pool by the affinity).
     (USABLE_CPUS, "cpu", "lower", "this process may use fewer CPUs"),
+    # How gapbench itself was built: a Debug build is slower at everything its own code times.
+    ("gapbench.build_type", "", "value", "gapbench was built otherwise"),
+    ("gapbench.compiler", "", "value", "gapbench was built by another compiler"),
     ("onednn.isa_cap", "cpu", "value", "its oneDNN was capped to an older instruction set"),
     ("openblas.coretype", "cpu", "value", "its OpenBLAS was forced to another CPU's kernels"),
     ("openblas.core", "cpu", "value", "its OpenBLAS ran another CPU's kernels"),
+    ("openblas.version", "cpu", "value", "another OpenBLAS version"),
+    ("onednn.version", "cpu", "value", "another oneDNN version"),
     ("pcie.gen_current", "gpu", "lower", "its link trained at a lower PCIe generation"),
     ("pcie.width_current", "gpu", "lower", "its link trained narrower"),
     ("gpu.throttle_reasons", "gpu", "value", "its GPU was throttled"),
@@ -64,8 +69,13 @@ EXPLAINING = (
 # machine does not tell): absent, the file is older, and an unknown value differs from nothing.
 ALWAYS_RECORDED = frozenset({"cpu.signature", "cpu.frequency_nominal_mhz",
                              "cpu.frequency_max_mhz", "host.hypervisor", "host.clocksource",
-                             "onednn.threads"})
+                             "onednn.threads", "gapbench.build_type", "gapbench.compiler",
+                             "openblas.version", "onednn.version"})
 UNAVAILABLE = "unavailable"
+# A setting that explains only where what it sets differs too: a cap of oneDNN's instruction set
+# (invalid, above the CPU's or at its best) or a forced OpenBLAS core that left the kernels as
+# they were binds nothing.
+BINDS_ONLY_WITH = {"onednn.isa_cap": "onednn.isa", "openblas.coretype": "openblas.core"}
 # A number counts as different beyond this share of the others' median; the load average
 # beyond half a core's worth (and at least 1).
 NUMBER_DIFFERS = 0.1
@@ -138,7 +148,10 @@ class Facts:
         """From a lookup of each fact's text by its key ("" where absent), such as a fleet node's
         Node.fact."""
         keys = [key for key, _, _, _ in EXPLAINING] + list(WHY_FEWER_CPUS)
-        return cls({key: fact(key) for key in keys}, load, number(fact("cpu.cores")) or 1)
+        values = {key: fact(key) for key in keys}
+        if believed := usable_cpus(values):  # never above the facts it is the least of
+            values[USABLE_CPUS] = f"{believed[0]:g}"
+        return cls(values, load, number(fact("cpu.cores")) or 1)
 
     @classmethod
     def of_context(cls, context: Mapping, doctor: Mapping | None = None) -> Facts:
@@ -190,6 +203,12 @@ def unknown(value: str) -> bool:
     return not value or value.startswith(UNAVAILABLE)
 
 
+def set_differs(mine: Facts, others: Usual, key: str) -> bool:
+    """Whether a run's value of a key compared by value is not what the others usually have."""
+    common = [v for v, c in others.counts[key].most_common() if c > 0]
+    return bool(common) and mine.values[key] != common[0] and not unknown(mine.values[key])
+
+
 def differences(mine: Facts, others: Usual, device: str = "") -> list[Difference]:
     """The EXPLAINING facts in which a run differs from what the others usually have, in
     EXPLAINING's order; with `device`, the facts about that device (or both) first."""
@@ -198,6 +217,8 @@ def differences(mine: Facts, others: Usual, device: str = "") -> list[Difference
         if how == "value":
             value = mine.values[key]
             common = [v for v, c in others.counts[key].most_common() if c > 0]
+            if key in BINDS_ONLY_WITH and not set_differs(mine, others, BINDS_ONLY_WITH[key]):
+                continue
             if common and value != common[0] and not (
                     key in ALWAYS_RECORDED and (unknown(value) or unknown(common[0]))):
                 found.append(Difference(key, words, value, common[0], fact_device,

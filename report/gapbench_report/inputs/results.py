@@ -27,7 +27,7 @@ import math
 import os
 import re
 import statistics
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -500,10 +500,33 @@ def check_results(path: Path, data: object) -> Results:
             where = (f"aggregate {key[3]}" if key[3] else f"repetition {key[2]}")
             raise ResultsError(f"{path}: {e.raw['name']} appears twice ({where})")
         seen.add(key)
+    check_probe_file(path, context, entries)
     provenance = data.get("provenance")
     context, ignored = plausible_context(context)
     return Results(path, context, entries, provenance if isinstance(provenance, dict) else {},
                    ignored)
+
+
+# The frameworks gapbench-probe measures (probe/gapbench_probe/plan.py's FRAMEWORKS).
+PROBE_FRAMEWORKS = ("torch", "tensorflow")
+
+
+def check_probe_file(path: Path, context: Mapping, entries: Sequence[Entry]) -> None:
+    """A probe file is one framework's, as gapbench-probe writes it: framework.name one it
+    measures, and every framework/ row that framework's (a file that says torch and holds
+    TensorFlow's rows would have its rows read as torch's)."""
+    if "framework.name" not in context:
+        return
+    name = str(context["framework.name"])
+    if name not in PROBE_FRAMEWORKS:
+        raise ResultsError(f"{path}: framework.name {name!r} is no framework gapbench-probe "
+                           f"measures ({', '.join(PROBE_FRAMEWORKS)})")
+    other = sorted({e.raw["name"].split("/")[1] for e in entries
+                    if e.raw["name"].startswith("framework/") and e.raw["name"].count("/") > 1
+                    and e.raw["name"].split("/")[1] != name})
+    if other:
+        raise ResultsError(f"{path}: its framework.name is {name}, but it holds rows of "
+                           f"{', '.join(other)} (framework/{other[0]}/...): not one probe's file")
 
 
 # The context's figures the report reads as numbers (ceilings, and the facts it compares), each

@@ -53,6 +53,7 @@ from gapbench_report.versus.ceilings import (  # noqa: F401 (the comparison's na
     gpu_memory_bandwidth,
     kind,
     probed,
+    usable_cpus,
 )
 
 # A work differs when one machine is more than this much faster (a ratio beyond 1.1x either way:
@@ -85,7 +86,9 @@ CPU_FACTS = frozenset(CPUS.facts)
 ISA_ORDER = ONEDNN_ISA_ORDER  # tables/isa.json, which kernels/onednn_isa.cpp is held to
 DIRECTED = {"onednn.isa": (ISA_ORDER, "oneDNN ran an older instruction set"),
             "openblas.threads": (None, "OpenBLAS ran fewer threads"),
-            "onednn.threads": (None, "oneDNN ran fewer threads")}
+            "onednn.threads": (None, "oneDNN ran fewer threads"),
+            "gapbench.build_type": (("debug", "minsizerel", "relwithdebinfo", "release"),
+                                    "gapbench was built with less optimisation")}
 SHORT_COMMIT = 7
 # The fields of a row's label that say how it was configured (cuDNN's "algo:... math:...", the
 # fp16 conv's "data:fp16 layout:nhwc"), and their words.
@@ -159,7 +162,12 @@ def label_fields(labels: Iterable[str]) -> dict[str, str]:
 
 
 def flops_per_iteration(b: Benchmark) -> float | None:
-    rate = b.counter("flops")
+    return per_iteration(b, "flops")
+
+
+def per_iteration(b: Benchmark, rate_counter: str) -> float | None:
+    """A rate counter times the row's median time: the work one iteration does."""
+    rate = b.counter(rate_counter)
     return rate * b.median if rate and b.median else None
 
 
@@ -188,6 +196,11 @@ def configuration_differs(here: Benchmark, there: Benchmark,
     a, b = flops_per_iteration(here), flops_per_iteration(there)
     if a and b and abs(a / b - 1) > SAME_FLOPS:
         reasons.append(f"other arithmetic: {a / 1e6:.3g} MFLOP here, {b / 1e6:.3g} there")
+    # One name can do other work per iteration where a profile sets it (the pipeline's batches:
+    # 4 in the quick profile, 8 in the full): its items per iteration tell.
+    a, b = per_iteration(here, "items_per_second"), per_iteration(there, "items_per_second")
+    if a and b and abs(a / b - 1) > SAME_FLOPS:
+        reasons.append(f"other work per iteration: {a:.3g} items here, {b:.3g} there")
     # oneDNN's labels name the implementation it picked for the machine's instruction set (a
     # fact of the machine, which explains them), not a configuration.
     if method.state == methods.CHANGED:
@@ -481,15 +494,17 @@ def explain(pair: Pair, here: Side, there: Side) -> Explanation:
                    peaks="" if best.explained else peaks)
 
 
-def cpus_why(here: Side, there: Side) -> str:
-    """"a container quota here: cgroup v1 cpu.cfs_quota_us 100000 / ...": what holds either
-    machine below its cores, with the facts that say so."""
-    found = []
-    for side, where in ((here, "here"), (there, "there")):
-        words, shown = fewer_cpus_why(side.run.context)
-        if words:
-            found.append(f"{words} {where}" + (f": {shown}" if shown else ""))
-    return "; ".join(found)
+def cpus_why(here: Side, there: Side, evidence: bool = True) -> str:
+    """"a container quota here: cgroup v1 cpu.cfs_quota_us 100000 / ...": what holds the machine
+    whose process may use fewer CPUs below its cores, with (`evidence`) the facts that say so;
+    "" where both may use as many (a limit on both sides, or one that binds nothing, explains
+    no difference)."""
+    mine, theirs = (usable_cpus(s.run.context) for s in (here, there))
+    if not mine or not theirs or mine.value == theirs.value:
+        return ""
+    side, where = (here, "here") if mine.value < theirs.value else (there, "there")
+    words, shown = fewer_cpus_why(side.run.context)
+    return f"{words} {where}" + (f": {shown}" if evidence and shown else "") if words else ""
 
 
 def library_cause(pair: Pair, here: Side, there: Side) -> tuple[str, str]:
@@ -667,12 +682,8 @@ def cpus_text(e: Explanation, here: Side, there: Side, evidence: bool = False) -
     and with `evidence` what says so (the cgroup's values); README.md's excerpt quotes it."""
     a, b = e.here.value, e.there.value
     text = f"this process may use {a:g} CPU{'s' if a != 1 else ''} here and {b:g} there"
-    why = []
-    for side, where in ((here, "here"), (there, "there")):
-        words, shown = fewer_cpus_why(side.run.context)
-        if words:
-            why.append(f"{words} {where}" + (f": {shown}" if evidence and shown else ""))
-    return f"{text} ({'; '.join(why)})" if why else text
+    why = cpus_why(here, there, evidence)
+    return f"{text} ({why})" if why else text
 
 
 def cpus_reading(w: Work) -> str:
