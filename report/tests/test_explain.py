@@ -213,8 +213,12 @@ def test_every_cause_found_in_every_style_and_clean_traces_fire_nothing(name):
     assert profile.shapes != name.endswith(DEFAULTS) or name.startswith("tf_")
     found = explain_rules.explain(profile, None)
     assert {f.rule for f in found} == expected, [(f.rule, f.text) for f in found]
+    # Only a warning leads; a pipeline that overlaps and runs in parallel, moderately
+    # input-bound (torch_cpu_clean_workers' twin), is of note.
+    leads = any(f.severity == "warning" for f in found)
     assert explain_rules.verdict(profile, found).startswith(
-        "Fix first: " if expected else "Nothing in this trace")
+        "Fix first: " if leads else "Nothing in this trace")
+    assert leads or not expected - {"input_bound"}
 
 
 def test_the_corpus_covers_each_host_cause_in_several_styles():
