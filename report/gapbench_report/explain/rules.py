@@ -474,7 +474,10 @@ def rule_small_batch(p: Profile, prices: Prices | None) -> list[Explained]:
     if p.batch is None or p.batch > SMALL_BATCH or not timed(p):
         return []
     fixed = max(0.0, p.step_seconds - p.matmul_seconds)
-    text = (f"The model's layers see batches of {p.batch}: of the {ms(p.step_seconds)} step, "
+    # TensorFlow's traces have no shapes: the batch is tf.data's, from its batch stage.
+    seen = "tf.data's batch() makes batches" if p.framework == "TensorFlow" else \
+        "The model's layers see batches"
+    text = (f"{seen} of {p.batch}: of the {ms(p.step_seconds)} step, "
             f"{ms(fixed)} ({pct(fixed / p.step_seconds)}) is not the layers' matmuls but what "
             "each step pays whatever its batch (optimizer, dispatch, launches). Use bigger "
             "batches (with gradient accumulation if memory binds).")

@@ -22,6 +22,14 @@ GET_NEXT = "IteratorGetNextOp::DoCompute"
 MAP_STAGES = ("Iterator::Map", "Iterator::ParallelMap", "Iterator::MapAndBatch",
               "Iterator::ParallelInterleave", "Iterator::ParallelBatch")
 PREFETCH_STAGE = "Iterator::Prefetch"
+# The stages that batch, with their batch_size arg.
+BATCH_STAGES = ("Iterator::BatchV2", "Iterator::Batch", "Iterator::MapAndBatch",
+                "Iterator::ParallelBatch", "Iterator::PaddedBatch")
+# A model's layers on the host, as TensorFlow's ops name them: their time against the step's.
+LAYER_OPS = frozenset({"MatMul", "_FusedMatMul", "BatchMatMulV2", "BatchMatMulV3", "Conv2D",
+                       "_FusedConv2D", "Conv2DBackpropInput", "Conv2DBackpropFilter"})
+# tf.data's own threads: the ops of its maps run there, not the model's.
+DATA_THREAD = "tf_data"
 # The prefetch that tf.data inserts itself (its inject_prefetch optimisation): one element deep.
 INJECTED = "inject/"
 
@@ -80,6 +88,20 @@ def clipped(spans: list[dict], start: float, end: float) -> list[tuple[float, fl
             if e["ts"] < end and e["ts"] + e["dur"] > start]
 
 
+def data_threads(events: list[dict]) -> set[tuple]:
+    """The (pid, tid) of tf.data's threads, by the trace's thread names."""
+    return {(e.get("pid"), e.get("tid")) for e in events
+            if e.get("ph") == "M" and e.get("name") == "thread_name"
+            and str((e.get("args") or {}).get("name", "")).startswith(DATA_THREAD)}
+
+
+def layer_seconds(spans: list[dict], steps: Steps, data: set[tuple]) -> list[float]:
+    """Each step's time in the model's matmuls and convolutions (off tf.data's threads)."""
+    layers = [e for e in spans if e.get("name") in LAYER_OPS
+              and (e.get("pid"), e.get("tid")) not in data]
+    return [sum(b - a for a, b in clipped(layers, s, t)) for s, t in steps.spans]
+
+
 def input_waits(spans: list[dict], steps: Steps) -> list[float]:
     """Each step's time waiting for its batch: the iterator's GetNext spans inside it."""
     waits = [e for e in spans if e.get("name") == GET_NEXT]
@@ -132,6 +154,7 @@ class Pipeline:
     """tf.data's pipeline as its iterator's spans show it."""
 
     maps: dict[str, int]  # each map stage's name and its parallelism (1: one element at a time)
+    batch: int | None  # the smallest batch_size of its batch stages
     prefetch: bool  # a prefetch the user asked for (not the one tf.data inserts)
     generator: bool  # from a Python generator (from_generator): the GIL serialises it
 
@@ -159,6 +182,7 @@ def pipeline_of(spans: list[dict]) -> Pipeline | None:
     if not stages:
         return None
     maps: dict[str, int] = {}
+    batches: set[int] = set()
     prefetch = generator = False
     for e in stages:
         name, args = e["name"], e.get("args") or {}
@@ -173,4 +197,6 @@ def pipeline_of(spans: list[dict]) -> Pipeline | None:
         elif name == PREFETCH_STAGE and not str(args.get("name", "")).startswith(INJECTED):
             prefetch = True
         generator = generator or name == "Iterator::Generator"
-    return Pipeline(maps, prefetch, generator)
+        if name.startswith(BATCH_STAGES) and str(args.get("batch_size", "")).isdigit():
+            batches.add(int(args["batch_size"]))
+    return Pipeline(maps, min(batches, default=None), prefetch, generator)

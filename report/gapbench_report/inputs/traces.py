@@ -1379,7 +1379,8 @@ def read_xplane(path: Path) -> Profile:
     summary = analysis[1].get("p") or {}
     hardware = summary.get("hardware_type", "")
     profile.has_device = bool(hardware) and hardware != "CPU_ONLY"
-    spans = tf_steps.spans_of(_xprof(path, "trace_viewer").get("traceEvents", []))
+    events = _xprof(path, "trace_viewer").get("traceEvents", [])
+    spans = tf_steps.spans_of(events)
     steps = tf_steps.find_steps(spans)
     ms, us = 1e-3, 1e-6
     xprof_steps = _table(analysis[1])
@@ -1420,6 +1421,7 @@ def read_xplane(path: Path) -> Profile:
         profile.loader = pipeline.describe()
         profile.loader_parallel = pipeline.parallel
         profile.loader_prefetch = pipeline.prefetch
+        profile.batch = pipeline.batch
     if profile.has_device:
         overview = _xprof(path, "overview_page")
         device = (overview[0].get("p") or {}) if overview else {}
@@ -1435,6 +1437,8 @@ def read_xplane(path: Path) -> Profile:
             longest = max(gaps, key=lambda g: g.longest_us)
             profile.host_gap_largest = longest.longest_us * us
             profile.host_gap_between = longest.between
+        profile.matmul_seconds = statistics.mean(
+            tf_steps.layer_seconds(spans, steps, tf_steps.data_threads(events))) * us
         _eager_loops(spans, steps, profile)
     return profile
 

@@ -292,6 +292,7 @@ class Job:
     marking: str  # "fit" (Keras 3's fit, TensorBoard callback), or marker()'s style
     rounds: int = 12  # the map's cost per sample: about 1 ms a batch each on the 2-core machine
     host: object = None  # the host's own work on the batch in the step (rows_in_numpy)
+    batch: int = RNN_BATCH
 
 
 JOBS = {
@@ -301,6 +302,7 @@ JOBS = {
     "lstm_clean": Job("lstm", "parallel", "trace_r", rounds=0),
     "numpy_rows": Job("mlp", "cached", "trace", host=rows_in_numpy),
     "unmarked_map": Job("mlp", "serial", "none"),
+    "fit_batch2": Job("mlp", "cached", "fit", batch=2),
     # issue 59's hold-out (HOLDOUT.md)
     "h59_fit_lstm_map": Job("lstm", "serial", "fit"),
     "h59_fit_lstm_clean": Job("lstm", "cached", "fit"),
@@ -314,7 +316,7 @@ JOBS = {
 def run_job(job: Job, logdir: str) -> None:
     tf.config.threading.set_intra_op_parallelism_threads(1)
     model = MODELS[job.model]()
-    dataset = pipeline(job.input, job.rounds)
+    dataset = pipeline(job.input, job.rounds, job.batch)
     if job.marking == "fit":  # as a Keras 3 user profiles: batches 3 to 3 + JOB_STEPS - 1
         board = tf.keras.callbacks.TensorBoard(logdir, profile_batch=(3, 2 + JOB_STEPS))
         model.fit(dataset, epochs=1, steps_per_epoch=3 + JOB_STEPS, callbacks=[board],
@@ -325,7 +327,7 @@ def run_job(job: Job, logdir: str) -> None:
         step(*next(batches))
     tf.profiler.experimental.start(logdir)
     for i in range(JOB_STEPS):
-        with marker(job.marking, i, RNN_BATCH):
+        with marker(job.marking, i, job.batch):
             x, y = next(batches)
             step(job.host(x) if job.host else x, y)
     tf.profiler.experimental.stop()
