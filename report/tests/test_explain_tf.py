@@ -35,6 +35,8 @@ TF_JOBS = {
     "tf_cpu_lstm_clean": ({"input_bound"}, None, 4, True),
     # Trace("train", step_num=i) without _r=1; a per-row NumPy loop on the batch in the step
     "tf_cpu_numpy_rows": ({"host_gap"}, "host_gap", 4, True),
+    # tf.py_function of the same NumPy loop inside the compiled step
+    "tf_cpu_py_function": ({"python_op"}, "python_op", 4, True),
     # no marker at all: the whole trace as one step, said so
     "tf_cpu_unmarked_map": ({"input_no_prefetch"}, "input_no_prefetch", 1, False),
 }

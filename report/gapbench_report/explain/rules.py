@@ -393,6 +393,27 @@ def rule_host_gap(p: Profile, prices: Prices | None) -> list[Explained]:
                       between=[before, after], from_python=p.host_gap_from_python)]
 
 
+def rule_python_op(p: Profile, prices: Prices | None) -> list[Explained]:
+    """Python called from a compiled TensorFlow step (tf.py_function, tf.numpy_function): one
+    long op in which the graph waits for the interpreter, holding the GIL, while nothing else of
+    the step runs beside it."""
+    if not timed(p) or p.python_op_seconds < MIN_SHARE * p.step_seconds:
+        return []
+    share = p.python_op_seconds / p.step_seconds
+    text = (f"Python runs inside the compiled step (tf.py_function or tf.numpy_function: their "
+            f"EagerPyFunc and PyFunc ops) for {ms(p.python_op_seconds)} of each "
+            f"{ms(p.step_seconds)} step ({pct(share)}): the graph waits for the interpreter, "
+            "which holds the GIL, and tf.function can neither compile nor parallelise it. Write "
+            f"it in TensorFlow ops ({words(p).row_scaling}, for a per-row normalisation) so "
+            f"the step compiles whole, or {words(p).off_the_step}.")
+    saving, basis = vectorized_saving(p, prices, p.python_op_seconds,
+                                      "the Python ops' time in the trace")
+    return [explained("python_op", "warning", "Python inside the compiled step", text,
+                      p.python_op_seconds, saving, basis, "preprocess",
+                      "Python inside the compiled step", seconds=p.python_op_seconds,
+                      share=share)]
+
+
 def rule_launch_bound(p: Profile, prices: Prices | None) -> list[Explained]:
     """Kernels shorter than their launch (HolisticTraceAnalysis' launch statistics): the GPU
     finishes each before the host has launched the next."""
@@ -488,7 +509,8 @@ def rule_small_batch(p: Profile, prices: Prices | None) -> list[Explained]:
 
 
 RULES: tuple[Rule, ...] = (rule_input, rule_gpu_idle, rule_pageable, rule_sync, rule_per_element,
-                           rule_op_burst, rule_timestep_loop, rule_host_gap, rule_launch_bound,
+                           rule_op_burst, rule_timestep_loop, rule_host_gap, rule_python_op,
+                           rule_launch_bound,
                            rule_small_matmul, rule_fp32, rule_small_batch)
 AUTOGRAD_PREFIX = "autograd::engine::evaluate_function: "
 

@@ -28,6 +28,8 @@ BATCH_STAGES = ("Iterator::BatchV2", "Iterator::Batch", "Iterator::MapAndBatch",
 # A model's layers on the host, as TensorFlow's ops name them: their time against the step's.
 LAYER_OPS = frozenset({"MatMul", "_FusedMatMul", "BatchMatMulV2", "BatchMatMulV3", "Conv2D",
                        "_FusedConv2D", "Conv2DBackpropInput", "Conv2DBackpropFilter"})
+# Python called from a compiled step: tf.py_function's op, and tf.numpy_function's.
+PYTHON_OPS = frozenset({"EagerPyFunc", "PyFunc", "PyFuncStateless"})
 # tf.data's own threads: the ops of its maps run there, not the model's.
 DATA_THREAD = "tf_data"
 # The prefetch that tf.data inserts itself (its inject_prefetch optimisation): one element deep.
@@ -95,11 +97,12 @@ def data_threads(events: list[dict]) -> set[tuple]:
             and str((e.get("args") or {}).get("name", "")).startswith(DATA_THREAD)}
 
 
-def layer_seconds(spans: list[dict], steps: Steps, data: set[tuple]) -> list[float]:
-    """Each step's time in the model's matmuls and convolutions (off tf.data's threads)."""
-    layers = [e for e in spans if e.get("name") in LAYER_OPS
-              and (e.get("pid"), e.get("tid")) not in data]
-    return [sum(b - a for a, b in clipped(layers, s, t)) for s, t in steps.spans]
+def op_seconds(spans: list[dict], steps: Steps, data: set[tuple], names: frozenset
+               ) -> list[float]:
+    """Each step's time in the ops of these names, off tf.data's threads (a map's ops are the
+    input's): the model's matmuls (LAYER_OPS), Python called from the step (PYTHON_OPS)."""
+    ops = [e for e in spans if e.get("name") in names and (e.get("pid"), e.get("tid")) not in data]
+    return [union(clipped(ops, s, t)) for s, t in steps.spans]
 
 
 def input_waits(spans: list[dict], steps: Steps) -> list[float]:

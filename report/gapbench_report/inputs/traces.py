@@ -314,6 +314,7 @@ class Profile:
     fp32_examples: list[str] = field(default_factory=list)
     batch: int | None = None
     matmul_seconds: float = 0.0  # host time in matmul/linear ops, per step
+    python_op_seconds: float = 0.0  # TensorFlow: tf.py_function/numpy_function ops in the step
 
     def loop(self) -> Loop | None:
         """The step's per-element loops, as one."""
@@ -1437,8 +1438,11 @@ def read_xplane(path: Path) -> Profile:
             longest = max(gaps, key=lambda g: g.longest_us)
             profile.host_gap_largest = longest.longest_us * us
             profile.host_gap_between = longest.between
+        data = tf_steps.data_threads(events)
         profile.matmul_seconds = statistics.mean(
-            tf_steps.layer_seconds(spans, steps, tf_steps.data_threads(events))) * us
+            tf_steps.op_seconds(spans, steps, data, tf_steps.LAYER_OPS)) * us
+        profile.python_op_seconds = statistics.mean(
+            tf_steps.op_seconds(spans, steps, data, tf_steps.PYTHON_OPS)) * us
         _eager_loops(spans, steps, profile)
     return profile
 
