@@ -403,10 +403,11 @@ def test_every_rule_has_a_planted_trace():
         *(r for r, *_ in TF_JOBS.values()))
     names = {r.__name__ for r in explain_rules.RULES}
     # One trace per rule id (the input rule has two: without workers, and with them).
-    assert len(names) == 13 and planted == {
+    assert len(names) == 14 and planted == {
         "input_no_prefetch", "input_bound", "gpu_idle", "pageable_copies", "sync_calls",
         "per_element_loop", "op_burst", "launch_bound", "small_matmul", "fp32_no_tensor_cores",
-        "small_batch", "host_gap", "timestep_loop", "python_op"}
+        "small_batch", "host_gap", "timestep_loop", "python_op",
+        "session_runs"}
 
 
 def test_the_figures_a_trace_shows(pytorch):

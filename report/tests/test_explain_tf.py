@@ -37,6 +37,8 @@ TF_JOBS = {
     "tf_cpu_numpy_rows": ({"host_gap"}, "host_gap", 4, True),
     # tf.py_function of the same NumPy loop inside the compiled step
     "tf_cpu_py_function": ({"python_op"}, "python_op", 4, True),
+    # TF1: a Session.run per sample, 64 a step
+    "tf_cpu_session_per_sample": ({"session_runs"}, "session_runs", 4, True),
     # no marker at all: the whole trace as one step, said so
     "tf_cpu_unmarked_map": ({"input_no_prefetch"}, "input_no_prefetch", 1, False),
 }

@@ -51,6 +51,9 @@ HOST_GAP_SHARE = 0.3
 # of 4-14 ms, 36% of its 305 ms step, the longest 4.5%), where NumPy's work on the batch is one
 # stretch (tf_cpu_numpy_rows: 85% of the step in one gap).
 TF_GAP_LONGEST = 0.1
+# TF1's Session.run this many times a step is a loop of calls (once per sample, say), whose
+# overhead is a finding from MIN_SHARE of the step; a training step is one call, or a few.
+SESSION_RUNS = 16
 # A loaded machine is named where its stalls (traces: tiny ops at 10x their kind's median and
 # 1 ms or more) add at least this share to the step.
 LOADED_SHARE = 0.02
@@ -414,6 +417,26 @@ def rule_python_op(p: Profile, prices: Prices | None) -> list[Explained]:
                       share=share)]
 
 
+def rule_session_runs(p: Profile, prices: Prices | None) -> list[Explained]:
+    """TF1's Session.run called many times a step on tiny work (once per sample): each call
+    pays the session's overhead (feeding, fetching, the executor's start) for a little work."""
+    if not timed(p) or p.session_runs < SESSION_RUNS or \
+            p.session_overhead_seconds < MIN_SHARE * p.step_seconds:
+        return []
+    lost = p.session_overhead_seconds
+    text = (f"{p.session_runs:.0f} Session.run calls a step, their ops working "
+            f"{ms(p.session_work_seconds)} of the {ms(lost + p.session_work_seconds)} from the "
+            f"first call to the last: {ms(lost)} of each {ms(p.step_seconds)} step "
+            f"({pct(lost / p.step_seconds)}) is the calls' own overhead (feeding and fetching, "
+            "the executor's start). Feed the whole batch in one call (a placeholder of shape "
+            "[None, ...]), or move the step to TensorFlow 2's tf.function over a tf.data "
+            "pipeline.")
+    basis = "the calls' time beyond their ops' work, in the trace"
+    return [explained("session_runs", "warning", "Session.run per sample", text, lost, None,
+                      basis, "overhead", f"{p.session_runs:.0f} Session.run calls a step",
+                      runs=p.session_runs, seconds=lost)]
+
+
 def rule_launch_bound(p: Profile, prices: Prices | None) -> list[Explained]:
     """Kernels shorter than their launch (HolisticTraceAnalysis' launch statistics): the GPU
     finishes each before the host has launched the next."""
@@ -510,7 +533,7 @@ def rule_small_batch(p: Profile, prices: Prices | None) -> list[Explained]:
 
 RULES: tuple[Rule, ...] = (rule_input, rule_gpu_idle, rule_pageable, rule_sync, rule_per_element,
                            rule_op_burst, rule_timestep_loop, rule_host_gap, rule_python_op,
-                           rule_launch_bound,
+                           rule_session_runs, rule_launch_bound,
                            rule_small_matmul, rule_fp32, rule_small_batch)
 AUTOGRAD_PREFIX = "autograd::engine::evaluate_function: "
 
@@ -551,7 +574,7 @@ def with_overlaps(p: Profile, found: list[Explained]) -> list[Explained]:
 
 
 # Findings no gapbench figure prices on any machine (their basis says why).
-NEVER_PRICED = frozenset({"gpu_idle", "host_gap", "timestep_loop"})
+NEVER_PRICED = frozenset({"gpu_idle", "host_gap", "timestep_loop", "session_runs"})
 
 
 def what_would_price(f: Explained, prices: Prices | None) -> Explained:

@@ -10,6 +10,7 @@ that carries a `step_num`, whatever its name or flags; without one, the whole tr
 
 from __future__ import annotations
 
+import bisect
 from collections import Counter
 from dataclasses import dataclass
 
@@ -30,6 +31,11 @@ LAYER_OPS = frozenset({"MatMul", "_FusedMatMul", "BatchMatMulV2", "BatchMatMulV3
                        "_FusedConv2D", "Conv2DBackpropInput", "Conv2DBackpropFilter"})
 # Python called from a compiled step: tf.py_function's op, and tf.numpy_function's.
 PYTHON_OPS = frozenset({"EagerPyFunc", "PyFunc", "PyFuncStateless"})
+# TF1's Session.run, one span per call on the calling thread; the runtime's own spans around the
+# ops it runs on its threads (what is left is the ops' work).
+SESSION_RUN = "SessionRun"
+RUNTIME_SPANS = frozenset({"ThreadpoolListener::Region", "ExecutorState::Process",
+                           "ExecutorDoneCallback", "ExecutorState::ProcessAsync::Done"})
 # tf.data's own threads: the ops of its maps run there, not the model's.
 DATA_THREAD = "tf_data"
 # The prefetch that tf.data inserts itself (its inject_prefetch optimisation): one element deep.
@@ -111,24 +117,67 @@ def input_waits(spans: list[dict], steps: Steps) -> list[float]:
     return [union(clipped(waits, a, b)) for a, b in steps.spans]
 
 
-def host_gaps(spans: list[dict], steps: Steps, min_us: float) -> list[Gaps]:
+@dataclass
+class Runs:
+    """One step's Session.run calls: how many, from the first's start to the last's end, and
+    the time their ops worked in (microseconds)."""
+
+    count: int = 0
+    window: tuple[float, float] = (0.0, 0.0)
+    work_us: float = 0.0
+
+    @property
+    def overhead_us(self) -> float:
+        return max(0.0, self.window[1] - self.window[0] - self.work_us)
+
+
+def session_runs(spans: list[dict], steps: Steps) -> list[Runs]:
+    """Each step's Session.run calls (TF1's graph and session), and their ops' work: the ops'
+    spans, off the calling thread and the runtime's own spans, inside each call."""
+    runs = sorted((e for e in spans if e.get("name") == SESSION_RUN), key=lambda e: e["ts"])
+    if not runs:
+        return [Runs() for _ in steps.spans]
+    ops = sorted((e for e in spans if e.get("name") not in RUNTIME_SPANS
+                  and e.get("name") != SESSION_RUN and STEP_ARG not in (e.get("args") or {})
+                  and (e.get("pid"), e.get("tid")) != steps.thread), key=lambda e: e["ts"])
+    starts = [e["ts"] for e in ops]
+    out = []
+    for a, b in steps.spans:
+        mine = [e for e in runs if a <= e["ts"] < b]
+        if not mine:
+            out.append(Runs())
+            continue
+        work = 0.0
+        for e in mine:
+            s, t = e["ts"], e["ts"] + e["dur"]
+            near = ops[bisect.bisect_left(starts, s):bisect.bisect_left(starts, t)]
+            work += union(clipped(near, s, t))
+        out.append(Runs(len(mine), (mine[0]["ts"], max(e["ts"] + e["dur"] for e in mine)), work))
+    return out
+
+
+def host_gaps(spans: list[dict], steps: Steps, min_us: float,
+              taken: list[tuple[float, float]] | None = None) -> list[Gaps]:
     """Each step's host time on its own thread in which no traced call runs, in gaps of at least
     `min_us`. TensorFlow traces its calls into the runtime on that thread (eager ops, a compiled
     step's call, the iterator, tensors made and freed), so what is left is Python's own work:
-    NumPy, a loop over values, I/O."""
+    NumPy, a loop over values, I/O. A step's `taken` window (its Session.run calls, whose
+    Python between them is their overhead) is left out."""
     if not steps.marked:
         return []
     mine = sorted((e for e in spans if (e.get("pid"), e.get("tid")) == steps.thread
                    and STEP_ARG not in (e.get("args") or {})), key=lambda e: e["ts"])
     out = []
-    for a, b in steps.spans:
+    for i, (a, b) in enumerate(steps.spans):
         gaps = Gaps()
+        skip = taken[i] if taken else (0.0, 0.0)
         last, before = a, "the step's start"
         for e in mine:
             s, t = e["ts"], e["ts"] + e["dur"]
             if t <= a or s >= b:
                 continue
-            gaps.add(max(s, a) - last, before, e.get("name", ""), min_us)
+            if not skip[0] <= last < skip[1]:
+                gaps.add(max(s, a) - last, before, e.get("name", ""), min_us)
             if t > last:
                 last, before = min(t, b), e.get("name", "")
         gaps.add(b - last, before, "the step's end", min_us)

@@ -315,6 +315,9 @@ class Profile:
     batch: int | None = None
     matmul_seconds: float = 0.0  # host time in matmul/linear ops, per step
     python_op_seconds: float = 0.0  # TensorFlow: tf.py_function/numpy_function ops in the step
+    session_runs: float = 0.0  # TensorFlow 1's Session.run calls a step
+    session_overhead_seconds: float = 0.0  # from the first to the last, less their ops' work
+    session_work_seconds: float = 0.0
 
     def loop(self) -> Loop | None:
         """The step's per-element loops, as one."""
@@ -1432,7 +1435,11 @@ def read_xplane(path: Path) -> Profile:
             profile.gpu_busy_seconds = profile.step_seconds - profile.gpu_idle_seconds
             profile.idle_input_seconds = min(profile.input_seconds, profile.gpu_idle_seconds)
     if steps:
-        gaps = tf_steps.host_gaps(spans, steps, HOST_GAP_MIN_US)
+        runs = tf_steps.session_runs(spans, steps)
+        profile.session_runs = statistics.mean(r.count for r in runs)
+        profile.session_overhead_seconds = statistics.mean(r.overhead_us for r in runs) * us
+        profile.session_work_seconds = statistics.mean(r.work_us for r in runs) * us
+        gaps = tf_steps.host_gaps(spans, steps, HOST_GAP_MIN_US, [r.window for r in runs])
         if gaps:
             profile.host_gap_seconds = statistics.mean(g.seconds_us for g in gaps) * us
             longest = max(gaps, key=lambda g: g.longest_us)

@@ -292,6 +292,27 @@ def marker(style: str, i: int, batch: int):
     return contextlib.nullcontext()
 
 
+def session_per_sample(logdir: str, job) -> None:
+    """TF1's style: a graph and a Session, run once per sample (64 Session.run a step) on tiny
+    work: each run pays the session's overhead for one row's matmul."""
+    tf1 = tf.compat.v1
+    graph = tf.Graph()
+    with graph.as_default():
+        x = tf1.placeholder(tf.float32, (1, FEATURES))
+        w = tf.Variable(tf.random.normal((FEATURES, 10)))
+        y = tf.nn.relu(tf.matmul(x, w))
+        init = tf1.global_variables_initializer()
+    sess = tf1.Session(graph=graph)
+    sess.run(init)
+    data = np.random.default_rng(0).random((64, FEATURES), dtype=np.float32)
+    tf.profiler.experimental.start(logdir)
+    for i in range(JOB_STEPS):
+        with marker(job.marking, i, job.batch):
+            for r in range(len(data)):
+                sess.run(y, {x: data[r:r + 1]})
+    tf.profiler.experimental.stop()
+
+
 @dataclass(frozen=True)
 class Job:
     model: str  # MODELS
@@ -301,6 +322,7 @@ class Job:
     host: object = None  # the host's own work on the batch in the step (rows_in_numpy)
     inside: object = None  # the same, inside the compiled step (numpy_in_graph)
     batch: int = RNN_BATCH
+    run: object = None  # a job that runs its steps its own way (session_per_sample)
 
 
 JOBS = {
@@ -312,6 +334,7 @@ JOBS = {
     "unmarked_map": Job("mlp", "serial", "none"),
     "fit_batch2": Job("mlp", "cached", "fit", batch=2),
     "py_function": Job("mlp", "cached", "trace_r", inside=numpy_in_graph),
+    "session_per_sample": Job("mlp", "cached", "trace_r", run=session_per_sample),
     # issue 59's hold-out (HOLDOUT.md)
     "h59_fit_lstm_map": Job("lstm", "serial", "fit"),
     "h59_fit_lstm_clean": Job("lstm", "cached", "fit"),
@@ -324,6 +347,9 @@ JOBS = {
 
 def run_job(job: Job, logdir: str) -> None:
     tf.config.threading.set_intra_op_parallelism_threads(1)
+    if job.run:
+        job.run(logdir, job)
+        return
     model = MODELS[job.model]()
     dataset = pipeline(job.input, job.rounds, job.batch)
     if job.marking == "fit":  # as a Keras 3 user profiles: batches 3 to 3 + JOB_STEPS - 1
