@@ -1,15 +1,19 @@
 """Real TensorFlow CPU profiler output for `gapbench-report explain`'s tests, each slow in one way.
 
     .venv-tf/bin/python report/tests/traces/make_tf_traces.py [--out report/tests/data/traces]
+        [CASE_OR_JOB...]
 
-Needs TensorFlow (ci/setup --tensorflow puts its CPU build in .venv-tf). The corpus's traces
-(loop_index, loop_iterate, clean_many_layers; CORPUS_STEPS steps each) were made on the 2-core
-CI machine with tensorflow-cpu 2.21.0, Keras 3.15.1, numpy 2.4.6, Python 3.11.7; the first
-three (FIRST) earlier, by a TensorFlow build that was not recorded. Each case trains a small
-Keras MLP for a few steps under tf.profiler, each step marked as TensorFlow's input-pipeline
-analyser reads steps (tf.profiler.experimental.Trace("train", step_num=i, _r=1)), and keeps the
-.xplane.pb that the profiler writes under plugins/profile/ (as tf_cpu_<case>.xplane.pb). CI does
-not run this: the files it wrote are committed beside it.
+Needs TensorFlow, and TensorBoard for the fit jobs (ci/setup --tensorflow puts both in
+.venv-tf). The corpus's traces (loop_index, loop_iterate, clean_many_layers; CORPUS_STEPS steps
+each) were made on the 2-core CI machine with tensorflow-cpu 2.21.0, Keras 3.15.1, numpy 2.4.6,
+Python 3.11.7; the first three (FIRST) earlier, by a TensorFlow build that was not recorded; issue
+59's JOBS with the same versions and tensorboard 2.21.0. Each case trains a small Keras MLP for a
+few steps under tf.profiler, each step marked as TensorFlow's input-pipeline analyser reads steps
+(tf.profiler.experimental.Trace("train", step_num=i, _r=1)), and keeps the .xplane.pb that the
+profiler writes under plugins/profile/ (as tf_cpu_<case>.xplane.pb). Each of issue 59's JOBS marks
+its steps as one kind of user does (Keras 3's fit with the TensorBoard callback's profile_batch,
+Keras 2's marker, Trace with or without _r=1, none) and runs JOB_STEPS of them. CI does not run
+this: the files it wrote are committed beside it.
 
 - dataloader: tf.data from a Python generator that decodes each sample in NumPy, one at a time
   (no parallel map): the step waits for its input.
@@ -18,6 +22,12 @@ not run this: the files it wrote are committed beside it.
 - loop_index, loop_iterate: the per-element loop as s[i] per element and as `for v in s`.
 - clean_many_layers: an eager step of 30 small layers, its optimizer's per-variable updates.
 - loop_rows_elements, clean_manual_update: issue 42's hold-out (tests/traces/HOLDOUT.md).
+- JOBS (issue 59): fit_map, lstm_map, unmarked_map: a sequential tf.data map (a stateful random
+  op keeps tf.data from running it in parallel) without prefetch, under Keras 3's fit, an LSTM's
+  custom loop (_r=1) and no marker; fit_clean, lstm_clean: held in memory, or a parallel map, and
+  prefetched; fit_batch2: fit at batch 2; numpy_rows: a per-row NumPy loop in the step (Trace
+  without _r=1); py_function: the same loop through tf.py_function in the compiled step;
+  session_per_sample: TF1's Session.run once per sample; h59_*: issue 59's hold-out.
 
 Every trace is made as tf.profiler records without options (its defaults: host_tracer_level=2,
 python_tracer_level=0), so each is its own default-settings twin. The most detail the profiler
