@@ -350,8 +350,9 @@ JOBS = {
     "h59_fit_lstm_clean": Job("lstm", "cached", "fit"),
     "h59_gru_trace_map": Job("gru", "serial", "trace"),
     "h59_gru_trace_clean": Job("gru", "parallel", "trace", rounds=0),
-    "h59_keras2_numpy_rows": Job("mlp", "cached", "keras2", host=rows_in_numpy),
-    "h59_keras2_numpy_vectorized": Job("mlp", "cached", "keras2", host=rows_vectorized),
+    "h59_keras2_numpy_rows": Job("mlp", "cached", "keras2", host=rows_in_numpy, batch=64),
+    "h59_keras2_numpy_vectorized": Job("mlp", "cached", "keras2", host=rows_vectorized,
+                                        batch=64),
 }
 
 
