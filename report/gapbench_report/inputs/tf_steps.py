@@ -167,15 +167,15 @@ def host_gaps(spans: list[dict], steps: Steps, min_us: float,
         return []
     mine = sorted((e for e in spans if (e.get("pid"), e.get("tid")) == steps.thread
                    and STEP_ARG not in (e.get("args") or {})), key=lambda e: e["ts"])
+    starts = [e["ts"] for e in mine]
     out = []
     for i, (a, b) in enumerate(steps.spans):
         gaps = Gaps()
         skip = taken[i] if taken else (0.0, 0.0)
         last, before = a, "the step's start"
-        for e in mine:
+        # The step's thread's calls start inside it: the step's marker is their outermost span.
+        for e in mine[bisect.bisect_left(starts, a):bisect.bisect_left(starts, b)]:
             s, t = e["ts"], e["ts"] + e["dur"]
-            if t <= a or s >= b:
-                continue
             if not skip[0] <= last < skip[1]:
                 gaps.add(max(s, a) - last, before, e.get("name", ""), min_us)
             if t > last:
