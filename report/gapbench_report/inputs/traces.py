@@ -1412,10 +1412,10 @@ def read_xplane(path: Path) -> Profile:
                 "Keras' fit, its TensorBoard callback's profile_batch; in a loop of your own, "
                 "tf.profiler.experimental.Trace(\"train\", step_num=step).")
         else:
-            loop = spans_hold_loops(spans)
             why = ("its grouping takes a tf.while_loop's iterations, an RNN's on a CPU, for "
-                   "steps" if loop else "it takes only root markers, _r=1, which Keras 3's fit "
-                   "does not set")
+                   "steps" if spans_hold_loops(spans) else "their mean length differs by more "
+                   f"than {XPROF_AGREES:.0%}" if xprof_steps else "it takes only root markers, "
+                   "_r=1, which Keras 3's fit does not set")
             profile.notes.append(
                 f"Steps read from the trace's {len(steps.spans)} \"{steps.marker}\" markers: "
                 "TensorFlow's own step analysis "
