@@ -213,8 +213,12 @@ def test_every_cause_found_in_every_style_and_clean_traces_fire_nothing(name):
     assert profile.shapes != name.endswith(DEFAULTS) or name.startswith("tf_")
     found = explain_rules.explain(profile, None)
     assert {f.rule for f in found} == expected, [(f.rule, f.text) for f in found]
+    # Only a warning leads; a pipeline that overlaps and runs in parallel, moderately
+    # input-bound (torch_cpu_clean_workers' twin), is of note.
+    leads = any(f.severity == "warning" for f in found)
     assert explain_rules.verdict(profile, found).startswith(
-        "Fix first: " if expected else "Nothing in this trace")
+        "Fix first: " if leads else "Nothing in this trace")
+    assert leads or not expected - {"input_bound"}
 
 
 def test_the_corpus_covers_each_host_cause_in_several_styles():
@@ -392,15 +396,18 @@ def test_what_a_loop_is_over(pytorch, tmp_path):
 
 def test_every_rule_has_a_planted_trace():
     from tests.test_explain_round4 import HOLDOUT_51
+    from tests.test_explain_tf import TF_JOBS
 
     planted = {c for c in SYNTHESISED_GPU.values() if c} | set().union(
-        *CORPUS.values(), *WITHOUT_SHAPES.values(), *(set(r) for r, _ in HOLDOUT_51.values()))
+        *CORPUS.values(), *WITHOUT_SHAPES.values(), *(set(r) for r, _ in HOLDOUT_51.values()),
+        *(r for r, *_ in TF_JOBS.values()))
     names = {r.__name__ for r in explain_rules.RULES}
     # One trace per rule id (the input rule has two: without workers, and with them).
-    assert len(names) == 12 and planted == {
+    assert len(names) == 14 and planted == {
         "input_no_prefetch", "input_bound", "gpu_idle", "pageable_copies", "sync_calls",
         "per_element_loop", "op_burst", "launch_bound", "small_matmul", "fp32_no_tensor_cores",
-        "small_batch", "host_gap", "timestep_loop"}
+        "small_batch", "host_gap", "timestep_loop", "python_op",
+        "session_runs"}
 
 
 def test_the_figures_a_trace_shows(pytorch):

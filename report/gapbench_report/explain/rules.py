@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from gapbench_report.core.findings import Finding, costliest_first, fix_first
 from gapbench_report.core.labels import pct
 from gapbench_report.explain.prices import Prices, machine_note, ms, priced
+from gapbench_report.explain.words import words
 from gapbench_report.inputs.traces import LOOP_ELEMENT_SHARE, Profile, merged
 
 # ---- thresholds (each a named rule of thumb, with where it comes from) ------------------------
@@ -44,6 +45,15 @@ BURST_SHARE = 0.1
 # the step: the clean traces' gaps of 100 us or more (the interpreter between layers, the
 # scheduler) take at most 22% of their steps; a batch built from nested lists took half.
 HOST_GAP_SHARE = 0.3
+# On a TensorFlow trace, the longest one gap must also take this share of
+# the step: an eager step of Keras layers leaves its own Python, and the loaded machine its
+# pauses, between TensorFlow's calls in gaps of a few ms each (tf_cpu_clean_many_layers: 15 gaps
+# of 4-14 ms, 36% of its 305 ms step, the longest 4.5%), where NumPy's work on the batch is one
+# stretch (tf_cpu_numpy_rows: 85% of the step in one gap).
+TF_GAP_LONGEST = 0.1
+# TF1's Session.run this many times a step is a loop of calls (once per sample, say), whose
+# overhead is a finding from MIN_SHARE of the step; a training step is one call, or a few.
+SESSION_RUNS = 16
 # A loaded machine is named where its stalls (traces: tiny ops at 10x their kind's median and
 # 1 ms or more) add at least this share to the step.
 LOADED_SHARE = 0.02
@@ -122,10 +132,8 @@ def rule_input(p: Profile, prices: Prices | None) -> list[Explained]:
         text += f" The GPU idles {ms(p.idle_input_seconds)} of it."
     if p.input_verdict:
         text += f" TensorFlow's analyser: \"{p.input_verdict}\""
-    fix = ("Overlap loading with the step: DataLoader(num_workers=N, pin_memory=True, "
-           "prefetch_factor=2), or tf.data's num_parallel_calls and .prefetch(tf.data.AUTOTUNE)."
-           if serial else "Add workers if cores are free, or make the producer cheaper (cache "
-           "decoded data, vectorize the preprocessing).")
+    fix = (words(p).more_producers if not serial else words(p).overlap_generator
+           if p.loader and "generator" in p.loader else words(p).overlap_input)
     price = prices.overlapped_input(device_of(p), t_in, t_rest, p.step_seconds,
                                     p.has_device) if prices else None
     saving, basis = priced(price, "the time the step waits for input (what overlap can hide at "
@@ -142,7 +150,10 @@ def rule_input(p: Profile, prices: Prices | None) -> list[Explained]:
     rule = "input_no_prefetch" if serial else "input_bound"
     title = ("The step waits for an input pipeline without prefetch or workers" if serial
              else "The step waits for its input")
-    return [explained(rule, "warning" if share >= INPUT_HIGH else "info", title,
+    # A pipeline that already overlaps and runs in parallel, moderately input-bound, is of note:
+    # no change of its own leads the page (tf.data's clean pipelines wait 5% and more).
+    severity = "warning" if share >= INPUT_HIGH or serial else "info"
+    return [explained(rule, severity, title,
                       f"{text} {fix}", t_in, saving, basis, "pipeline",
                       "input pipeline without prefetch" if serial else "waiting for input",
                       input_seconds=t_in, share=share, loader=p.loader,
@@ -169,8 +180,8 @@ def rule_gpu_idle(p: Profile, prices: Prices | None) -> list[Explained]:
             + (f" Of it, {parts} are the other findings'." if parts else "")
             + f" The remaining {ms(rest)} the GPU waits for the host: Python and framework work "
             "between launches. Move work off the step's critical path (logging, metrics, "
-            "checkpoints), batch more per launch, or capture the step (torch.compile, CUDA "
-            "graphs).")
+            f"checkpoints), batch more per launch, or capture the step ({words(p).compile_step}, "
+            "CUDA graphs).")
     basis = "the GPU's idle time in the trace (no gapbench figure prices Python's own time)"
     floor = prices.launch("launch") if prices else None
     if floor:
@@ -259,17 +270,14 @@ def rule_per_element(p: Profile, prices: Prices | None) -> list[Explained]:
         parts.append(f"Python's own work on the {values}values of tensor.tolist(), with no "
                      f"framework op running, {ms(in_python.seconds)}")
     together = f"; together {ms(loop.seconds)}" if len(parts) > 1 else ""
-    over = (f"a loop {LOOPS_OVER[loop.confidence]}" if loop.what != "samples" else
-            "a loop over the batch's samples, a loss computed for each (its forward and its "
-            "backward)")
-    fix = ("Write it as whole-tensor operations (x = (x - x.mean(1, keepdim=True)) / "
-           "x.std(1, keepdim=True))." if loop.what != "samples" else
+    fix = (f"Write it as whole-tensor operations ({words(p).row_scaling})."
+           if loop.what != "samples" else
            "Compute the loss of the whole batch at once: F.cross_entropy(logits, y, "
            "reduction='none') gives each sample's loss in one op; weight them, then .mean().")
     text = (f"A per-element Python loop: {' and '.join(parts)}{together} of the "
             f"{ms(p.step_seconds)} step ({pct(loop.seconds / p.step_seconds)}): "
-            f"{over}. Each iteration pays the interpreter, and each op the framework's dispatch "
-            f"(on a GPU, a launch), for one element's or sample's work. {fix}")
+            f"{over(p, loop)}. Each iteration pays the interpreter, and each op the framework's "
+            f"dispatch (on a GPU, a launch), for one element's or sample's work. {fix}")
     saving, basis = vectorized_saving(p, prices, loop.seconds, "the loop's time in the trace")
     return [explained("per_element_loop", "warning", "A per-element Python loop", text,
                       loop.seconds, saving, basis, "preprocess", "per-element Python loop",
@@ -284,13 +292,20 @@ def vectorized_saving(p: Profile, prices: Prices | None, seconds: float, unprice
     return priced(prices.vectorized(device_of(p), seconds) if prices else None, unpriced)
 
 
-# What a loop is over (traces.Loop.confidence), as the findings say it.
-LOOPS_OVER = {
-    "elements": "over elements (the trace's shapes, or its reads of one value each, show them)",
-    "rows": "over rows or small tensors (the trace's shapes show its ops taking more than one "
-            "element each)",
-    "unknown": "over elements or over rows (this trace has no input shapes to tell which; "
-               "record_shapes=True would)"}
+def loops_over(p: Profile, loop) -> str:
+    """What a loop is over (traces.Loop.confidence), as the findings say it."""
+    return {"elements": "over elements (the trace's shapes, or its reads of one value each, show "
+                        "them)",
+            "rows": "over rows or small tensors (the trace's shapes show its ops taking more "
+                    "than one element each)",
+            "unknown": "over elements or over rows (this trace has no input shapes to tell "
+                       f"which; {words(p).no_shapes})"}[loop.confidence]
+
+
+def over(p: Profile, loop) -> str:
+    return (f"a loop {loops_over(p, loop)}" if loop.what != "samples" else
+            "a loop over the batch's samples, a loss computed for each (its forward and its "
+            "backward)")
 
 
 def rule_op_burst(p: Profile, prices: Prices | None) -> list[Explained]:
@@ -308,12 +323,10 @@ def rule_op_burst(p: Profile, prices: Prices | None) -> list[Explained]:
     text = (f"A burst of {burst.ops:,.0f} tiny host ops a step (most: {named}) runs back to back, "
             f"{ms(burst.seconds)} of the {ms(p.step_seconds)} step "
             f"({pct(burst.seconds / p.step_seconds)}), outside the model's layers, autograd and "
-            f"the optimizer: a Python loop {LOOPS_OVER[burst.confidence]}. Each iteration pays "
+            f"the optimizer: a Python loop {loops_over(p, burst)}. Each iteration pays "
             "the interpreter, and each op the framework's dispatch (on a GPU, a launch), for a few "
             "values' work. Write it as whole-tensor operations on the batch (a per-row min-max "
-            "scaling, for example, is x = (x - x.amin(1, keepdim=True)) / (x.amax(1, "
-            "keepdim=True) - x.amin(1, keepdim=True))), or move it into a Dataset read by "
-            "DataLoader workers.")
+            f"scaling, for example, is {words(p).row_min_max}), or {words(p).off_the_step}.")
     saving, basis = vectorized_saving(p, prices, burst.seconds, "the burst's time in the trace")
     return [explained("op_burst", "warning", "A burst of tiny host ops (a Python loop)", text,
                       burst.seconds, saving, basis, "preprocess",
@@ -338,9 +351,9 @@ def rule_timestep_loop(p: Profile, prices: Prices | None) -> list[Explained]:
             f"({pct(loop.seconds / p.step_seconds)}): each time step picks its input (x[:, t]) "
             "and calls the cell's layers, one small op at a time, each paying the framework's "
             "dispatch (on a GPU, a launch). A recurrence cannot be written as one whole-tensor "
-            "formula (each step needs the last one's state): run it with the library's fused RNN "
-            "(nn.LSTM, nn.GRU, nn.RNN over the whole sequence: oneDNN on a CPU, cuDNN on a GPU), "
-            "compile the step (torch.compile), or on a GPU replay it as a CUDA graph.")
+            f"formula (each step needs the last one's state): run it with {words(p).fused_rnn}, "
+            f"compile the step ({words(p).compile_step}), or on a GPU replay it as a CUDA "
+            "graph.")
     basis = ("the loop's time in the trace (no gapbench family measures a fused RNN against a "
              "stepped one: the lstm family's rows would, where they run)")
     return [explained("timestep_loop", "warning", "A model's loop over time steps in Python",
@@ -356,6 +369,8 @@ def rule_host_gap(p: Profile, prices: Prices | None) -> list[Explained]:
     # On a trace with a device, the host's own time is what the GPU waits for: gpu_idle's.
     if p.has_device or not timed(p) or p.host_gap_seconds < HOST_GAP_SHARE * p.step_seconds:
         return []
+    if p.framework == "TensorFlow" and p.host_gap_largest < TF_GAP_LONGEST * p.step_seconds:
+        return []  # eager Keras' own Python between its calls, and the loaded machine's pauses
     share = p.host_gap_seconds / p.step_seconds
     before, after = p.host_gap_between or ("Python", "Python")
     where = f"mostly between {op_label(before)} and {op_label(after)}"
@@ -368,8 +383,8 @@ def rule_host_gap(p: Profile, prices: Prices | None) -> list[Explained]:
     else:
         what = (f"{where}: Python's own work between ops (NumPy, a Python loop over values, "
                 "I/O, logging), which no op of the trace shows.")
-        fix = ("Vectorise it (whole-array NumPy or tensor operations), or move it into a "
-               "Dataset read by DataLoader workers, where it overlaps the step.")
+        fix = (f"Vectorise it (whole-array NumPy or tensor operations), or "
+               f"{words(p).off_the_step}.")
     text = (f"The host runs no framework op for {ms(p.host_gap_seconds)} of each "
             f"{ms(p.step_seconds)} step ({pct(share)}; the longest gap {ms(p.host_gap_largest)}), "
             f"{what} {fix}")
@@ -379,6 +394,47 @@ def rule_host_gap(p: Profile, prices: Prices | None) -> list[Explained]:
                       p.host_gap_seconds, None, basis, "pipeline",
                       "host time with no op running", seconds=p.host_gap_seconds, share=share,
                       between=[before, after], from_python=p.host_gap_from_python)]
+
+
+def rule_python_op(p: Profile, prices: Prices | None) -> list[Explained]:
+    """Python called from a compiled TensorFlow step (tf.py_function, tf.numpy_function): one
+    long op in which the graph waits for the interpreter, holding the GIL, while nothing else of
+    the step runs beside it."""
+    if not timed(p) or p.python_op_seconds < MIN_SHARE * p.step_seconds:
+        return []
+    share = p.python_op_seconds / p.step_seconds
+    text = (f"Python runs inside the compiled step (tf.py_function or tf.numpy_function: their "
+            f"EagerPyFunc and PyFunc ops) for {ms(p.python_op_seconds)} of each "
+            f"{ms(p.step_seconds)} step ({pct(share)}): the graph waits for the interpreter, "
+            "which holds the GIL, and tf.function can neither compile nor parallelise it. Write "
+            f"it in TensorFlow ops ({words(p).row_scaling}, for a per-row normalisation) so "
+            f"the step compiles whole, or {words(p).off_the_step}.")
+    saving, basis = vectorized_saving(p, prices, p.python_op_seconds,
+                                      "the Python ops' time in the trace")
+    return [explained("python_op", "warning", "Python inside the compiled step", text,
+                      p.python_op_seconds, saving, basis, "preprocess",
+                      "Python inside the compiled step", seconds=p.python_op_seconds,
+                      share=share)]
+
+
+def rule_session_runs(p: Profile, prices: Prices | None) -> list[Explained]:
+    """TF1's Session.run called many times a step on tiny work (once per sample): each call
+    pays the session's overhead (feeding, fetching, the executor's start) for a little work."""
+    if not timed(p) or p.session_runs < SESSION_RUNS or \
+            p.session_overhead_seconds < MIN_SHARE * p.step_seconds:
+        return []
+    lost = p.session_overhead_seconds
+    text = (f"{p.session_runs:.0f} Session.run calls a step, their ops working "
+            f"{ms(p.session_work_seconds)} of the {ms(lost + p.session_work_seconds)} from the "
+            f"first call to the last: {ms(lost)} of each {ms(p.step_seconds)} step "
+            f"({pct(lost / p.step_seconds)}) is the calls' own overhead (feeding and fetching, "
+            "the executor's start). Feed the whole batch in one call (a placeholder of shape "
+            "[None, ...]), or move the step to TensorFlow 2's tf.function over a tf.data "
+            "pipeline.")
+    basis = "the calls' time beyond their ops' work, in the trace"
+    return [explained("session_runs", "warning", "Session.run per sample", text, lost, None,
+                      basis, "overhead", f"{p.session_runs:.0f} Session.run calls a step",
+                      runs=p.session_runs, seconds=lost)]
 
 
 def rule_launch_bound(p: Profile, prices: Prices | None) -> list[Explained]:
@@ -462,7 +518,10 @@ def rule_small_batch(p: Profile, prices: Prices | None) -> list[Explained]:
     if p.batch is None or p.batch > SMALL_BATCH or not timed(p):
         return []
     fixed = max(0.0, p.step_seconds - p.matmul_seconds)
-    text = (f"The model's layers see batches of {p.batch}: of the {ms(p.step_seconds)} step, "
+    # TensorFlow's traces have no shapes: the batch is tf.data's, from its batch stage.
+    seen = "tf.data's batch() makes batches" if p.framework == "TensorFlow" else \
+        "The model's layers see batches"
+    text = (f"{seen} of {p.batch}: of the {ms(p.step_seconds)} step, "
             f"{ms(fixed)} ({pct(fixed / p.step_seconds)}) is not the layers' matmuls but what "
             "each step pays whatever its batch (optimizer, dispatch, launches). Use bigger "
             "batches (with gradient accumulation if memory binds).")
@@ -473,7 +532,8 @@ def rule_small_batch(p: Profile, prices: Prices | None) -> list[Explained]:
 
 
 RULES: tuple[Rule, ...] = (rule_input, rule_gpu_idle, rule_pageable, rule_sync, rule_per_element,
-                           rule_op_burst, rule_timestep_loop, rule_host_gap, rule_launch_bound,
+                           rule_op_burst, rule_timestep_loop, rule_host_gap, rule_python_op,
+                           rule_session_runs, rule_launch_bound,
                            rule_small_matmul, rule_fp32, rule_small_batch)
 AUTOGRAD_PREFIX = "autograd::engine::evaluate_function: "
 
@@ -514,7 +574,7 @@ def with_overlaps(p: Profile, found: list[Explained]) -> list[Explained]:
 
 
 # Findings no gapbench figure prices on any machine (their basis says why).
-NEVER_PRICED = frozenset({"gpu_idle", "host_gap", "timestep_loop"})
+NEVER_PRICED = frozenset({"gpu_idle", "host_gap", "timestep_loop", "session_runs"})
 
 
 def what_would_price(f: Explained, prices: Prices | None) -> Explained:
@@ -569,7 +629,7 @@ def load_note(p: Profile) -> str | None:
             "every figure here includes them. The step is that much longer than on an idle "
             "machine (so each finding's share of it is smaller), a loop or burst a stall splits is "
             "counted without the stall, and the savings are of a loaded step. Profile again "
-            "with the machine otherwise idle, and torch.set_num_threads() no more than the cores "
+            f"with the machine otherwise idle, and {words(p).threads} no more than the cores "
             "free.")
 
 
@@ -586,17 +646,45 @@ def small_layers_note(p: Profile) -> str | None:
             "with record_shapes=True, where a batch of 8 or less is a finding (small_batch).")
 
 
+def not_judged(p: Profile) -> str | None:
+    """Why the trace's steps could not be judged, and the one change that lets them be; None
+    where they were."""
+    if timed(p):
+        return None
+    why = ("it holds no step of any length" if p.steps else "it holds no step at all (no event "
+           "the profiler recorded)")
+    fix = ("Profile a few training steps: with Keras' fit, TensorBoard(log_dir, "
+           "profile_batch=(3, 5)); in a loop of your own, tf.profiler.experimental.start(log_dir), "
+           "each step inside tf.profiler.experimental.Trace(\"train\", step_num=step), then "
+           "tf.profiler.experimental.stop()." if p.framework == "TensorFlow" else
+           "Profile a few training steps: torch.profiler.profile(schedule=torch.profiler."
+           "schedule(wait=1, warmup=1, active=4)), calling prof.step() after each step.")
+    return f"Not judged: {why}, so no cause can be found or ruled out in it. {fix}"
+
+
 def verdict(profile: Profile, findings: list[Explained], limit: int = 3) -> str:
-    """One line: what to change first and what it is worth a step, then the next."""
-    if not findings:
-        return ("Nothing in this trace points to a known cause of slowness"
-                + ("" if profile.has_device else " on the host (it has no device events)") + ".")
-    parts = []
-    for f in findings[:limit]:
+    """One line: what to change first and what it is worth a step, then the next. Only a
+    warning leads; a trace whose steps could not be judged says so, never that all is well."""
+    if unjudged := not_judged(profile):
+        return unjudged
+    whole = ("" if profile.step_marked else
+             " (the whole trace read as one step: it has no step markers)")
+
+    def worded(f: Explained) -> str:
         worth = f"costs {ms(f.lost)} of {ms(profile.step_seconds)} a step" + (
             f"; saves about {ms(f.saving)}, measured here" if f.saving is not None else "")
-        parts.append(f"{f.cause} ({worth})")
-    return fix_first(parts, then=True)
+        return f"{f.cause} ({worth})"
+
+    leading = [f for f in findings if f.severity == "warning"][:limit]
+    minor = [f for f in findings if f.severity != "warning"]
+    if not leading:
+        said = ("Nothing in this trace points to a known cause of slowness"
+                + ("" if profile.has_device else " on the host (it has no device events)")
+                + whole)
+        if minor:
+            said += "; of note: " + "; ".join(map(worded, minor[:limit]))
+        return said + "."
+    return fix_first([*map(worded, leading)], then=True).removesuffix(".") + whole + "."
 
 
 # ---- the answer: a trace's findings, its notes and its verdict -----------------------------------
@@ -624,6 +712,11 @@ class Answer:
     def __post_init__(self):
         if shared := overlap_note(self.profile, self.findings):
             self.notes = [*self.notes, shared]
+
+    @property
+    def judged(self) -> bool:
+        """Whether the trace's steps could be judged (a verdict on them, not why none is)."""
+        return not_judged(self.profile) is None
 
     @property
     def verdict(self) -> str:

@@ -36,6 +36,7 @@ def as_json(answers: list[Answer], prices: Prices | None) -> dict:
             "path": a.profile.path, "framework": a.profile.framework,
             "host_name": a.profile.host_name, "gpus": a.profile.gpus,
             "has_device": a.profile.has_device, "steps": a.profile.steps,
+            "step_marked": a.profile.step_marked, "judged": a.judged,
             "step_seconds": _seconds(a.profile.step_seconds), "verdict": a.verdict,
             "notes": a.notes,
             "findings": [{
@@ -63,13 +64,23 @@ def _saving_cell(f: Explained) -> str:
     return f"{ms(f.saving)}" if f.saving is not None else "not priced"
 
 
+def steps_line(p) -> str:
+    """The trace's steps in words: how many were judged, and how long each took."""
+    if not p.steps or not p.step_seconds > 0:
+        return f"{p.framework}: no step judged."
+    if not p.step_marked:
+        return (f"{p.framework}, no step markers: the whole trace, {ms(p.step_seconds)}, read as "
+                "one step.")
+    return (f"{p.framework}, {p.steps} step{'s' if p.steps != 1 else ''} of "
+            f"{ms(p.step_seconds)} on average.")
+
+
 def markdown(answers: list[Answer], prices: Prices | None) -> str:
     lines = ["# gapbench-report explain", ""]
     for a in answers:
         p = a.profile
         lines += [f"## {md_cell(Path(p.path).name)}", "",
-                  f"{p.framework}, {p.steps} step{'s' if p.steps != 1 else ''} of "
-                  f"{ms(p.step_seconds)} on average.", "", f"**{md_cell(a.verdict)}**", ""]
+                  md_cell(steps_line(p)), "", f"**{md_cell(a.verdict)}**", ""]
         lines += [f"- {md_cell(n)}" for n in a.notes] + [""]
         if a.findings:
             lines += ["| # | finding | the trace shows, per step | expected saving per step | "
@@ -88,8 +99,7 @@ def html_page(answers: list[Answer], prices: Prices | None) -> str:
     for a in answers:
         p = a.profile
         body += [f"<h2>{esc(Path(p.path).name)}</h2>",
-                 f'<p class="meta">{esc(p.framework)}, {p.steps} step(s) of '
-                 f"{esc(ms(p.step_seconds))} on average</p>",
+                 f'<p class="meta">{esc(steps_line(p))}</p>',
                  f'<p class="verdict">{esc(a.verdict)}</p>',
                  *[f'<p class="note">{esc(n)}</p>' for n in a.notes]]
         if a.findings:

@@ -33,6 +33,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from gapbench_report.inputs import tf_steps
 from gapbench_report.inputs.files import kind_of
 from gapbench_report.inputs.results import ResultsError
 
@@ -267,6 +268,7 @@ class Profile:
     input_seconds: float = 0.0
     loader: str | None = None  # "_SingleProcessDataLoaderIter", "tf.data: ..."
     loader_parallel: bool | None = None  # workers or parallel producers, None: unknown
+    loader_prefetch: bool | None = None  # tf.data's own .prefetch, None: unknown
     input_verdict: str | None = None  # TensorFlow's own sentence
     host_compute_seconds: float | None = None  # TensorFlow's breakdown
     # the device (HTA's breakdown)
@@ -312,6 +314,10 @@ class Profile:
     fp32_examples: list[str] = field(default_factory=list)
     batch: int | None = None
     matmul_seconds: float = 0.0  # host time in matmul/linear ops, per step
+    python_op_seconds: float = 0.0  # TensorFlow: tf.py_function/numpy_function ops in the step
+    session_runs: float = 0.0  # TensorFlow 1's Session.run calls a step
+    session_overhead_seconds: float = 0.0  # from the first to the last, less their ops' work
+    session_work_seconds: float = 0.0
 
     def loop(self) -> Loop | None:
         """The step's per-element loops, as one."""
@@ -1304,6 +1310,13 @@ def _overlap(a: list[tuple[float, float]], b: list[tuple[float, float]]) -> floa
 
 # ---- TensorFlow: xprof's converters -------------------------------------------------------------
 
+# xprof's step analysis is taken where its mean step is within this share of the markers' (then
+# it took the same steps): its own breakdown of the input's time, and its verdict.
+XPROF_AGREES = 0.1
+# The ops a tf.while_loop's iterations run (an RNN's on a CPU): xprof groups them as steps.
+WHILE_OPS = frozenset({"TensorListPushBack", "TensorListPopBack", "TensorListGetItem",
+                       "TensorListSetItem", "While", "StatelessWhile"})
+
 def _xprof(path: Path, tool: str):
     """xprof's tool data for one .xplane.pb, parsed. Its saved results are neither read nor
     written (use_saved_result): they would be a stale cache in the user's log folder."""
@@ -1311,8 +1324,9 @@ def _xprof(path: Path, tool: str):
 
     with quiet():
         try:
+            # Absolute: xprof reads the file's folder, which a bare name has none of.
             data, _ = raw_to_tool_data.xspace_to_tool_data(
-                [str(path)], tool, {"use_saved_result": False})
+                [str(path.absolute())], tool, {"use_saved_result": False})
         except Exception as e:  # noqa: BLE001 -- the converters' failures, as one line
             raise TraceError(f"{path}: xprof could not read it as TensorFlow profiler "
                              f"output: {type(e).__name__}: {e}") from None
@@ -1363,42 +1377,87 @@ def xspace_hostnames(path: Path) -> list[str]:
 def read_xplane(path: Path) -> Profile:
     hosts = xspace_hostnames(path)
     profile = Profile(str(path), "TensorFlow", host_name=hosts[0] if hosts else None)
-    pipeline = _xprof(path, "input_pipeline_analyzer")
-    if not isinstance(pipeline, list) or len(pipeline) < 3:
+    analysis = _xprof(path, "input_pipeline_analyzer")
+    if not isinstance(analysis, list) or len(analysis) < 3:
         raise TraceError(f"{path}: xprof's input-pipeline analysis has an unexpected shape")
-    summary = pipeline[1].get("p") or {}
-    steps = _table(pipeline[1])
-    ms = 1e-3
+    summary = analysis[1].get("p") or {}
     hardware = summary.get("hardware_type", "")
     profile.has_device = bool(hardware) and hardware != "CPU_ONLY"
-    if steps:
-        profile.steps = len(steps)
-        profile.step_seconds = statistics.mean(float(s.get("stepTimeMs") or 0) for s in steps) * ms
+    events = _xprof(path, "trace_viewer").get("traceEvents", [])
+    spans = tf_steps.spans_of(events)
+    steps = tf_steps.find_steps(spans)
+    ms, us = 1e-3, 1e-6
+    xprof_steps = _table(analysis[1])
+    xprof_mean = statistics.mean(float(s.get("stepTimeMs") or 0) for s in xprof_steps) * ms \
+        if xprof_steps else 0.0
+    if steps and steps.marked and xprof_steps and \
+            abs(xprof_mean - steps.mean_seconds) <= XPROF_AGREES * steps.mean_seconds:
+        # xprof's step analysis took the same steps: its breakdown and its verdict.
+        profile.steps = len(xprof_steps)
+        profile.step_seconds = xprof_mean
         profile.input_seconds = statistics.mean(
-            float(s.get("infeedTimeMs") or 0) for s in steps) * ms
+            float(s.get("infeedTimeMs") or 0) for s in xprof_steps) * ms
         profile.host_compute_seconds = statistics.mean(
-            float(s.get("hostComputeTimeMs") or 0) for s in steps) * ms
+            float(s.get("hostComputeTimeMs") or 0) for s in xprof_steps) * ms
         profile.input_verdict = summary.get("input_conclusion") or None
-    else:
-        profile.step_marked = False
-        profile.notes.append("No step markers (tf.profiler.experimental.Trace with step_num, or "
-                             "Keras' fit): TensorFlow's input-pipeline analysis has no steps.")
-    stages = [r.get("opName", "") for r in _table(pipeline[2])] if len(pipeline) > 2 else []
-    if stages:
-        generator = any("Generator" in s for s in stages)
-        parallel = any(re.search(r"Parallel|MapAndBatch", s) for s in stages)
-        profile.loader = ("tf.data from a Python generator" if generator else "tf.data")
-        profile.loader_parallel = parallel and not generator
+    elif steps:
+        profile.steps = len(steps.spans)
+        profile.step_seconds = steps.mean_seconds
+        profile.input_seconds = statistics.mean(tf_steps.input_waits(spans, steps)) * us
+        if not steps.marked:
+            profile.step_marked = False
+            profile.notes.append(
+                f"No step markers: the whole trace ({profile.step_seconds * 1e3:.1f} ms) is read "
+                "as one step, so each figure is the trace's, not a step's. Mark the steps: with "
+                "Keras' fit, its TensorBoard callback's profile_batch; in a loop of your own, "
+                "tf.profiler.experimental.Trace(\"train\", step_num=step).")
+        else:
+            why = ("its grouping takes a tf.while_loop's iterations, an RNN's on a CPU, for "
+                   "steps" if spans_hold_loops(spans) else "their mean length differs by more "
+                   f"than {XPROF_AGREES:.0%}" if xprof_steps else "it takes only root markers, "
+                   "_r=1, which Keras 3's fit does not set")
+            profile.notes.append(
+                f"Steps read from the trace's {len(steps.spans)} \"{steps.marker}\" markers: "
+                "TensorFlow's own step analysis "
+                + (f"took {len(xprof_steps)} other steps" if xprof_steps else "found none")
+                + f" ({why}).")
+    if pipeline := tf_steps.pipeline_of(spans):
+        profile.loader = pipeline.describe()
+        profile.loader_parallel = pipeline.parallel
+        profile.loader_prefetch = pipeline.prefetch
+        profile.batch = pipeline.batch
     if profile.has_device:
         overview = _xprof(path, "overview_page")
-        analysis = (overview[0].get("p") or {}) if overview else {}
-        idle = _percent(analysis.get("device_idle_time_percent"))
+        device = (overview[0].get("p") or {}) if overview else {}
+        idle = _percent(device.get("device_idle_time_percent"))
         if idle is not None and profile.step_seconds:
             profile.gpu_idle_seconds = idle * profile.step_seconds
             profile.gpu_busy_seconds = profile.step_seconds - profile.gpu_idle_seconds
             profile.idle_input_seconds = min(profile.input_seconds, profile.gpu_idle_seconds)
-    _eager_loops(path, profile)
+    if steps:
+        runs = tf_steps.session_runs(spans, steps)
+        profile.session_runs = statistics.mean(r.count for r in runs)
+        profile.session_overhead_seconds = statistics.mean(r.overhead_us for r in runs) * us
+        profile.session_work_seconds = statistics.mean(r.work_us for r in runs) * us
+        gaps = tf_steps.host_gaps(spans, steps, HOST_GAP_MIN_US, [r.window for r in runs])
+        if gaps:
+            profile.host_gap_seconds = statistics.mean(g.seconds_us for g in gaps) * us
+            longest = max(gaps, key=lambda g: g.longest_us)
+            profile.host_gap_largest = longest.longest_us * us
+            profile.host_gap_between = longest.between
+        data = tf_steps.data_threads(events)
+        profile.matmul_seconds = statistics.mean(
+            tf_steps.op_seconds(spans, steps, data, tf_steps.LAYER_OPS)) * us
+        profile.python_op_seconds = statistics.mean(
+            tf_steps.op_seconds(spans, steps, data, tf_steps.PYTHON_OPS)) * us
+        _eager_loops(spans, steps, profile)
     return profile
+
+
+def spans_hold_loops(spans: list[dict]) -> bool:
+    """Whether a tf.while_loop ran (its ops record their iteration: TensorList pushes and pops,
+    or a While op)."""
+    return any(e.get("name") in WHILE_OPS for e in spans)
 
 
 def _percent(text) -> float | None:
@@ -1408,23 +1467,19 @@ def _percent(text) -> float | None:
         return None
 
 
-def _eager_loops(path: Path, profile: Profile) -> None:
+def _eager_loops(spans: list[dict], steps: tf_steps.Steps, profile: Profile) -> None:
     """Per-element loops of eager ops, from the trace viewer's events: each eager op is an
     "EagerLocalExecute: <Op>" span inside a step's span on the Python thread."""
-    events = _xprof(path, "trace_viewer").get("traceEvents", [])
-    spans = [e for e in events if e.get("ph") == "X" and isinstance(e.get("dur"), (int, float))]
-    steps = [e for e in spans if "step_num" in (e.get("args") or {})]
-    eager = [e for e in spans if str(e.get("name", "")).startswith("EagerLocalExecute: ")]
-    if not steps or not eager:
+    eager = [e for e in spans if str(e.get("name", "")).startswith("EagerLocalExecute: ")
+             and (not steps.marked or (e.get("pid"), e.get("tid")) == steps.thread)]
+    if not eager:
         return
-    per_step = 1.0 / len(steps)
+    per_step = 1.0 / len(steps.spans)
     eager.sort(key=lambda e: e["ts"])
     starts = [e["ts"] for e in eager]
-    for step in steps:
-        end = step["ts"] + step["dur"]
-        first, last = bisect.bisect_left(starts, step["ts"]), bisect.bisect_right(starts, end)
-        inside = [e for e in eager[first:last] if e["ts"] + e["dur"] <= end
-                  and e.get("tid") == step.get("tid")]
+    for begin, end in steps.spans:
+        first, last = bisect.bisect_left(starts, begin), bisect.bisect_right(starts, end)
+        inside = [e for e in eager[first:last] if e["ts"] + e["dur"] <= end]
         ts, dur = [e["ts"] for e in inside], [e["dur"] for e in inside]
         top = top_level(ts, dur)
         names = [inside[i]["name"].split(": ", 1)[1] for i in top]
