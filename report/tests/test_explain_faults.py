@@ -192,6 +192,57 @@ def test_negative_step_durations_invent_no_finding(hta, capsys, tmp_path):
     assert explain_rules.explain(profile, None) == []
 
 
+CLEAN = "torch_cpu_clean.defaults.pt.trace.json.gz"
+
+
+def test_steps_that_overlap_count_no_op_twice(hta, capsys, tmp_path):
+    """Each ProfilerStep stretched half into the next counted the ops between twice: 13.2 ms
+    steps for 9.5 and "host time with no op running"."""
+    def overlap(doc):
+        steps = sorted(profiler_steps(doc), key=lambda s: float(s["ts"]))
+        for a, b in zip(steps, steps[1:]):
+            a["dur"] = float(b["ts"]) - float(a["ts"]) + 0.5 * float(b["dur"])
+
+    plain = answer(capsys, edited(tmp_path, CLEAN, lambda doc: None, "plain"))
+    over = answer(capsys, edited(tmp_path, CLEAN, overlap))
+    assert over["findings"] == plain["findings"] == []
+    assert over["steps"] == plain["steps"] == 4
+    assert over["step_seconds"] == pytest.approx(plain["step_seconds"], rel=0.02)
+    assert "3 ProfilerStep spans overlapping the next (a trace edited or merged?) read as ending " \
+           "where the next begins, so that no op is counted in two steps." in over["notes"]
+
+
+def test_ops_of_no_duration_are_not_host_time_with_no_op(hta, capsys, tmp_path):
+    """A trace with whole-microsecond times records a sub-microsecond op with no duration: every
+    op of a step so read as "host time with no op running" of the whole step."""
+    def untimed(doc):
+        for e in doc["traceEvents"]:
+            if e.get("cat") == "cpu_op":
+                e["dur"] = 0
+
+    doc = answer(capsys, edited(tmp_path, CLEAN, untimed))
+    assert [f["rule"] for f in doc["findings"]] == []
+    assert "In 4 of 4 steps most ops have no duration (a trace whose times are whole " \
+           "microseconds records a shorter op so): the host time between ops is not judged " \
+           "there." in doc["notes"]
+
+
+@pytest.mark.parametrize("share", [1.0, 0.5])
+def test_events_at_negative_times_are_refused_in_one_line(hta, capsys, tmp_path, share):
+    """HTA dropped every event before time 0 without a word: all of them gave "a trace with no
+    events", half of them half the steps."""
+    def shifted(doc):
+        times = sorted(float(e["ts"]) for e in doc["traceEvents"] if "ts" in e)
+        at = times[min(len(times) - 1, int(share * len(times)))] + 1
+        for e in doc["traceEvents"]:
+            if "ts" in e:
+                e["ts"] = float(e["ts"]) - at
+
+    err = one_line(capsys, edited(tmp_path, CLEAN, shifted))
+    assert "it has events at negative times (\"ts\": -...), which torch.profiler never writes " \
+           "and which would be dropped unread" in err
+
+
 # ---- what the answer prints -----------------------------------------------------------------
 
 def burst(names: dict[str, float]) -> traces.Profile:

@@ -158,6 +158,9 @@ FORWARD_LAYER_OPS = frozenset({"aten::linear", "aten::addmm", "aten::matmul", "a
 # nested lists, NumPy, I/O) between ops. Gaps shorter than this are the interpreter between two
 # ops (a few to a few tens of microseconds each), not work of its own.
 HOST_GAP_MIN_US = 100.0
+# A step whose outermost ops mostly have no duration (whole-µs times, sub-µs ops) tells nothing
+# of the host time between them: at least this many ops, this share of them of no length.
+UNTIMED_OPS_MIN, UNTIMED_SHARE = 20, 0.5
 # torch.tensor(python data) records its ops around the conversion, which runs between them.
 FROM_PYTHON = (frozenset({"aten::empty"}),
                frozenset({"aten::lift_fresh", "aten::detach_", "aten::to", "aten::_to_copy"}))
@@ -468,10 +471,15 @@ _OPENING = (ord("["), ord("{"))
 _CLOSING = (ord("]"), ord("}"))
 
 
+# An event's time below zero: torch.profiler never writes one, and HTA drops such events
+# without a word (the steps among them with them).
+_NEGATIVE_TIME = re.compile(rb'"ts"\s*:\s*-')
+
+
 class JsonCheck:
     """What a trace's JSON must be before HTA parses it, checked chunk by chunk in one pass, at
     numpy's speed: UTF-8 text, nested at most MAX_TRACE_DEPTH deep (brackets inside strings do
-    not count)."""
+    not count), no event at a negative time."""
 
     def __init__(self, path: Path, max_depth: int = MAX_TRACE_DEPTH):
         import codecs
@@ -482,9 +490,17 @@ class JsonCheck:
         self.depth = 0  # brackets open, outside strings, after what was fed
         self.in_string = False
         self.backslashes = 0  # the run of them that ended what was fed
+        self.tail = b""  # the last bytes fed, for a pattern split between two chunks
 
     def feed(self, chunk: bytes) -> None:
         import numpy as np
+
+        if _NEGATIVE_TIME.search(self.tail + chunk):
+            raise TraceError(f"{self.path}: it has events at negative times (\"ts\": -...), "
+                             "which torch.profiler never writes and which would be dropped "
+                             "unread: a trace edited or converted? Shift its times to start "
+                             "at 0")
+        self.tail = chunk[-16:]
 
         pending = len(self.utf8.getstate()[0])  # a character's first bytes, from the last chunk
         try:
@@ -801,6 +817,14 @@ def profile_of(path: Path, df, meta: dict) -> tuple[Profile, tuple]:
                              "record_function of that name around the loop?) read as the steps "
                              "inside them.")
         windows = [windows[i] for i in sorted(kept)]
+    windows = sorted(windows, key=lambda w: (w[0], w[1]))
+    overlapping = sum(a[1] > b[0] for a, b in zip(windows, windows[1:]))
+    if overlapping:  # each op is one step's: a step ends where the next begins
+        windows = [(start, min(end, after[0]), tid) for (start, end, tid), after in
+                   zip(windows, windows[1:] + [(math.inf,)])]
+        profile.notes.append(f"{_spans(overlapping)} overlapping the next (a trace edited or "
+                             "merged?) read as ending where the next begins, so that no op is "
+                             "counted in two steps.")
     if not windows:
         profile.step_marked = False
         profile.notes.append("No ProfilerStep markers (torch.profiler's schedule and prof.step()): "
@@ -860,6 +884,7 @@ def profile_of(path: Path, df, meta: dict) -> tuple[Profile, tuple]:
     grads = np.sort(ts_all[op == ACCUMULATE_GRAD])
     durations: dict[str, list[float]] = {}  # each outermost op's, by name: the stalls
     gaps = Counter()  # host time with no op, by the ops around it
+    untimed_steps = 0
     for (start, end, _), inside in zip(windows, steps_at):
         library = inside[is_library[inside]]
         every = inside[is_op[inside]]
@@ -897,6 +922,9 @@ def profile_of(path: Path, df, meta: dict) -> tuple[Profile, tuple]:
         outer = every[top_level(ts_all[every], dur_all[every])]
         for k in outer:
             durations.setdefault(op[k], []).append(dur_all[k])
+        if len(every) >= UNTIMED_OPS_MIN and np.mean(dur_all[every] <= 0) >= UNTIMED_SHARE:
+            untimed_steps += 1  # its ops' lengths unknown: the time between them is too
+            continue
         started = {float(ts_all[k]): str(op[k]) for k in outer}
         ended = {float(end_all[k]): str(op[k]) for k in outer}
         busy = [(float(ts_all[k]), float(end_all[k])) for k in outer] + [
@@ -912,6 +940,11 @@ def profile_of(path: Path, df, meta: dict) -> tuple[Profile, tuple]:
                 gaps[(before, after)] += gap_to - gap_from
                 profile.host_gap_largest = max(profile.host_gap_largest,
                                                (gap_to - gap_from) * us)
+    if untimed_steps:
+        profile.notes.append(
+            f"In {untimed_steps} of {len(windows)} steps most ops have no duration (a trace "
+            "whose times are whole microseconds records a shorter op so): the host time between "
+            "ops is not judged there.")
     gap_total = sum(gaps.values())
     profile.host_gap_seconds = gap_total * us * per_step
     profile.host_gap_from_python = sum(
