@@ -457,7 +457,7 @@ def test_the_readme_framework_comparison_is_what_the_report_says_of_the_planted_
         [machines.machine_run(case / "default-stack")])
     flat = " ".join(markdown_writer.summary_markdown(report).split())
     parts = [" ".join(p.split()) for p in quote.split("…") if p.strip()]
-    assert len(parts) == 2
+    assert len(parts) == 3
     for part in parts:
         assert part in flat, part
     assert "your stack for 3.60x (TensorFlow's oneDNN optimisations" in quote

@@ -213,3 +213,41 @@ def test_the_report_knows_the_frameworks_the_probe_measures():
         encoding="utf-8")).body if isinstance(node, ast.Assign)
         and [t.id for t in node.targets if isinstance(t, ast.Name)] == ["FRAMEWORKS"]]
     assert results.PROBE_FRAMEWORKS == frameworks
+
+
+# ---- a verdict in one breath, whatever the names -----------------------------------------------
+
+def test_the_verdict_stays_within_its_length_with_a_long_name_and_both_directions():
+    """A 200-character baseline name gave a 427-character verdict; one cause each way and the
+    not-comparable line, 337."""
+    long = "results-of-a-machine-" * 10
+    slow = planted("sse41", "sse41", {ONEDNN_CONV: 0.2})
+    there = planted("normal-1", long, {BLAS_GEMM: 0.5})
+    c = versus.compare(slow, there)
+    assert c.slower and c.faster
+    said = versus.verdict(c)
+    assert len(said) <= versus.VERDICT_CHARS, said
+    assert long not in said and versus.shortened(long) in said
+    assert versus.shortened("ci-cpu-2core") == "ci-cpu-2core"
+    lines = [("Slower here in 9 of 30 works:", ["x" * 200]), ("Faster here in 2:", ["y" * 200]),
+             ("3 not comparable (configured otherwise: see the list).", [])]
+    cut = versus.bounded(lines)
+    assert len(versus.verdict(cut)) <= versus.VERDICT_CHARS
+    assert cut[1] == ("Faster here in 2 (their causes: see the list).", [])
+
+
+def test_the_framework_verdict_stays_within_the_same_length(tmp_path, capsys):
+    """The H100's torch against the H200's gave 573 characters: the causes lose their figures,
+    the faster direction's first, and the list below keeps them."""
+    from gapbench_report.render import command as render  # noqa: PLC0415
+    baselines = Path(__file__).resolve().parents[2] / "results" / "baselines"
+    out = tmp_path / "r"
+    assert render.main(["render", str(baselines / "h100-ubuntu24.json"),
+                        str(baselines / "h100-ubuntu24.framework-torch.json"), "--baseline",
+                        str(baselines / "h200-ubuntu24.json"), "--out", str(out)]) == 0
+    capsys.readouterr()
+    (against,) = json.loads((out / "comparison.json").read_text())["comparisons"]
+    (torch,) = against["framework"]
+    assert len(torch["verdict"]) <= versus.VERDICT_CHARS, torch["verdict"]
+    assert torch["verdict"].startswith("Your torch is slower here than on h200-ubuntu24: ")
+    assert "(see the list)" in torch["verdict"]

@@ -880,20 +880,21 @@ def verdict_lines(c: Comparison, detailed: int = 2 * VERDICT_LINES, limit: int =
     comparable = len(c.differing) + len(c.alike)
     lines: list[tuple[str, list[str]]] = []
     seen: list = []
+    there = shortened(c.there.label)
     if c.slower:
-        lines.append((f"Slower here than on {c.there.label} in {len(c.slower)} of {comparable} "
+        lines.append((f"Slower here than on {there} in {len(c.slower)} of {comparable} "
                       "works:", direction_items(c.slower, c, detailed, limit, seen)))
     if c.faster:
         lines.append((f"Faster here in {len(c.faster)}:" if c.slower else
-                      f"Faster here than on {c.there.label} in {len(c.faster)} of "
+                      f"Faster here than on {there} in {len(c.faster)} of "
                       f"{comparable} works:", direction_items(c.faster, c, detailed, limit,
                                                               seen)))
     if not lines and not c.works:
-        lines.append((f"This run and {c.there.label} share no work: no benchmark both ran.", []))
+        lines.append((f"This run and {there} share no work: no benchmark both ran.", []))
     elif not lines:
-        lines.append((f"Nothing differs from {c.there.label} by more than {DIFFERS:.0%} in the "
+        lines.append((f"Nothing differs from {there} by more than {DIFFERS:.0%} in the "
                       f"{comparable} works both ran." if comparable else
-                      f"This run and {c.there.label} share no comparable work: every work both "
+                      f"This run and {there} share no comparable work: every work both "
                       "ran is listed as not comparable.", []))
     if c.not_comparable or c.sizes:
         lines.append((not_comparable_lead(c), []))
@@ -901,7 +902,28 @@ def verdict_lines(c: Comparison, detailed: int = 2 * VERDICT_LINES, limit: int =
         detailed = min(detailed, len(seen))
         return verdict_lines(c, detailed - 1, limit) if detailed else \
             verdict_lines(c, 0, limit - 1)
+    return bounded(lines)
+
+
+def bounded(lines: list[tuple[str, list[str]]]) -> list[tuple[str, list[str]]]:
+    """The verdict within VERDICT_CHARS where even its shortest form is not: a direction's
+    causes give way to the list's, the last direction's first."""
+    lines = list(lines)
+    for i in reversed(range(len(lines))):
+        lead, items = lines[i]
+        if len(verdict(lines)) <= VERDICT_CHARS:
+            break
+        if items:
+            lines[i] = (f"{lead.removesuffix(':')} (their causes: see the list).", [])
     return lines
+
+
+def shortened(label: str, most: int = 48) -> str:
+    """A machine's label as a verdict names it: a long file name cut in its middle."""
+    if len(label) <= most:
+        return label
+    half = (most - 1) // 2
+    return f"{label[:half]}…{label[-half:]}"
 
 
 def verdict(c: Comparison | list[tuple[str, list[str]]]) -> str:

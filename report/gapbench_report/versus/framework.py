@@ -479,30 +479,42 @@ def cause(w: Work) -> tuple:
     return ("hardware", e.ceiling, e.other_key) if e.explained else ()
 
 
+def cause_words(w: Work) -> str:
+    """An explained work's cause alone: the stack's facts, or the hardware's ceiling."""
+    if cause(w)[0] == "stack":
+        return "; ".join(d.fact.words for d in w.facts)
+    return versus.kind(w.library.work.explanation.ceiling).words
+
+
 def short(w: Work, c: Comparison) -> str:
     split = f"; stack {fmt_ratio_short(w.stack)}" if w.stack is not None else ""
     return f"{w.words} ({how_long(w, c)[len('takes '):]}{split})"
 
 
-def grouped(works: Sequence[Work], c: Comparison) -> list[str]:
+def grouped(works: Sequence[Work], c: Comparison, items: int = VERDICT_ITEMS) -> list[str]:
     """One direction's works by cause, as versus.causes groups the library's: each cause with
-    its costliest work and how many more it explains; then what nothing recorded explains; then
-    what cannot be split."""
+    its costliest work and how many more it explains (the first `items` causes); then what
+    nothing recorded explains; then what cannot be split."""
     groups: dict[tuple, list[Work]] = {}
     for w in works:
         groups.setdefault(cause(w), []).append(w)
     explained = [g for k, g in groups.items() if k and k != ("not split",)]
+    if not items:  # each cause in words and counted, for a verdict that must be short
+        counts = [(f"put down to {cause_words(g[0])}", len(g)) for g in explained] + [
+            ("unexplained", len(groups.get((), []))),
+            ("not split", len(groups.get(("not split",), [])))]
+        return [", ".join(f"{n} {words}" for words, n in counts if n) + " (see the list)"]
     parts = []
-    for group in explained[:VERDICT_ITEMS]:
+    for group in explained[:items]:
         more = f"; and {len(group) - 1} more it explains" if len(group) > 1 else ""
         parts.append(item(group[0], c) + more)
-    if rest := sum(len(g) for g in explained[VERDICT_ITEMS:]):
+    if rest := sum(len(g) for g in explained[items:]):
         parts.append(f"{rest} more explained otherwise (below)")
     for key, lead in (((), "unexplained by the recorded facts"),
                       (("not split",), "not split (no library row of the same work and math "
                                        "on both machines)")):
         if found := groups.get(key, []):
-            shown = found[:VERDICT_ITEMS]
+            shown = found[:items]
             more = f"; and {len(found) - len(shown)} more" if len(found) > len(shown) else ""
             parts.append(f"{lead}: " + "; ".join(short(w, c) for w in shown) + more)
     return parts
@@ -517,8 +529,16 @@ def probe_command(side: Probe, where: str) -> str:
             f"{device} --profile {profile} --out {where}")
 
 
-def verdict_lines(fc: FrameworkComparison, c: Comparison) -> list[tuple[str, list[str]]]:
-    """One framework's verdict, in the grouped form of the library works' (versus)."""
+# How many causes each direction names with their figures, from the fullest verdict to the
+# shortest (0: each cause in words and counted): the slower direction keeps its figures longest.
+VERDICT_DETAIL = ((VERDICT_ITEMS, VERDICT_ITEMS), (2, 2), (1, 1), (1, 0), (0, 0))
+
+
+def verdict_lines(fc: FrameworkComparison, c: Comparison, level: int = 0
+                  ) -> list[tuple[str, list[str]]]:
+    """One framework's verdict, in the grouped form of the library works' (versus), within the
+    library verdict's length where it can be: fewer causes given their figures, the faster
+    direction's first (the one command that makes a missing probe file is given whole)."""
     name = fc.name
     if fc.here is None or fc.there is None:
         missing, side = ("here", fc.there) if fc.here is None else (f"on {c.there_label}",
@@ -531,19 +551,24 @@ def verdict_lines(fc: FrameworkComparison, c: Comparison) -> list[tuple[str, lis
     lines = []
     if fc.gpu_missing:
         lines.append((f"Your {fc.gpu_missing}.", []))
+    there = versus.shortened(c.there_label)
+    slower_items, faster_items = VERDICT_DETAIL[level]
     if fc.slower:
-        lines.append((f"Your {name} is slower here than on {c.there_label}:",
-                      grouped(fc.slower, c)))
+        lines.append((f"Your {name} is slower here than on {there}:",
+                      grouped(fc.slower, c, slower_items)))
     if fc.faster:
-        than = "" if fc.slower else f" than on {c.there_label}"
-        lines.append((f"Your {name} is faster here{than}:", grouped(fc.faster, c)))
+        than = "" if fc.slower else f" than on {there}"
+        lines.append((f"Your {name} is faster here{than}:",
+                      grouped(fc.faster, c, faster_items if fc.slower else slower_items)))
     if not fc.differing:
         lines.append((f"Your {name} does the {len(fc.alike)} works both probes ran within "
                       f"{versus.DIFFERS:.0%} of {c.there_label}.", []))
     if fc.not_comparable:
         lines.append((f"{len(fc.not_comparable)} not comparable (another math: see the list).",
                       []))
-    return lines
+    if level + 1 < len(VERDICT_DETAIL) and len(versus.verdict(lines)) > versus.VERDICT_CHARS:
+        return verdict_lines(fc, c, level + 1)
+    return versus.bounded(lines)
 
 
 def verdict(fc: FrameworkComparison, c: Comparison) -> str:
