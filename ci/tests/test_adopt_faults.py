@@ -106,8 +106,8 @@ CASES = [
      "fifo.json: is a FIFO, not a results file"),
     ("a device", "gpu-new", ["/dev/null"], [], 2, "/dev/null: is a device, not a results file"),
     ("a framework name that is a path", "gpu-new", ["conv.json", "framework-bad-name.json"],
-     [], 2, "framework-bad-name.json: framework.name '../../outside' is no framework's name "
-     "(letters, digits, '.', '_' and '-')"),
+     [], 2, "framework-bad-name.json: framework.name '../../outside' is no framework "
+     "gapbench-probe measures (torch, tensorflow)"),
     # -- --commit and --how
     ("a commit that is no SHA", "gpu-new", ["conv.json"], ["--commit", "main"], 2,
      "--commit 'main' is not a commit SHA (7 to 40 lowercase hex digits, as git rev-parse "
