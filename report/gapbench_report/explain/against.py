@@ -141,14 +141,14 @@ class Part:
         return self.here / self.there if self.there > 0 else None
 
     def phrase(self) -> str:
-        """The verdict's words for it: "input waits 11.4 ms here, 0.8 ms there (...)"."""
+        """The verdict's words for it: "input waits 12.6x, 73.8 ms here, 5.86 ms there: ..."."""
         if self.there <= 0:
             sizes = f"{ms(self.here)} here, none there"
         elif self.here <= 0:
             sizes = f"none here, {ms(self.there)} there"
         else:
             sizes = f"{fmt_ratio_short(self.ratio)}, {ms(self.here)} here, {ms(self.there)} there"
-        return f"{self.words} {sizes}" + (f" ({self.why.text})" if self.why else "")
+        return f"{self.words} {sizes}" + (f": {self.why.text}" if self.why else "")
 
 
 @dataclass
@@ -202,9 +202,12 @@ def _loader(p: Profile) -> str | None:
 
 def stack_facts(p: Profile, part: str) -> dict[str, str]:
     """The stack facts the trace shows that bear on a part: the input pipeline for the input's
-    waits; the op library the ops' names show for the ops."""
+    waits; pageable or pinned host memory for the copies; the op library the ops' names show for
+    the ops."""
     if part == "input":
-        return {"input pipeline": found} if (found := _loader(p)) else {}
+        return {"the input pipeline": found} if (found := _loader(p)) else {}
+    if part == "copies" and p.copies:  # pageable or pinned: what bounds a copy's GB/s
+        return {"the copies' host memory": ", ".join(sorted({c.memory for c in p.copies}))}
     if part in OP_PARTS:
         return dict(p.stack)
     return {}
@@ -222,9 +225,8 @@ def ceiling_why(key: str, here: dict[str, Figure], there: dict[str, Figure], rat
     firm = max(slower, 1 / slower) > max(here[key].spread, there[key].spread)
     if not firm or (slower > 1) != (ratio > 1):
         return None
-    return Why("ceiling", f"the machines' {k.words}: {here[key].shown(key)} here, "
-                          f"{there[key].shown(key)} there, explain {fmt_ratio_short(slower)}",
-               slower)
+    return Why("ceiling", f"the machines' {k.words} explain {fmt_ratio_short(slower)}, "
+                          f"{here[key].shown(key)} here, {there[key].shown(key)} there", slower)
 
 
 def work_why(part: str, ops: list[MatchedOp], here: Profile, there: Profile) -> Why | None:
@@ -255,7 +257,7 @@ def why(part: Part, ops: list[MatchedOp], here: Profile, there: Profile,
         if found := ceiling_why(key, ceilings_here, ceilings_there, ratio):
             return found
     facts_here, facts_there = stack_facts(here, part.key), stack_facts(there, part.key)
-    differing = [f"{name}: {facts_here.get(name, 'unknown')} here, "
+    differing = [f"{name} differs, {facts_here.get(name, 'unknown')} here, "
                  f"{facts_there.get(name, 'unknown')} there"
                  for name in dict.fromkeys([*facts_here, *facts_there])
                  if facts_here.get(name) != facts_there.get(name)]
@@ -263,8 +265,8 @@ def why(part: Part, ops: list[MatchedOp], here: Profile, there: Profile,
         return Why("stack", "; ".join(differing))
     if found := work_why(part.key, ops, here, there):
         return found
-    return Why("unexplained", "unexplained: no firm ceiling of the machines, no stack fact "
-                              "of the traces, the same work")
+    return Why("unexplained", "unexplained (no firm ceiling of the machines, no stack fact "
+                              "of the traces, the same work)")
 
 
 def refuse_mismatch(here: Profile, there: Profile) -> None:
