@@ -1,7 +1,6 @@
-"""gapbench-report explain TRACE --against OTHER_TRACE (issue 61): the step split into its parts on
-both sides, the ops matched by name, each difference beyond the steps' spread put down to a
-ceiling of the two machines, a stack fact the traces show, the work, or nothing; and bad pairs
-refused in one line.
+"""gapbench-report explain TRACE --against OTHER_TRACE (issue 61, docs/explain.md#two-traces): the
+real pairs to the verdicts they gave, the rules on profiles made here, and bad pairs refused in
+one line.
 
 The pairs (tests/data/traces/torch_cpu_pair_* and tf_cpu_pair_*) are real traces made on the
 2-core machine, under other engineers' load, by tests/traces/make_torch_traces.py --pairs and

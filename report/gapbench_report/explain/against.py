@@ -307,8 +307,7 @@ def compare(here: Profile, there: Profile, prices_here: Prices | None = None,
 
 
 def verdict(c: Comparison) -> str:
-    """The first line: the step's ratio, then the parts that differ, the largest first, each
-    with what explains it."""
+    """The first line (docs/explain.md#two-traces)."""
     step_here, step_there = c.here.step_seconds, c.there.step_seconds
     differing = sorted((p for p in c.parts if p.differs), key=lambda p: -abs(p.here - p.there))
     (low, high), (low_there, high_there) = c.spread
