@@ -241,3 +241,51 @@ def test_the_docs_excerpt_is_the_commands_output(capsys):
     for line in excerpt.strip().splitlines():
         # the excerpt names the files by their committed path, the output by the path given
         assert line in out, line
+
+
+# ---- the machines' ceilings and the probes' stack facts, from committed baselines --------------
+
+BASELINES = Path(__file__).resolve().parents[2] / "results" / "baselines"
+
+
+def device_profile(kernels: dict[str, float]) -> Profile:
+    steps = [0.02] * 3
+    return Profile("gpu.json", "PyTorch", has_device=True, steps=3, step_seconds=0.02,
+                   step_lengths=steps, kernel_seconds=kernels,
+                   kernel_counts=dict.fromkeys(kernels, 4.0))
+
+
+def test_the_gpus_memory_bandwidth_explains_element_wise_kernels_but_not_gemms():
+    # The committed H100's and H200's results: the same float32 GEMM peak (51.7 and 51.3
+    # TFLOP/s), their memory 3.35 and 4.92 TB/s.
+    h100 = against.load_side([str(BASELINES / "h100-ubuntu24.json")])
+    h200 = against.load_side([str(BASELINES / "h200-ubuntu24.json")])
+    here = device_profile({"elementwise_kernel_add": 0.0075, "ampere_sgemm_128x64_nn": 0.009})
+    there = device_profile({"elementwise_kernel_add": 0.005, "ampere_sgemm_128x64_nn": 0.006})
+    c = against.compare(here, there, h100, h200)
+    parts = {p.key: p for p in c.parts}
+    memory = parts["elementwise"].why
+    assert memory.kind == "ceiling" and "GPU memory" in memory.text
+    assert memory.explains == pytest.approx(4916.736 / 3352.32, rel=1e-3)
+    assert parts["gemm"].why.kind == "unexplained"  # the peaks agree within their spread
+    assert ("element-wise ops 1.50x, 7.5 ms here, 5 ms there: the machines' GPU memory "
+            "bandwidth (theoretical) explains 1.47x, 3.35 TB/s here, 4.92 TB/s there") in c.verdict
+
+
+def test_a_probe_fact_that_differs_is_the_stack(tmp_path):
+    # A copy of the committed H100's results and probe, its probe's threads set to 1: the same
+    # ceilings on both sides, so the threads are what is left.
+    for name in ("h100-ubuntu24.json", "h100-ubuntu24.framework-torch.json"):
+        (tmp_path / name).write_bytes((BASELINES / name).read_bytes())
+    probe = tmp_path / "h100-ubuntu24.framework-torch.json"
+    doc = json.loads(probe.read_text())
+    doc["context"]["framework.threads_intra_op"] = "1"
+    probe.write_text(json.dumps(doc))
+    here = profile({"aten::addmm": 0.03}, {"aten::addmm": 2})
+    there = profile({"aten::addmm": 0.01}, {"aten::addmm": 2})
+    c = against.compare(here, there, against.load_side([str(tmp_path / "h100-ubuntu24.json")]),
+                        against.load_side([str(BASELINES / "h100-ubuntu24.json")]))
+    gemm = next(p for p in c.parts if p.key == "gemm")
+    assert gemm.why.kind == "stack"
+    assert gemm.why.text == ("another number of threads per op, 1 here, 16 there "
+                             "(gapbench-probe)")

@@ -9,12 +9,16 @@ docs/explain.md#two-traces."""
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from gapbench_report.core.formats import fmt_ratio_short
-from gapbench_report.explain.prices import Prices, ms
+from gapbench_report.explain.prices import Prices, load_prices, ms
+from gapbench_report.inputs.machines import probe_files_beside
 from gapbench_report.inputs.results import FP32
 from gapbench_report.inputs.traces import Profile, TraceError
+from gapbench_report.versus import framework as stack
 from gapbench_report.versus.ceilings import Figure, ceilings, gemm_key, kind
 
 # An op's kind by its name (PyTorch's aten ops, their autograd functions and CUDA kernels;
@@ -54,6 +58,36 @@ MIN_SHARE = 0.02
 COUNT_SHARE = 0.1
 SHOWN_OPS = 12
 SHOWN_PARTS = 3
+
+
+# The probe's name for each trace's framework (its framework-<name>.json file).
+PROBE_NAMES = {"PyTorch": "torch", "TensorFlow": "tensorflow"}
+# The parts a probe's fact about some ops bears on (versus/framework.py's FACTS: their ops).
+FACT_PARTS = {"matmul": {"gemm"}, "dense": {"gemm"}, "conv": {"gemm"}, "lstm": {"rnn"}}
+
+
+def load_side(paths: Sequence[str]) -> Prices | None:
+    """One machine's gapbench results, with the probe files beside a results file (a committed
+    baseline's NAME.framework-*.json): their framework facts are the stack's."""
+    given = [Path(p) for p in paths]
+    return load_prices([str(p) for p in dict.fromkeys(
+        [q for p in given for q in (p, *([] if p.is_dir() else probe_files_beside(p)))])])
+
+
+def probe_facts(profile: Profile, prices: Prices | None) -> dict:
+    """The framework probe's context for the trace's framework, where the results hold one."""
+    probe = stack.probes(prices.run).get(PROBE_NAMES[profile.framework]) if prices else None
+    return probe.context if probe else {}
+
+
+def bears_on(fact: stack.Fact, part: str, device: bool) -> bool:
+    """Whether a probe's fact can explain a part: its device is the trace's, and its ops are
+    the part's (a fact of no ops bears on every op, launch and sync)."""
+    if fact.device and fact.device != ("gpu" if device else "cpu"):
+        return False
+    if not fact.ops:
+        return part in OP_PARTS or part in ("launches", "syncs")
+    return any(part in FACT_PARTS.get(op, ()) for op in fact.ops)
 
 
 def kind_of(name: str) -> str:
@@ -225,7 +259,7 @@ def ceiling_why(key: str, here: dict[str, Figure], there: dict[str, Figure], rat
     firm = max(slower, 1 / slower) > max(here[key].spread, there[key].spread)
     if not firm or (slower > 1) != (ratio > 1):
         return None
-    return Why("ceiling", f"the machines' {k.words} explain {fmt_ratio_short(slower)}, "
+    return Why("ceiling", f"the machines' {k.words} explains {fmt_ratio_short(slower)}, "
                           f"{here[key].shown(key)} here, {there[key].shown(key)} there", slower)
 
 
@@ -250,8 +284,10 @@ def work_why(part: str, ops: list[MatchedOp], here: Profile, there: Profile) -> 
 
 
 def why(part: Part, ops: list[MatchedOp], here: Profile, there: Profile,
-        ceilings_here: dict[str, Figure], ceilings_there: dict[str, Figure]) -> Why:
-    bounds = (DEVICE_BOUNDS if here.has_device and there.has_device else HOST_BOUNDS)
+        ceilings_here: dict[str, Figure], ceilings_there: dict[str, Figure],
+        probes: Sequence[stack.FactDifference] = ()) -> Why:
+    device = here.has_device and there.has_device
+    bounds = DEVICE_BOUNDS if device else HOST_BOUNDS
     ratio = part.ratio if part.ratio is not None else float("inf")
     for key in bounds.get(part.key, []):
         if found := ceiling_why(key, ceilings_here, ceilings_there, ratio):
@@ -261,12 +297,15 @@ def why(part: Part, ops: list[MatchedOp], here: Profile, there: Profile,
                  f"{facts_there.get(name, 'unknown')} there"
                  for name in dict.fromkeys([*facts_here, *facts_there])
                  if facts_here.get(name) != facts_there.get(name)]
+    differing += [f"{d.fact.words.format(fw=PROBE_NAMES[here.framework])}, {d.here} here, "
+                  f"{d.there} there (gapbench-probe)" for d in probes
+                  if bears_on(d.fact, part.key, device)]
     if differing:
         return Why("stack", "; ".join(differing))
     if found := work_why(part.key, ops, here, there):
         return found
     return Why("unexplained", "unexplained (no firm ceiling of the machines, no stack fact "
-                              "of the traces, the same work)")
+                              "that differs, the same work)")
 
 
 def refuse_mismatch(here: Profile, there: Profile) -> None:
@@ -284,6 +323,8 @@ def compare(here: Profile, there: Profile, prices_here: Prices | None = None,
     refuse_mismatch(here, there)
     ceilings_here = ceilings(prices_here.run) if prices_here else {}
     ceilings_there = ceilings(prices_there.run) if prices_there else {}
+    probes = stack.fact_differences(probe_facts(here, prices_here),
+                                    probe_facts(there, prices_there))
     floor = MIN_SHARE * max(here.step_seconds, there.step_seconds)
     ranges_here, ranges_there = ranges(here), ranges(there)
     ops = sorted(matched(here, there), key=lambda o: -abs(o.here - o.there))
@@ -296,7 +337,7 @@ def compare(here: Profile, there: Profile, prices_here: Prices | None = None,
         spread = (ranges_here[key], ranges_there[key])
         part = Part(key, h, t, spread, apart(*spread, floor))
         if part.differs:
-            part.why = why(part, ops, here, there, ceilings_here, ceilings_there)
+            part.why = why(part, ops, here, there, ceilings_here, ceilings_there, probes)
         parts.append(part)
     comparison = Comparison(
         here, there, (ranges_here["step"], ranges_there["step"]), parts, ops[:SHOWN_OPS],

@@ -79,8 +79,8 @@ def _one_trace(given: list[str], option: str) -> Path:
 def _run_against(args) -> int:
     here = read_profile(_one_trace(args.traces, "TRACE with --against"), args.max_trace_mib)
     there = read_profile(_one_trace([args.against], "--against"), args.max_trace_mib)
-    comparison = against.compare(here, there, load_prices(args.results),
-                                 load_prices(args.against_results))
+    comparison = against.compare(here, there, against.load_side(args.results),
+                                 against.load_side(args.against_results))
     if args.out:
         write_atomic(args.out / "explain.md", against_writer.markdown(comparison))
         write_atomic(args.out / "explain.html", against_writer.html_page(comparison))
