@@ -289,3 +289,42 @@ def test_a_probe_fact_that_differs_is_the_stack(tmp_path):
     assert gemm.why.kind == "stack"
     assert gemm.why.text == ("another number of threads per op, 1 here, 16 there "
                              "(gapbench-probe)")
+
+
+# ---- ops whose names differ, matched by the trace's structure -----------------------------------
+
+def test_ops_renamed_at_the_same_positions_are_the_same_work():
+    here = profile({"aten::linear": 0.03, "aten::relu": 0.001},
+                   {"aten::linear": 1, "aten::relu": 1}, op_order=["aten::linear", "aten::relu"])
+    there = profile({"aten::addmm": 0.01, "aten::relu": 0.001},
+                    {"aten::addmm": 1, "aten::relu": 1}, op_order=["aten::addmm", "aten::relu"])
+    c = against.compare(here, there)
+    gemm = next(p for p in c.parts if p.key == "gemm")
+    assert gemm.why.kind == "unexplained"
+    assert "by the trace's position: aten::linear here, aten::addmm there" in gemm.why.text
+    assert not c.added and not c.removed
+    pair = next(o for o in c.ops if o.name == "aten::linear")
+    assert (pair.there_name, pair.there, pair.matched_by) == ("aten::addmm", 0.01, "position")
+
+
+def test_positions_that_do_not_line_up_match_nothing():
+    here = profile({"aten::linear": 0.03, "aten::relu": 0.001},
+                   {"aten::linear": 1, "aten::relu": 1}, op_order=["aten::linear", "aten::relu"])
+    there = profile({"aten::addmm": 0.01, "aten::relu": 0.001},
+                    {"aten::addmm": 1, "aten::relu": 1},
+                    op_order=["aten::relu", "aten::addmm", "aten::relu"])
+    c = against.compare(here, there)
+    assert [o.name for o in c.added] == ["aten::linear"]
+    assert next(p for p in c.parts if p.key == "gemm").why.kind == "work"
+
+
+def test_tensorflow_ops_renamed_in_the_same_layers_are_the_same_work():
+    layers = ["sequential/dense"]
+    here = profile({"_FusedMatMul": 0.03}, {"_FusedMatMul": 1},
+                   op_paths={"_FusedMatMul": layers})
+    there = profile({"MatMul": 0.01}, {"MatMul": 1}, op_paths={"MatMul": layers})
+    here.framework = there.framework = "TensorFlow"
+    c = against.compare(here, there)
+    assert [(o.name, o.there_name, o.matched_by) for o in c.ops] == [
+        ("_FusedMatMul", "MatMul", "layers")]
+    assert not c.added and not c.removed

@@ -193,6 +193,40 @@ class MatchedOp:
     there: float
     count_here: float
     count_there: float
+    there_name: str = ""  # matched by the trace's structure: the op's name there
+    matched_by: str = ""  # "position" or "layers" where it was
+
+
+def by_structure(here: Profile, there: Profile, added: list[str], removed: list[str]
+                 ) -> dict[str, tuple[str, str]]:
+    """Ops on one side only paired by the trace's structure, where names differ between library
+    versions: each op here -> (its name there, how). TensorFlow's by the layers they run in (each
+    op's paths); PyTorch's by position, where the first steps hold as many ops and each name
+    here stands at its positions for one name there."""
+    pairs: dict[str, tuple[str, str]] = {}
+    if here.op_paths and there.op_paths:
+        free = [t for t in removed if there.op_paths.get(t)]
+        for h in added:
+            layers = here.op_paths.get(h)
+            found = next((t for t in free if layers and there.op_paths[t] == layers), None)
+            if found:
+                pairs[h] = (found, "layers")
+                free.remove(found)
+        return pairs
+    if not here.op_order or len(here.op_order) != len(there.op_order):
+        return pairs
+    seen: dict[str, set[str]] = {}
+    for h, t in zip(here.op_order, there.op_order):
+        if h in added and t in removed:
+            seen.setdefault(h, set()).add(t)
+        elif h in added or t in removed:  # one of them beside a matched name: no pairing
+            seen.setdefault(h, set()).add("")
+    taken = set()
+    for h, names in seen.items():
+        if len(names) == 1 and "" not in names and (t := next(iter(names))) not in taken:
+            pairs[h] = (t, "position")
+            taken.add(t)
+    return pairs
 
 
 @dataclass
@@ -219,10 +253,20 @@ def _ops(profile: Profile) -> tuple[dict[str, float], dict[str, float]]:
 
 
 def matched(here: Profile, there: Profile) -> list[MatchedOp]:
-    """Every op (kernel, on a device trace) by name on either side, a step's time and count."""
+    """Every op (kernel, on a device trace) by name on either side, a step's time and count; of
+    those on one side only, the pairs the traces' structure matches, as one."""
     (h, hc), (t, tc) = _ops(here), _ops(there)
-    return [MatchedOp(name, kind_of(name), h.get(name, 0.0), t.get(name, 0.0), hc.get(name, 0.0),
-                      tc.get(name, 0.0)) for name in dict.fromkeys([*h, *t])]
+    pairs = by_structure(here, there, [n for n in h if n not in t], [n for n in t if n not in h])
+    paired = {name for name, _ in pairs.values()}
+    out = []
+    for name in dict.fromkeys([*h, *t]):
+        if name in paired:
+            continue
+        there_name, how = pairs.get(name, (name, ""))
+        out.append(MatchedOp(name, kind_of(name), h.get(name, 0.0), t.get(there_name, 0.0),
+                             hc.get(name, 0.0), tc.get(there_name, 0.0),
+                             there_name if how else "", how))
+    return out
 
 
 def _loader(p: Profile) -> str | None:
@@ -283,6 +327,13 @@ def work_why(part: str, ops: list[MatchedOp], here: Profile, there: Profile) -> 
     return None
 
 
+def renamed(part: str, ops: list[MatchedOp]) -> str:
+    """The ops of a part that the structure matched under other names, in words."""
+    found = [o for o in ops if o.kind == part and o.matched_by]
+    return "; the same work under other names, by the trace's " + ", ".join(
+        f"{o.matched_by}: {o.name} here, {o.there_name} there" for o in found[:2]) if found else ""
+
+
 def why(part: Part, ops: list[MatchedOp], here: Profile, there: Profile,
         ceilings_here: dict[str, Figure], ceilings_there: dict[str, Figure],
         probes: Sequence[stack.FactDifference] = ()) -> Why:
@@ -305,7 +356,7 @@ def why(part: Part, ops: list[MatchedOp], here: Profile, there: Profile,
     if found := work_why(part.key, ops, here, there):
         return found
     return Why("unexplained", "unexplained (no firm ceiling of the machines, no stack fact "
-                              "that differs, the same work)")
+                              f"that differs, the same work{renamed(part.key, ops)})")
 
 
 def refuse_mismatch(here: Profile, there: Profile) -> None:
@@ -341,7 +392,8 @@ def compare(here: Profile, there: Profile, prices_here: Prices | None = None,
         parts.append(part)
     comparison = Comparison(
         here, there, (ranges_here["step"], ranges_there["step"]), parts, ops[:SHOWN_OPS],
-        [o for o in ops if o.count_there == 0], [o for o in ops if o.count_here == 0], "",
+        [o for o in ops if o.count_there == 0 and not o.matched_by],
+        [o for o in ops if o.count_here == 0 and not o.matched_by], "",
         {side: p.label for side, p in (("here", prices_here), ("there", prices_there)) if p})
     comparison.verdict = verdict(comparison)
     return comparison

@@ -32,7 +32,8 @@ def _part_cells(p: Part) -> list[str]:
 
 
 def _op_cells(o: MatchedOp) -> list[str]:
-    return [o.name, o.kind, ms(o.here), ms(o.there), f"{o.count_here:g}", f"{o.count_there:g}"]
+    name = f"{o.name} (there {o.there_name}, by {o.matched_by})" if o.matched_by else o.name
+    return [name, o.kind, ms(o.here), ms(o.there), f"{o.count_here:g}", f"{o.count_there:g}"]
 
 
 def _sides(c: Comparison) -> list[tuple[str, str]]:
@@ -98,7 +99,8 @@ def _side_json(p, results: str | None) -> dict:
 
 
 def _op_json(o: MatchedOp) -> dict:
-    return {"name": o.name, "kind": o.kind, "here_seconds": _s(o.here),
+    return {"name": o.name, "there_name": o.there_name or o.name, "matched_by": o.matched_by
+            or "name", "kind": o.kind, "here_seconds": _s(o.here),
             "there_seconds": _s(o.there), "calls_here": _s(o.count_here),
             "calls_there": _s(o.count_there)}
 

@@ -330,6 +330,10 @@ class Profile:
     step_inputs: list[float] = field(default_factory=list)
     step_gaps: list[float] = field(default_factory=list)
     step_ops: list[dict[str, float]] = field(default_factory=list)
+    # the trace's structure, to match ops whose names differ between library versions: the first
+    # step's ops in order (PyTorch), each op's layer paths (TensorFlow's long_name)
+    op_order: list[str] = field(default_factory=list)
+    op_paths: dict[str, list[str]] = field(default_factory=dict)
     op_counts: dict[str, float] = field(default_factory=dict)
     kernel_seconds: dict[str, float] = field(default_factory=dict)
     kernel_counts: dict[str, float] = field(default_factory=dict)
@@ -1005,6 +1009,8 @@ def _count_ops(profile: Profile, outer, op, dur, scale: float, in_input) -> None
         profile.op_seconds[name] = profile.op_seconds.get(name, 0.0) + float(dur[k]) * scale
         profile.op_counts[name] = profile.op_counts.get(name, 0.0) + 1.0 / profile.steps
         profile.busy_op_seconds += float(dur[k]) * scale
+    if not profile.step_ops:
+        profile.op_order = [str(op[k]) for k in kept]
     profile.step_ops.append(mine)
 
 
@@ -1530,6 +1536,11 @@ def _tf_ops(spans: list[dict], steps: tf_steps.Steps, data: set[tuple], profile:
             profile.op_counts[name] = profile.op_counts.get(name, 0.0) + 1.0 / len(steps.spans)
         profile.step_ops.append(mine)
         profile.busy_op_seconds += tf_steps.union(tf_steps.clipped(inside, a, b)) * per_step
+    paths: dict[str, set[str]] = {}
+    for e in ops:  # "sequential/dense/Relu:_FusedMatMul": the layer, its node, the op's type
+        paths.setdefault(str(e.get("name", "")), set()).add(
+            str(e["args"]["long_name"]).rsplit(":", 1)[0].rsplit("/", 1)[0])
+    profile.op_paths = {name: sorted(found) for name, found in paths.items()}
     if profile.op_seconds:
         onednn = any(name.startswith(ONEDNN_OP) for name in profile.op_seconds)
         profile.stack["oneDNN's ops (_Mkl*)"] = "yes" if onednn else "none"
