@@ -1,10 +1,10 @@
 """`explain TRACE --against OTHER_TRACE`: the user's step on one machine set against the same step
 on another. Each step is split into what it is made of (input waits, host gaps, ops by kind,
-launches and syncs), the parts are set side by side, the ops matched by name, and each part that
-differs beyond the steps' spread is put down to what explains it, in the comparison's order
-(versus/comparison.py): a firm ceiling of the two machines that bounds that kind of work, else a
-stack fact the traces show differing, else the work itself differing, else nothing.
-docs/explain.md#two-traces."""
+launches and syncs), the parts are set side by side, the ops matched by name (else by the
+trace's structure), and each part that differs beyond the steps' spread is put down to what
+explains it, in the comparison's order (versus/comparison.py): a firm ceiling of the two machines
+that bounds that kind of work, else a stack fact that differs (the traces', the framework
+probes'), else the work itself differing, else nothing. docs/explain.md#two-traces."""
 
 from __future__ import annotations
 
