@@ -266,6 +266,7 @@ class Profile:
     steps: int = 0
     step_marked: bool = True  # False: no step markers, the whole trace is one step
     step_seconds: float = 0.0
+    step_lengths: list[float] = field(default_factory=list)  # each step's, seconds
     notes: list[str] = field(default_factory=list)
     # the input pipeline
     input_seconds: float = 0.0
@@ -321,6 +322,27 @@ class Profile:
     session_runs: float = 0.0  # TensorFlow 1's Session.run calls a step
     session_overhead_seconds: float = 0.0  # from the first to the last, less their ops' work
     session_work_seconds: float = 0.0
+
+    # What explain --against sets side by side, per step: the ops by name (PyTorch: the
+    # outermost host ops outside the input's spans; TensorFlow: the ops off tf.data's
+    # threads), their time and count; the device's kernels and copies likewise; the host's
+    # time in the CUDA runtime's launches and syncs; the union of the op time; and what the
+    # trace shows of its stack (its op library's names, its threads running ops).
+    op_seconds: dict[str, float] = field(default_factory=dict)
+    # each step's own: its input wait, host gaps, ops' seconds by name (the spread of each part)
+    step_inputs: list[float] = field(default_factory=list)
+    step_gaps: list[float] = field(default_factory=list)
+    step_ops: list[dict[str, float]] = field(default_factory=list)
+    # the trace's structure, to match ops whose names differ between library versions: the first
+    # step's ops in order (PyTorch), each op's layer paths (TensorFlow's long_name)
+    op_order: list[str] = field(default_factory=list)
+    op_paths: dict[str, list[str]] = field(default_factory=dict)
+    op_counts: dict[str, float] = field(default_factory=dict)
+    kernel_seconds: dict[str, float] = field(default_factory=dict)
+    kernel_counts: dict[str, float] = field(default_factory=dict)
+    runtime_seconds: dict[str, float] = field(default_factory=dict)  # "launches", "syncs"
+    busy_op_seconds: float = 0.0
+    stack: dict[str, str] = field(default_factory=dict)
 
     def loop(self) -> Loop | None:
         """The step's per-element loops, as one."""
@@ -833,7 +855,8 @@ def profile_of(path: Path, df, meta: dict) -> tuple[Profile, tuple]:
     profile.steps = len(windows)
     per_step = 1.0 / len(windows)
     us = 1e-6
-    profile.step_seconds = statistics.mean(end - start for start, end, _ in windows) * us
+    profile.step_lengths = [(end - start) * us for start, end, _ in windows]
+    profile.step_seconds = statistics.mean(profile.step_lengths)
 
     # Each step's host events, as positions in the host's events in time order: the slice that
     # starts in the step, of those that end in it on its thread.
@@ -869,7 +892,8 @@ def profile_of(path: Path, df, meta: dict) -> tuple[Profile, tuple]:
             iterator = LOADER_SPAN.match(name)["iterator"]
             profile.loader = iterator
             profile.loader_parallel = iterator != SINGLE_PROCESS_LOADER
-        profile.input_seconds += float(dur_all[spans].sum()) * us * per_step
+        profile.step_inputs.append(float(dur_all[spans].sum()) * us)
+    profile.input_seconds = statistics.mean(profile.step_inputs)
 
     # Loops of tiny host ops on one element each, per step. The ops the user's code calls are
     # the outermost framework ops: record_function's spans (the DataLoader's __next__, the user's
@@ -922,6 +946,10 @@ def profile_of(path: Path, df, meta: dict) -> tuple[Profile, tuple]:
         outer = every[top_level(ts_all[every], dur_all[every])]
         for k in outer:
             durations.setdefault(op[k], []).append(dur_all[k])
+        profile.step_gaps.append(0.0)
+        _count_ops(profile, outer, op, dur_all, us * per_step,
+                   _overlapping(ts_all[outer], end_all[outer], ts_all[loading], end_all[loading])
+                   if len(loading) and len(outer) else None)
         if len(every) >= UNTIMED_OPS_MIN and np.mean(dur_all[every] <= 0) >= UNTIMED_SHARE:
             untimed_steps += 1  # its ops' lengths unknown: the time between them is too
             continue
@@ -938,6 +966,7 @@ def profile_of(path: Path, df, meta: dict) -> tuple[Profile, tuple]:
             if gap_to - gap_from >= HOST_GAP_MIN_US and not (
                     before.startswith(AUTOGRAD) and after.startswith(AUTOGRAD)):
                 gaps[(before, after)] += gap_to - gap_from
+                profile.step_gaps[-1] += (gap_to - gap_from) * us
                 profile.host_gap_largest = max(profile.host_gap_largest,
                                                (gap_to - gap_from) * us)
     if untimed_steps:
@@ -990,7 +1019,32 @@ def profile_of(path: Path, df, meta: dict) -> tuple[Profile, tuple]:
     matmuls = in_steps[in_steps["op"].isin(MATMUL_OPS | CONV_OPS | {"aten::linear"})]
     profile.matmul_seconds = _outermost_seconds(matmuls) * us * per_step
 
+    # The device's work by name, and the host's time launching and waiting for it.
+    for name, group in gpu.groupby("op"):
+        profile.kernel_seconds[str(name)] = float(group["dur"].sum()) * us * per_step
+        profile.kernel_counts[str(name)] = len(group) * per_step
+    runtime = in_steps[in_steps["category"] == "cuda_runtime"]
+    profile.runtime_seconds = {
+        "launches": float(runtime[runtime["op"].str.contains("Launch")]["dur"].sum()) * us
+        * per_step, "syncs": float(syncs["dur"].sum()) * us * per_step}
+
     return profile, (cpu, gpu, syncs, loader_spans)
+
+
+def _count_ops(profile: Profile, outer, op, dur, scale: float, in_input) -> None:
+    """One step's outermost ops by name into the profile, per step; those inside the input's
+    spans (`in_input`, a mask) are the input's time, not the step's compute."""
+    kept = outer if in_input is None else outer[~in_input]
+    mine: dict[str, float] = {}
+    for k in kept:
+        name = str(op[k])
+        mine[name] = mine.get(name, 0.0) + float(dur[k]) * 1e-6
+        profile.op_seconds[name] = profile.op_seconds.get(name, 0.0) + float(dur[k]) * scale
+        profile.op_counts[name] = profile.op_counts.get(name, 0.0) + 1.0 / profile.steps
+        profile.busy_op_seconds += float(dur[k]) * scale
+    if not profile.step_ops:
+        profile.op_order = [str(op[k]) for k in kept]
+    profile.step_ops.append(mine)
 
 
 def _is_int(value) -> bool:
@@ -1428,15 +1482,18 @@ def read_xplane(path: Path) -> Profile:
         # xprof's step analysis took the same steps: its breakdown and its verdict.
         profile.steps = len(xprof_steps)
         profile.step_seconds = xprof_mean
-        profile.input_seconds = statistics.mean(
-            float(s.get("infeedTimeMs") or 0) for s in xprof_steps) * ms
+        profile.step_lengths = [float(s.get("stepTimeMs") or 0) * ms for s in xprof_steps]
+        profile.step_inputs = [float(s.get("infeedTimeMs") or 0) * ms for s in xprof_steps]
+        profile.input_seconds = statistics.mean(profile.step_inputs)
         profile.host_compute_seconds = statistics.mean(
             float(s.get("hostComputeTimeMs") or 0) for s in xprof_steps) * ms
         profile.input_verdict = summary.get("input_conclusion") or None
     elif steps:
         profile.steps = len(steps.spans)
         profile.step_seconds = steps.mean_seconds
-        profile.input_seconds = statistics.mean(tf_steps.input_waits(spans, steps)) * us
+        profile.step_lengths = [(b - a) * us for a, b in steps.spans]
+        profile.step_inputs = [w * us for w in tf_steps.input_waits(spans, steps)]
+        profile.input_seconds = statistics.mean(profile.step_inputs)
         if not steps.marked:
             profile.step_marked = False
             profile.notes.append(
@@ -1474,7 +1531,8 @@ def read_xplane(path: Path) -> Profile:
         profile.session_work_seconds = statistics.mean(r.work_us for r in runs) * us
         gaps = tf_steps.host_gaps(spans, steps, HOST_GAP_MIN_US, [r.window for r in runs])
         if gaps:
-            profile.host_gap_seconds = statistics.mean(g.seconds_us for g in gaps) * us
+            profile.step_gaps = [g.seconds_us * us for g in gaps]
+            profile.host_gap_seconds = statistics.mean(profile.step_gaps)
             longest = max(gaps, key=lambda g: g.longest_us)
             profile.host_gap_largest = longest.longest_us * us
             profile.host_gap_between = longest.between
@@ -1484,7 +1542,41 @@ def read_xplane(path: Path) -> Profile:
         profile.python_op_seconds = statistics.mean(
             tf_steps.op_seconds(spans, steps, data, tf_steps.PYTHON_OPS)) * us
         _eager_loops(spans, steps, profile)
+        _tf_ops(spans, steps, data, profile)
     return profile
+
+
+# oneDNN's own TensorFlow ops (_MklMatMul, _MklFusedConv2D, ...): named so where the graph is
+# rewritten for oneDNN, and absent with TF_ENABLE_ONEDNN_OPTS=0.
+ONEDNN_OP = "_Mkl"
+
+
+def _tf_ops(spans: list[dict], steps: tf_steps.Steps, data: set[tuple], profile: Profile) -> None:
+    """The steps' ops by name (xprof names each op event by its type, its path in `long_name`),
+    off tf.data's threads, per step; their union; and the op library the names show."""
+    ops = [e for e in spans if "long_name" in (e.get("args") or {})
+           and (e.get("pid"), e.get("tid")) not in data]
+    per_step = 1e-6 / len(steps.spans)
+    for a, b in steps.spans:
+        inside = [e for e in ops if e["ts"] < b and e["ts"] + e["dur"] > a]
+        mine: dict[str, float] = {}
+        for e in inside:
+            name = str(e.get("name", ""))
+            seconds = (min(e["ts"] + e["dur"], b) - max(e["ts"], a)) * 1e-6
+            mine[name] = mine.get(name, 0.0) + seconds
+            profile.op_seconds[name] = profile.op_seconds.get(name, 0.0) + seconds / len(
+                steps.spans)
+            profile.op_counts[name] = profile.op_counts.get(name, 0.0) + 1.0 / len(steps.spans)
+        profile.step_ops.append(mine)
+        profile.busy_op_seconds += tf_steps.union(tf_steps.clipped(inside, a, b)) * per_step
+    paths: dict[str, set[str]] = {}
+    for e in ops:  # "sequential/dense/Relu:_FusedMatMul": the layer, its node, the op's type
+        paths.setdefault(str(e.get("name", "")), set()).add(
+            str(e["args"]["long_name"]).rsplit(":", 1)[0].rsplit("/", 1)[0])
+    profile.op_paths = {name: sorted(found) for name, found in paths.items()}
+    if profile.op_seconds:
+        onednn = any(name.startswith(ONEDNN_OP) for name in profile.op_seconds)
+        profile.stack["oneDNN's ops (_Mkl*)"] = "yes" if onednn else "none"
 
 
 def spans_hold_loops(spans: list[dict]) -> bool:

@@ -22,6 +22,9 @@ this: the files it wrote are committed beside it.
 - loop_index, loop_iterate: the per-element loop as s[i] per element and as `for v in s`.
 - clean_many_layers: an eager step of 30 small layers, its optimizer's per-variable updates.
 - loop_rows_elements, clean_manual_update: issue 42's hold-out (tests/traces/HOLDOUT.md).
+- --pairs (issue 61, `explain --against`): pair_onednn_here and pair_onednn_there, one dense
+  step (tf.function, in-memory batches) made in two processes, the first with
+  TF_ENABLE_ONEDNN_OPTS=0, the second with TensorFlow's default (tests/traces/AGAINST.md).
 - JOBS (issue 59): fit_map, lstm_map, unmarked_map: a sequential tf.data map (a stateful random
   op keeps tf.data from running it in parallel) without prefetch, under Keras 3's fit, an LSTM's
   custom loop (_r=1) and no marker; fit_clean, lstm_clean: held in memory, or a parallel map, and
@@ -441,13 +444,71 @@ def first_step(path: Path) -> None:
     path.write_bytes(space.SerializeToString())
 
 
+# explain --against's pair: each side's environment (read when TensorFlow is imported, so each
+# side is a process of its own).
+PAIR_SIDES = {"pair_onednn_here": {"TF_ENABLE_ONEDNN_OPTS": "0"},
+              "pair_onednn_there": {}}
+PAIR_STEPS = 4
+
+
+def profile_pair_side(name: str, out: Path) -> Path:
+    """A wide dense model's compiled step on in-memory batches, PAIR_STEPS steps marked with
+    _r=1: matmuls, where oneDNN would show."""
+    tf.keras.utils.set_random_seed(0)
+    net = tf.keras.Sequential([tf.keras.Input((FEATURES,)),
+                               tf.keras.layers.Dense(512, activation="relu"),
+                               tf.keras.layers.Dense(512, activation="relu"),
+                               tf.keras.layers.Dense(10)])
+    opt = tf.keras.optimizers.SGD(0.01)
+    x = tf.random.uniform((256, FEATURES), seed=1)
+    y = tf.random.uniform((256,), maxval=10, dtype=tf.int32, seed=2)
+
+    @tf.function
+    def step():
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean(tf.keras.losses.sparse_categorical_crossentropy(
+                y, net(x), from_logits=True))
+        opt.apply_gradients(zip(tape.gradient(loss, net.trainable_variables),
+                                net.trainable_variables))
+        return loss
+
+    for _ in range(2):  # warm-up: the tf.function's tracing
+        step()
+    with tempfile.TemporaryDirectory() as tmp:
+        tf.profiler.experimental.start(tmp)
+        for i in range(PAIR_STEPS):
+            with tf.profiler.experimental.Trace("train", step_num=i, _r=1):
+                step()
+        tf.profiler.experimental.stop()
+        written = sorted(Path(tmp).glob("plugins/profile/*/*.xplane.pb"))
+        target = out / f"tf_cpu_{name}.xplane.pb"
+        shutil.copyfile(written[0], target)
+    return target
+
+
+def make_pairs(out: Path) -> None:
+    import subprocess
+    import sys
+
+    for name, env in PAIR_SIDES.items():
+        subprocess.run([sys.executable, __file__, "--out", str(out), "--pair-side", name],
+                       env={**os.environ, **env}, check=True)
+
+
 def main() -> None:
     here = Path(__file__).resolve().parent
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=here.parent / "data" / "traces")
+    parser.add_argument("--pairs", action="store_true", help="explain --against's pair, each "
+                        "side in a process of its own")
+    parser.add_argument("--pair-side", choices=PAIR_SIDES, help=argparse.SUPPRESS)
     parser.add_argument("cases", nargs="*", default=[*CASES, *JOBS])
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
+    if args.pairs:
+        return make_pairs(args.out)
+    if args.pair_side:
+        return print(profile_pair_side(args.pair_side, args.out))
     for case in args.cases:
         print(profile(case, args.out))
 

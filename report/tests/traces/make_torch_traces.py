@@ -30,6 +30,13 @@ input_slow_workers; a small batch as small_batch_matmul, small_batch_conv; clean
 clean_many_layers, clean_sgd_foreach_false, clean_adam_foreach_false, clean_manual_update,
 clean_workers. The hold-out (tests/traces/HOLDOUT.md) was made last.
 
+The pairs (issue 61, `explain --against`; tests/traces/AGAINST.md has each one's expected
+verdict), made with --pairs, each side in a process of its own at torch's own thread count, as
+torch_cpu_pair_<pair>_here and _there: workers (a DataLoader over DecodingDataset with no workers
+here, 2 there), threads (a matmul-heavy MLP after torch.set_num_threads(1) here, the default
+there), pinned (the same MLP under `taskset -c 0` here, not pinned there), same (one process's
+MLP profiled twice in a row).
+
 The default-settings twins (issue 42): with --defaults, each case is profiled as torch.profiler
 records without being asked (no record_shapes, no with_stack), the traces users attach, and
 written as torch_cpu_<case>.defaults.pt.trace.json.gz. The twins, and loop_rows_elements (the
@@ -511,6 +518,80 @@ def profile(case: str, out: Path, defaults: bool = False) -> Path:
     return target
 
 
+# ---- explain --against's pairs (issue 61) -----------------------------------------------------
+PAIR_STEPS = 4
+MLP_WIDTH, MLP_BATCH = 512, 256
+
+
+def side_loader(workers: int):
+    """The dataloader case's input and model, with `workers` DataLoader workers."""
+    net = model()
+    opt = torch.optim.SGD(net.parameters(), lr=0.01)
+    source = iter(DataLoader(DecodingDataset(10_000), batch_size=32, num_workers=workers))
+    return source, lambda x, y: train_step(net, opt, x, y)
+
+
+def side_mlp():
+    """A matmul-heavy step: three wide layers at batch MLP_BATCH, from batches in memory."""
+    torch.manual_seed(0)
+    net = torch.nn.Sequential(torch.nn.Linear(FEATURES, MLP_WIDTH), torch.nn.ReLU(),
+                              torch.nn.Linear(MLP_WIDTH, MLP_WIDTH), torch.nn.ReLU(),
+                              torch.nn.Linear(MLP_WIDTH, 10))
+    opt = torch.optim.SGD(net.parameters(), lr=0.01)
+    return batches(MLP_BATCH), lambda x, y: train_step(net, opt, x, y)
+
+
+def profile_side(source, body, target: Path) -> Path:
+    """PAIR_STEPS steps after a wait and a warm-up, at the profiler's defaults, written gzipped
+    with a fixed mtime."""
+    with tempfile.TemporaryDirectory() as tmp:
+        schedule = torch.profiler.schedule(wait=2, warmup=1, active=PAIR_STEPS, repeat=1)
+        with torch.profiler.profile(
+                activities=[torch.profiler.ProfilerActivity.CPU], schedule=schedule,
+                on_trace_ready=torch.profiler.tensorboard_trace_handler(tmp, use_gzip=True)) as p:
+            for _ in range(3 + PAIR_STEPS):
+                body(*next(source))
+                p.step()
+        written = sorted(Path(tmp).glob("*.pt.trace.json.gz"))
+        with gzip.open(written[0], "rb") as src, open(target, "wb") as raw, \
+                gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as dst:
+            shutil.copyfileobj(src, dst)
+    return target
+
+
+# Each side: (the command's prefix, what the side runs). Its process makes its trace alone.
+PAIR_SIDES = {
+    "workers_here": ([], "loader0"), "workers_there": ([], "loader2"),
+    "threads_here": ([], "mlp_threads1"), "threads_there": ([], "mlp"),
+    "pinned_here": (["taskset", "-c", "0"], "mlp"), "pinned_there": ([], "mlp"),
+    "same": ([], "mlp_twice"),
+}
+
+
+def run_side(name: str, what: str, out: Path) -> None:
+    target = out / f"torch_cpu_pair_{name}.pt.trace.json.gz"
+    if what.startswith("loader"):
+        print(profile_side(*side_loader(int(what[len("loader"):])), target))
+        return
+    if what == "mlp_threads1":
+        torch.set_num_threads(1)
+    source, body = side_mlp()
+    if what != "mlp_twice":
+        print(profile_side(source, body, target))
+        return
+    for side in ("here", "there"):  # the same run, profiled twice in a row
+        print(profile_side(source, body, out / f"torch_cpu_pair_same_{side}.pt.trace.json.gz"))
+
+
+def make_pairs(out: Path) -> None:
+    import subprocess
+    import sys
+
+    for name, (prefix, _) in PAIR_SIDES.items():
+        subprocess.run([*prefix, sys.executable, __file__, "--out", str(out), "--pair-side",
+                        name], check=True)
+
+
 def main() -> None:
     here = Path(__file__).resolve().parent
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -518,9 +599,16 @@ def main() -> None:
     parser.add_argument("--defaults", action="store_true",
                         help="the default-settings twins (no record_shapes): "
                         "torch_cpu_<case>.defaults.pt.trace.json.gz")
+    parser.add_argument("--pairs", action="store_true", help="explain --against's pairs, each "
+                        "side in a process of its own")
+    parser.add_argument("--pair-side", choices=PAIR_SIDES, help=argparse.SUPPRESS)
     parser.add_argument("cases", nargs="*", default=list(CASES))
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
+    if args.pairs:
+        return make_pairs(args.out)
+    if args.pair_side:
+        return run_side(args.pair_side, PAIR_SIDES[args.pair_side][1], args.out)
     for case in args.cases:
         print(profile(case, args.out, args.defaults))
 
