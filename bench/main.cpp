@@ -174,6 +174,36 @@ std::uint64_t parse_seed(const std::string& text, const std::string& setting) {
   return seed;
 }
 
+// OMP_NUM_THREADS sizes oneDNN's OpenMP pool before any row can refuse it: 100000 ended the first
+// oneDNN row by SIGSEGV, with no line, and a value OpenMP cannot read it drops with a warning,
+// its pool then as large as it likes. So: a whole number of threads, or a list of them (one per
+// nesting level, as OpenMP reads it), each from 1 to the most CPUs Linux can have.
+constexpr unsigned long kMostThreads = 8192;  // CONFIG_NR_CPUS's largest
+
+void check_omp_threads() {
+  const char* env = std::getenv("OMP_NUM_THREADS");
+  if (env == nullptr || *env == '\0') return;
+  const std::string text = env;
+  std::stringstream levels(text);
+  std::string level;
+  bool ok = text.back() != ',';
+  while (ok && std::getline(levels, level, ',')) {
+    const auto first = level.find_first_not_of(' ');
+    const auto last = level.find_last_not_of(' ');
+    const std::string digits =
+        first == std::string::npos ? "" : level.substr(first, last - first + 1);
+    ok = !digits.empty() && digits.size() <= 5 &&
+         digits.find_first_not_of("0123456789") == std::string::npos && std::stoul(digits) >= 1 &&
+         std::stoul(digits) <= kMostThreads;
+  }
+  if (!ok) {
+    throw UsageError{
+        "environment variable OMP_NUM_THREADS needs a whole number of threads from 1 to " +
+        std::to_string(kMostThreads) +
+        " (or a list of them, one per nesting level, as OpenMP reads it), got '" + text + "'"};
+  }
+}
+
 gapbench::Profile parse_profile(const std::string& text, const std::string& setting) {
   try {
     return gapbench::Profile::parse(text);
@@ -199,6 +229,7 @@ Options parse_options(int argc, char** argv) {
     o.profile = parse_profile(env, "environment variable GAPBENCH_PROFILE");
   if (const char* env = std::getenv("GAPBENCH_SEED"); env && *env)
     o.seed = parse_seed(env, "environment variable GAPBENCH_SEED");
+  check_omp_threads();
   // Google Benchmark would read BENCHMARK_OUT itself and write that file non-atomically.
   if (const char* env = std::getenv("BENCHMARK_OUT"); env && *env) o.results_path = env;
   unsetenv("BENCHMARK_OUT");

@@ -174,13 +174,18 @@ TEST_F(Cli, BadPeakSettingsAreRefused) {
                        "avx512_bf16 or amx, got 'AVX2'"),
             std::string::npos)
       << r.err;
-  setenv("GAPBENCH_CACHE_BYTES", "480M", 1);
-  r = run({"--benchmark_filter=^conv/naive/"});
-  unsetenv("GAPBENCH_CACHE_BYTES");
-  EXPECT_EQ(r.status, 2);
-  EXPECT_NE(r.err.find("environment variable GAPBENCH_CACHE_BYTES needs a whole number of bytes"),
-            std::string::npos)
-      << r.err;
+  // Past 1 TiB the buffers' size overflowed: 2^61 + 1 ended peak/read by SIGFPE, with no line.
+  for (const char* bad : {"480M", "2305843009213693953", "18446744073709551615"}) {
+    setenv("GAPBENCH_CACHE_BYTES", bad, 1);
+    r = run({"--benchmark_filter=^peak/read/"});
+    unsetenv("GAPBENCH_CACHE_BYTES");
+    EXPECT_EQ(r.status, 2) << bad;
+    EXPECT_NE(r.err.find("environment variable GAPBENCH_CACHE_BYTES needs a whole number of bytes "
+                         "from 1 to 1 TiB (480 MiB: 503316480), got '" +
+                         std::string(bad) + "'"),
+              std::string::npos)
+        << r.err;
+  }
   const std::string out = dir_ + "/conv.json";
   r = run({"--benchmark_filter=^conv/naive/", "--peak=peak.json", "--benchmark_out=" + out});
   EXPECT_EQ(r.status, 2);
@@ -230,6 +235,31 @@ TEST_F(Cli, BadProfileAndSeedAreRefused) {
   EXPECT_NE(r.err.find("environment variable GAPBENCH_PROFILE: unknown profile 'huge'"),
             std::string::npos)
       << r.err;
+}
+
+// OMP_NUM_THREADS=100000 ended the first oneDNN row by SIGSEGV with no line; one OpenMP cannot read
+// it dropped with a warning. Each is refused before anything runs; a list of levels is taken.
+TEST_F(Cli, AnOmpThreadCountOpenMpCannotTakeIsRefused) {
+  const char* kOneDnnRow =
+      "--benchmark_filter=^conv/onednn/cpu/n:1/c:1/hw:28/k:1/r:3/stride:1/pad:0/real_time$";
+  for (const char* bad : {"999999", "8193", "0", "abc", "-2", "4,", "4,,2", "1e3", " "}) {
+    setenv("OMP_NUM_THREADS", bad, 1);
+    const Result r = run({kOneDnnRow});
+    unsetenv("OMP_NUM_THREADS");
+    EXPECT_EQ(r.status, 2) << bad;
+    EXPECT_NE(r.err.find("environment variable OMP_NUM_THREADS needs a whole number of threads "
+                         "from 1 to 8192 (or a list of them, one per nesting level, as OpenMP "
+                         "reads it), got '" +
+                         std::string(bad) + "'"),
+              std::string::npos)
+        << r.err;
+  }
+  for (const char* good : {"2", "8192", "2,1", " 2 , 1"}) {
+    setenv("OMP_NUM_THREADS", good, 1);
+    const Result r = run({kOneDnnRow, "--benchmark_list_tests=true"});
+    unsetenv("OMP_NUM_THREADS");
+    EXPECT_EQ(r.status, 0) << good << ": " << r.err;
+  }
 }
 
 TEST_F(Cli, FilterMatchingNothingIsAnErrorAndKeepsThePreviousResults) {
