@@ -19,6 +19,7 @@
 #include <regex>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "fixtures/child_probe.h"
@@ -199,8 +200,20 @@ TEST_F(Cli, BadPeakSettingsAreRefused) {
 }
 
 // A family's run judged against a peak/ run beside it names that file in its context.
+// This machine's id, as doctor --json gives it.
+std::string this_machine_id(const std::string& doctor_json) {
+  const std::string key = "\"machine.id\": \"";
+  const auto at = doctor_json.find(key);
+  if (at == std::string::npos) return "";
+  return doctor_json.substr(at + key.size(),
+                            doctor_json.find('"', at + key.size()) - at - key.size());
+}
+
 TEST_F(Cli, AFamilyRunNamesThePeakRunItIsJudgedAgainst) {
-  write_file(dir_ + "/peak.json", "{}");
+  const std::string id = this_machine_id(run({"doctor", "--json"}).out);
+  ASSERT_FALSE(id.empty());
+  write_file(dir_ + "/peak.json",
+             "{\"context\": {\"machine.id\": \"" + id + "\"}, \"benchmarks\": []}");
   const std::string out = dir_ + "/conv.json";
   const Result r =
       run({"--benchmark_filter=^conv/naive/cpu/n:1/", "--peak=peak.json",
@@ -210,6 +223,35 @@ TEST_F(Cli, AFamilyRunNamesThePeakRunItIsJudgedAgainst) {
   EXPECT_NE(text.find("\"peak.results_file\": \"peak.json\""), std::string::npos);
   EXPECT_EQ(text.find("\"peak/"), std::string::npos) << "no peak/ row of its own";
   EXPECT_NE(text.find("\"stability.sgemm_gflops_start\""), std::string::npos);
+}
+
+// --peak must name peak/'s results file of this machine: a folder, a FIFO, a device, another
+// machine's file or one that is no gapbench results file was taken (a FIFO would have waited),
+// and each is refused before anything runs, with no results file written.
+TEST_F(Cli, APeakFileThatIsNotThisMachinesResultsIsRefused) {
+  const std::string out = dir_ + "/conv.json";
+  mkdir((dir_ + "/folder").c_str(), 0755);
+  ASSERT_EQ(mkfifo((dir_ + "/fifo").c_str(), 0644), 0);
+  write_file(dir_ + "/other.json",
+             "{\"context\": {\"machine.id\": \"0123456789abcdef\"}, \"benchmarks\": []}");
+  write_file(dir_ + "/bare.json", "{}");
+  const std::string id = this_machine_id(run({"doctor", "--json"}).out);
+  for (const auto& [peak, words] : std::vector<std::pair<std::string, std::string>>{
+           {"folder", dir_ + "/folder is a folder, not a results file"},
+           {"fifo", dir_ + "/fifo is a FIFO, not a results file"},
+           {"/dev/zero", "/dev/zero is a device, not a results file"},
+           {"other.json", dir_ +
+                              "/other.json is another machine's results file (machine.id "
+                              "0123456789abcdef; this machine's is " +
+                              id + ")"},
+           {"bare.json", dir_ + "/bare.json is not a gapbench results file (no machine.id"},
+       }) {
+    const Result r = run(
+        {"--benchmark_filter=^conv/naive/cpu/n:1/", "--peak=" + peak, "--benchmark_out=" + out});
+    EXPECT_EQ(r.status, 2) << peak;
+    EXPECT_NE(r.err.find("--peak=" + peak + ": " + words), std::string::npos) << r.err;
+    EXPECT_FALSE(file_exists(out)) << peak;
+  }
 }
 
 TEST_F(Cli, BadProfileAndSeedAreRefused) {
@@ -616,6 +658,41 @@ TEST_F(Cli, HelpAndDoctor) {
                           "  Frequency, nominal ", "  Frequency, max "}) {
     EXPECT_NE(r.out.find(row), std::string::npos) << row;
   }
+}
+
+// doctor shows gapbench's settings in force and flags one a run would refuse with the run's own
+// line (GAPBENCH_MAX_CPU_ISA=bad: it said nothing, and showed no GAPBENCH_* setting at all).
+TEST_F(Cli, DoctorShowsTheSettingsInForceAndFlagsABadOne) {
+  setenv("GAPBENCH_MAX_CPU_ISA", "bad", 1);
+  setenv("GAPBENCH_SEED", "7", 1);
+  setenv("GAPBENCH_CACHE_BYTES", "18446744073709551615", 1);
+  const Result text = run({"doctor"});
+  const Result json = run({"doctor", "--json"});
+  unsetenv("GAPBENCH_MAX_CPU_ISA");
+  unsetenv("GAPBENCH_SEED");
+  unsetenv("GAPBENCH_CACHE_BYTES");
+  EXPECT_EQ(text.status, 0) << text.err;
+  EXPECT_NE(text.out.find("\nSettings from the environment (GAPBENCH_*, OMP_NUM_THREADS)\n"),
+            std::string::npos)
+      << text.out;
+  EXPECT_TRUE(std::regex_search(
+      text.out, std::regex(R"(\n  GAPBENCH_MAX_CPU_ISA +bad \(refused: a run stops here\)\n)")))
+      << text.out;
+  EXPECT_TRUE(std::regex_search(text.out, std::regex(R"(\n  GAPBENCH_SEED +7\n)"))) << text.out;
+  EXPECT_NE(text.out.find("  - [problem] environment variable GAPBENCH_MAX_CPU_ISA must be sse41,"),
+            std::string::npos)
+      << text.out;
+  EXPECT_NE(text.out.find("  - [problem] environment variable GAPBENCH_CACHE_BYTES needs a whole"),
+            std::string::npos)
+      << text.out;
+  EXPECT_EQ(json.status, 0) << json.err;
+  EXPECT_NE(json.out.find("{\"name\": \"GAPBENCH_SEED\", \"value\": \"7\", \"refused\": \"\"}"),
+            std::string::npos)
+      << json.out;
+  EXPECT_NE(json.out.find("{\"name\": \"GAPBENCH_MAX_CPU_ISA\", \"value\": \"bad\", \"refused\": "
+                          "\"environment variable GAPBENCH_MAX_CPU_ISA must be"),
+            std::string::npos)
+      << json.out;
 }
 
 // ---- a full disk, closed streams, devices, FIFOs and links as results -----------------------
