@@ -101,7 +101,7 @@ def path_without_gpu(tmp_path):
     """A PATH with the tools the script uses and no nvidia-smi (even on a GPU machine)."""
     tools = tmp_path / "tools"
     tools.mkdir()
-    for tool in ("bash", "sed", "tr", "head", "dirname", "env"):
+    for tool in ("bash", "sed", "tr", "head", "dirname", "env", "timeout"):
         os.symlink(shutil.which(tool), tools / tool)
     return tools
 
@@ -117,9 +117,10 @@ def fake_smi(folder: Path, name: str | None) -> None:
     (folder / "nvidia-smi").chmod(0o755)
 
 
-def script(*args, path, cwd=None):
+def script(*args, path, cwd=None, **env):
     return subprocess.run(["bash", str(SCRIPT), *args], capture_output=True, text=True,
-                          env={"PATH": str(path), "HOME": "/nonexistent"}, cwd=cwd)
+                          env={"PATH": str(path), "HOME": "/nonexistent", **env}, cwd=cwd,
+                          timeout=60)
 
 
 def parts() -> dict[int, tuple[str, int]]:
@@ -144,6 +145,28 @@ def test_script_with_a_driver_but_no_gpu(path_without_gpu):
     done = script("--dry-run", path=path_without_gpu)
     assert done.returncode == 2
     assert "sees no GPU" in done.stderr and "couldn't communicate" in done.stderr
+
+
+def test_script_with_a_stuck_driver_is_stopped_at_its_limit(path_without_gpu):
+    (path_without_gpu / "nvidia-smi").write_text("#!/bin/sh\nexec sleep 600\n")
+    (path_without_gpu / "nvidia-smi").chmod(0o755)
+    os.symlink(shutil.which("sleep"), path_without_gpu / "sleep")
+    started = time.monotonic()
+    done = script("--dry-run", path=path_without_gpu, GAPBENCH_SMI_TIMEOUT="1")
+    assert time.monotonic() - started < 20
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr == (
+        "ci/colab-baseline: nvidia-smi did not answer within 1 s (GAPBENCH_SMI_TIMEOUT), stopped: "
+        "the NVIDIA driver is stuck (in Colab: Runtime > Disconnect and delete runtime, then run "
+        "again)\n")
+
+
+@pytest.mark.parametrize("limit", ["0", "x", "1.5", "99999"])
+def test_script_bad_smi_timeout(path_without_gpu, limit):
+    fake_smi(path_without_gpu, "Tesla T4")
+    done = script("--dry-run", path=path_without_gpu, GAPBENCH_SMI_TIMEOUT=limit)
+    assert done.returncode == 2
+    assert "GAPBENCH_SMI_TIMEOUT needs a whole number of seconds from 1 to 9999" in done.stderr
 
 
 @pytest.mark.parametrize("gpu, name", [("Tesla T4", "colab-t4"), ("NVIDIA L4", "colab-l4"),
