@@ -377,7 +377,10 @@ def fake_tree(root: Path) -> Path:
                                          " the committed row |\n")
     (root / "CMakeLists.txt").write_text("# a stand-in\n")
     shutil.copy2(ROOT / "ci" / "report-python", root / "ci" / "report-python")
-    os.symlink(ROOT / "report", root / "report")  # reads the probe's file back
+    # the report's reader, which reads the probe's file back (a copy: a tarball of the tree
+    # holds no link out of it)
+    shutil.copytree(ROOT / "report" / "gapbench_report", root / "report" / "gapbench_report",
+                    ignore=shutil.ignore_patterns("__pycache__"))
     for module in ("gapbench_probe", "torch"):
         (root / "probe" / module).mkdir(parents=True)
         (root / "probe" / module / "__init__.py").write_text("")
