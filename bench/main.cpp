@@ -141,7 +141,7 @@ void check_number(const std::string& setting) {
   const std::string key = lower_case(is_flag ? name.substr(2) : name);
   if (key == "benchmark_repetitions") {
     if (!whole_number(v) || std::stol(v) < 1) {
-      throw UsageError{flag + " needs a whole number of at least 1, got '" + v + "'"};
+      throw UsageError{flag + " needs a whole number from 1 to 999999999, got '" + v + "'"};
     }
   } else if (key == "benchmark_min_time") {
     // Seconds ("0.5"; from Google Benchmark 1.8 also "0.5s", or an iteration count "100x").

@@ -534,7 +534,7 @@ TEST_F(Cli, ARunThatRunsNothingExits2AndKeepsTheResults) {
   write_file(out, "previous");
   Result r = run({kTinyFilter, "--benchmark_repetitions=0", "--benchmark_out=" + out});
   EXPECT_EQ(r.status, 2);
-  EXPECT_NE(r.err.find("--benchmark_repetitions needs a whole number of at least 1, got '0'"),
+  EXPECT_NE(r.err.find("--benchmark_repetitions needs a whole number from 1 to 999999999, got '0'"),
             std::string::npos)
       << r.err;
   setenv("BENCHMARK_REPETITIONS", "0", 1);
@@ -550,7 +550,10 @@ TEST_F(Cli, ARunThatRunsNothingExits2AndKeepsTheResults) {
 
 TEST_F(Cli, NumericFlagsAreCheckedWithOneLine) {
   const std::vector<std::pair<std::string, std::string>> cases = {
-      {"--benchmark_repetitions=-1", "--benchmark_repetitions needs a whole number of at least 1"},
+      {"--benchmark_repetitions=-1", "--benchmark_repetitions needs a whole number from 1 to"},
+      // Past 9 digits it was told "at least 1", which it is.
+      {"--benchmark_repetitions=3000000000",
+       "--benchmark_repetitions needs a whole number from 1 to 999999999, got '3000000000'"},
       {"--benchmark_repetitions=two", "--benchmark_repetitions needs a whole number"},
       {"--benchmark_min_time=-1", "--benchmark_min_time needs a time in seconds above 0"},
       {"--benchmark_min_time=0", "--benchmark_min_time needs a time in seconds above 0"},
