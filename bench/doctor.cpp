@@ -13,6 +13,7 @@
 #include "fixtures/json_writer.h"
 #include "fixtures/machine.h"
 #include "fixtures/results_file.h"
+#include "fixtures/settings.h"
 
 namespace gapbench {
 
@@ -24,12 +25,15 @@ constexpr const char* kUsage =
     "Shows what this machine brings to a benchmark run: GPU, NVIDIA driver, CUDA runtime, cuBLAS\n"
     "and cuDNN, the PCIe link between CPU and GPU, GPU clocks and memory bandwidth, the CPU and\n"
     "its libraries (OpenBLAS, oneDNN), the host (hypervisor, clock source), and how Google\n"
-    "Benchmark was built. Then it lists findings: anything here that makes GPU or CPU timings\n"
-    "slower or noisier than they should be.\n"
+    "Benchmark was built, and gapbench's settings from the environment (GAPBENCH_*). Then it\n"
+    "lists findings: anything here that makes GPU or CPU timings slower or noisier than they\n"
+    "should be, and any setting a run would refuse.\n"
     "\n"
-    "  --json   print {\"facts\": {...}, \"findings\": [...]} instead: the facts every results\n"
-    "           file carries in its context (numbers as JSON numbers), each finding as\n"
-    "           {\"id\", \"severity\", \"text\"}\n"
+    "  --json   print {\"facts\": {...}, \"findings\": [...], \"settings\": [...]} instead: the\n"
+    "           facts every results file carries in its context (numbers as JSON numbers), each\n"
+    "           finding as {\"id\", \"severity\", \"text\"}, each GAPBENCH_* setting (and\n"
+    "           OMP_NUM_THREADS) set as {\"name\", \"value\", \"refused\"}, refused \"\" where a\n"
+    "           run takes it, else the line a run stops with\n"
     "  --help   print this help\n"
     "\n"
     "Exit status: 0 when nothing found invalidates GPU results, also on a machine with no NVIDIA\n"
@@ -152,7 +156,8 @@ std::string usable_cpus(const Report& r) {
          "; quota: " + (quota.empty() ? r.get("cpu.quota_source") : quota) + ")";
 }
 
-std::string text_report(const std::vector<Fact>& facts, const std::vector<Finding>& findings) {
+std::string text_report(const std::vector<Fact>& facts, const std::vector<Finding>& findings,
+                        const std::vector<EnvironmentSetting>& settings) {
   Report r(facts);
   r.out() << "gapbench " << r.get("gapbench.version") << " doctor  ("
           << r.get("gapbench.build_type") << " build, "
@@ -295,16 +300,33 @@ std::string text_report(const std::vector<Fact>& facts, const std::vector<Findin
                                     {"Library build type", r.get("gbench.library_build_type")},
                                 });
 
+  // gapbench's own settings in force, each as a run takes it: a bad one is said where a run
+  // would stop at it, rather than only when a run is tried.
+  std::vector<Row> setting_rows;
+  std::vector<std::string> refused;
+  for (const EnvironmentSetting& s : settings) {
+    const std::string said = !s.refused.empty() ? "refused: a run stops here"
+                             : !s.note.empty()  ? s.note
+                                                : "";
+    setting_rows.push_back({s.name, s.value + (said.empty() ? "" : " (" + said + ")")});
+    if (!s.refused.empty()) refused.push_back(s.refused);
+  }
+  r.section("Settings from the environment (GAPBENCH_*, OMP_NUM_THREADS)", setting_rows,
+            "none set: every setting at its default");
+
   r.out() << "\nFindings\n";
-  if (findings.empty()) {
+  if (findings.empty() && refused.empty()) {
     r.out() << "  None: nothing here should slow down or skew a benchmark run.\n";
   }
+  for (const std::string& why : refused)
+    r.bullet("[problem] " + why + ": every gapbench run refuses it before anything runs.");
   for (const Finding& finding : findings)
     r.bullet("[" + severity_name(finding.severity) + "] " + finding.text);
   return r.out().str();
 }
 
-std::string json_report(const std::vector<Fact>& facts, const std::vector<Finding>& findings) {
+std::string json_report(const std::vector<Fact>& facts, const std::vector<Finding>& findings,
+                        const std::vector<EnvironmentSetting>& settings) {
   JsonWriter json;
   json.begin_object().key("facts").begin_object();
   for (const Fact& f : facts) {
@@ -324,6 +346,17 @@ std::string json_report(const std::vector<Fact>& facts, const std::vector<Findin
         .string(severity_name(f.severity))
         .key("text")
         .string(f.text)
+        .end_object();
+  }
+  json.end_array().key("settings").begin_array();
+  for (const EnvironmentSetting& s : settings) {
+    json.begin_object(JsonWriter::Layout::one_line)
+        .key("name")
+        .string(s.name)
+        .key("value")
+        .string(s.value)
+        .key("refused")
+        .string(s.refused)
         .end_object();
   }
   return json.end_array().end_object().text();
@@ -354,9 +387,12 @@ int run_doctor(int argc, char** argv, bool stdout_closed) {
   }
   const std::vector<Fact> facts = machine_facts();
   const std::vector<Finding> findings = machine_findings(facts);
+  const std::vector<EnvironmentSetting> settings = environment_settings();
   try {
-    write_all(STDOUT_FILENO, json ? json_report(facts, findings) : text_report(facts, findings),
-              "standard output");
+    write_all(
+        STDOUT_FILENO,
+        json ? json_report(facts, findings, settings) : text_report(facts, findings, settings),
+        "standard output");
   } catch (const std::runtime_error& e) {
     std::cerr << "gapbench doctor: " << e.what() << "\n";
     return 2;

@@ -9,6 +9,7 @@
 // the matcher cannot take.
 #include <benchmark/benchmark.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -19,10 +20,12 @@
 #include <cstdlib>
 #include <cstring>
 #include <exception>
+#include <fstream>
 #include <iostream>
 #include <memory>
 #include <optional>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -34,6 +37,7 @@
 #include "fixtures/harness.h"
 #include "fixtures/machine.h"
 #include "fixtures/results_file.h"
+#include "fixtures/settings.h"
 #include "fixtures/setup_cache.h"
 #include "kernels/base/data.h"
 
@@ -137,7 +141,7 @@ void check_number(const std::string& setting) {
   const std::string key = lower_case(is_flag ? name.substr(2) : name);
   if (key == "benchmark_repetitions") {
     if (!whole_number(v) || std::stol(v) < 1) {
-      throw UsageError{flag + " needs a whole number of at least 1, got '" + v + "'"};
+      throw UsageError{flag + " needs a whole number from 1 to 999999999, got '" + v + "'"};
     }
   } else if (key == "benchmark_min_time") {
     // Seconds ("0.5"; from Google Benchmark 1.8 also "0.5s", or an iteration count "100x").
@@ -160,18 +164,53 @@ void check_number(const std::string& setting) {
 }
 
 // `setting` names where the value came from: "--seed" or "environment variable GAPBENCH_SEED".
-std::uint64_t parse_seed(const std::string& text, const std::string& setting) {
-  std::size_t used = 0;
-  unsigned long long seed = 0;
+std::uint64_t seed_setting(const std::string& text, const std::string& setting) {
   try {
-    seed = std::stoull(text, &used);
-  } catch (const std::exception&) {
-    used = 0;
+    return gapbench::parse_seed(text, setting);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError{e.what()};
   }
-  if (text.empty() || used != text.size() || text[0] == '-') {
-    throw UsageError{setting + " needs a non-negative integer, got '" + text + "'"};
+}
+
+// The peak/ run this one is judged against (--peak=FILE, a path from `results_path`'s folder)
+// must be there, a results file, and this machine's: a family's file that names a missing one
+// would read as judged when it is not, and another machine's, or this one's under another
+// DNNL_MAX_CPU_ISA or OPENBLAS_CORETYPE (which machine.id holds), judges it by ceilings not its
+// own. A folder, a FIFO or a device is refused unopened (a FIFO would wait, /dev/zero never end).
+void check_peak_file(const std::string& given, const std::string& results_path,
+                     const std::string& this_machine) {
+  const auto slash = results_path.rfind('/');
+  const std::string path = given.front() == '/' || slash == std::string::npos
+                               ? given
+                               : results_path.substr(0, slash + 1) + given;
+  const std::string refused = "--peak=" + given + ": " + path;
+  struct stat st {};
+  if (access(path.c_str(), R_OK) != 0 || stat(path.c_str(), &st) != 0) {
+    throw UsageError{refused + " cannot be read (run peak/ into it first)"};
   }
-  return seed;
+  if (!S_ISREG(st.st_mode)) {
+    const char* kind = S_ISDIR(st.st_mode)    ? "a folder"
+                       : S_ISFIFO(st.st_mode) ? "a FIFO"
+                       : S_ISSOCK(st.st_mode) ? "a socket"
+                                              : "a device";
+    throw UsageError{refused + " is " + kind + ", not a results file (give peak/'s results file)"};
+  }
+  // Google Benchmark writes the context first: its machine.id is within the first 1 MiB.
+  std::ifstream in(path, std::ios::binary);
+  std::string head(std::size_t{1} << 20, '\0');
+  in.read(head.data(), static_cast<std::streamsize>(head.size()));
+  head.resize(static_cast<std::size_t>(in.gcount()));
+  const std::string key = "\"machine.id\": \"";
+  const auto at = head.find(key);
+  const auto end = at == std::string::npos ? at : head.find('"', at + key.size());
+  if (end == std::string::npos) {
+    throw UsageError{refused + " is not a gapbench results file (no machine.id in its context)"};
+  }
+  const std::string its = head.substr(at + key.size(), end - at - key.size());
+  if (its != this_machine) {
+    throw UsageError{refused + " is another machine's results file (machine.id " + its +
+                     "; this machine's is " + this_machine + "): run peak/ here into it first"};
+  }
 }
 
 gapbench::Profile parse_profile(const std::string& text, const std::string& setting) {
@@ -198,7 +237,12 @@ Options parse_options(int argc, char** argv) {
   if (const char* env = std::getenv("GAPBENCH_PROFILE"); env && *env)
     o.profile = parse_profile(env, "environment variable GAPBENCH_PROFILE");
   if (const char* env = std::getenv("GAPBENCH_SEED"); env && *env)
-    o.seed = parse_seed(env, "environment variable GAPBENCH_SEED");
+    o.seed = seed_setting(env, "environment variable GAPBENCH_SEED");
+  try {
+    gapbench::check_omp_threads();
+  } catch (const std::invalid_argument& e) {
+    throw UsageError{e.what()};
+  }
   // Google Benchmark would read BENCHMARK_OUT itself and write that file non-atomically.
   if (const char* env = std::getenv("BENCHMARK_OUT"); env && *env) o.results_path = env;
   unsetenv("BENCHMARK_OUT");
@@ -216,7 +260,7 @@ Options parse_options(int argc, char** argv) {
     if (starts_with(arg, "--profile=")) {
       o.profile = parse_profile(value_of(arg), "--profile");
     } else if (starts_with(arg, "--seed=")) {
-      o.seed = parse_seed(value_of(arg), "--seed");
+      o.seed = seed_setting(value_of(arg), "--seed");
     } else if (starts_with(arg, "--peak=")) {
       o.peak_results = value_of(arg);
       if (o.peak_results->empty()) throw UsageError{"--peak needs a file name: --peak=FILE"};
@@ -427,21 +471,11 @@ int run(int argc, char** argv) {
     file_reporter = std::make_unique<gapbench::BufferedFileReporter>(options.results_format);
   }
 
-  // The peak/ run this one is judged against must be there: a family's file that names a missing
-  // one would read as judged when it is not.
-  if (options.peak_results && !options.listing) {
-    const std::string& out = options.results_path ? *options.results_path : std::string();
-    const auto slash = out.rfind('/');
-    const std::string path = options.peak_results->front() == '/' || slash == std::string::npos
-                                 ? *options.peak_results
-                                 : out.substr(0, slash + 1) + *options.peak_results;
-    if (access(path.c_str(), R_OK) != 0) {
-      throw UsageError{"--peak=" + *options.peak_results + ": " + path +
-                       " cannot be read (run peak/ into it first)"};
-    }
-  }
-
   const std::vector<gapbench::Fact> facts = gapbench::machine_facts();
+  if (options.peak_results && !options.listing) {
+    check_peak_file(*options.peak_results, options.results_path.value_or(""),
+                    gapbench::fact(facts, "machine.id"));
+  }
   for (const auto& f : facts) benchmark::AddCustomContext(f.key, f.value);
   // doctor's findings about this machine, as "finding.<id>": "<severity>: <text>". The report
   // quotes them rather than judging the facts again.

@@ -1,6 +1,7 @@
 #include "kernels/membw.h"
 
 #include <cstring>
+#include <limits>
 
 namespace gapbench::membw {
 
@@ -42,7 +43,11 @@ void triad_reference(const float* b, const float* c, float scalar, std::size_t n
 
 std::size_t streaming_buffer_mib(std::size_t reachable_cache_bytes) {
   constexpr std::size_t kMiB = std::size_t{1} << 20;
-  const std::size_t wanted = 4 * ((reachable_cache_bytes + kMiB - 1) / kMiB);
+  // Rounded up without overflow; past half of size_t's range the buffer could not be addressed
+  // anyway, so the doubling stops there rather than wrap to 0.
+  const std::size_t cache_mib = reachable_cache_bytes / kMiB + (reachable_cache_bytes % kMiB != 0);
+  constexpr std::size_t kLargest = std::numeric_limits<std::size_t>::max() / kMiB / 2 + 1;
+  const std::size_t wanted = cache_mib >= kLargest / 4 ? kLargest : 4 * cache_mib;
   std::size_t mib = 256;
   while (mib < wanted) mib *= 2;
   return mib;

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 
 #include <cstdlib>
+#include <optional>
 #include <stdexcept>
 #include <string>
 
@@ -111,8 +112,16 @@ TEST_F(CacheBytesVariable, OverridesWhatTheProbeReads) {
   EXPECT_NE(measuring_cache().source, "GAPBENCH_CACHE_BYTES");
 }
 
+TEST_F(CacheBytesVariable, TakesUpTo1TiB) {
+  setenv("GAPBENCH_CACHE_BYTES", "1099511627776", 1);
+  EXPECT_EQ(cache_bytes_override(), std::optional<std::size_t>{std::size_t{1} << 40});
+}
+
 TEST_F(CacheBytesVariable, RefusesWhatIsNotAWholeNumberOfBytes) {
-  for (const char* bad : {"480M", "-1", "0", " 5", "1e9", "99999999999999999999999"}) {
+  // Past 1 TiB: the buffer sized from it overflowed (2305843009213693953 is 2^61 + 1; the
+  // largest is 2^64 - 1).
+  for (const char* bad : {"480M", "-1", "0", " 5", "1e9", "99999999999999999999999",
+                          "1099511627777", "2305843009213693953", "18446744073709551615"}) {
     setenv("GAPBENCH_CACHE_BYTES", bad, 1);
     try {
       cache_bytes_override();

@@ -19,6 +19,7 @@
 #include <regex>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "fixtures/child_probe.h"
@@ -174,13 +175,18 @@ TEST_F(Cli, BadPeakSettingsAreRefused) {
                        "avx512_bf16 or amx, got 'AVX2'"),
             std::string::npos)
       << r.err;
-  setenv("GAPBENCH_CACHE_BYTES", "480M", 1);
-  r = run({"--benchmark_filter=^conv/naive/"});
-  unsetenv("GAPBENCH_CACHE_BYTES");
-  EXPECT_EQ(r.status, 2);
-  EXPECT_NE(r.err.find("environment variable GAPBENCH_CACHE_BYTES needs a whole number of bytes"),
-            std::string::npos)
-      << r.err;
+  // Past 1 TiB the buffers' size overflowed: 2^61 + 1 ended peak/read by SIGFPE, with no line.
+  for (const char* bad : {"480M", "2305843009213693953", "18446744073709551615"}) {
+    setenv("GAPBENCH_CACHE_BYTES", bad, 1);
+    r = run({"--benchmark_filter=^peak/read/"});
+    unsetenv("GAPBENCH_CACHE_BYTES");
+    EXPECT_EQ(r.status, 2) << bad;
+    EXPECT_NE(r.err.find("environment variable GAPBENCH_CACHE_BYTES needs a whole number of bytes "
+                         "from 1 to 1 TiB (480 MiB: 503316480), got '" +
+                         std::string(bad) + "'"),
+              std::string::npos)
+        << r.err;
+  }
   const std::string out = dir_ + "/conv.json";
   r = run({"--benchmark_filter=^conv/naive/", "--peak=peak.json", "--benchmark_out=" + out});
   EXPECT_EQ(r.status, 2);
@@ -194,8 +200,20 @@ TEST_F(Cli, BadPeakSettingsAreRefused) {
 }
 
 // A family's run judged against a peak/ run beside it names that file in its context.
+// This machine's id, as doctor --json gives it.
+std::string this_machine_id(const std::string& doctor_json) {
+  const std::string key = "\"machine.id\": \"";
+  const auto at = doctor_json.find(key);
+  if (at == std::string::npos) return "";
+  return doctor_json.substr(at + key.size(),
+                            doctor_json.find('"', at + key.size()) - at - key.size());
+}
+
 TEST_F(Cli, AFamilyRunNamesThePeakRunItIsJudgedAgainst) {
-  write_file(dir_ + "/peak.json", "{}");
+  const std::string id = this_machine_id(run({"doctor", "--json"}).out);
+  ASSERT_FALSE(id.empty());
+  write_file(dir_ + "/peak.json",
+             "{\"context\": {\"machine.id\": \"" + id + "\"}, \"benchmarks\": []}");
   const std::string out = dir_ + "/conv.json";
   const Result r =
       run({"--benchmark_filter=^conv/naive/cpu/n:1/", "--peak=peak.json",
@@ -205,6 +223,35 @@ TEST_F(Cli, AFamilyRunNamesThePeakRunItIsJudgedAgainst) {
   EXPECT_NE(text.find("\"peak.results_file\": \"peak.json\""), std::string::npos);
   EXPECT_EQ(text.find("\"peak/"), std::string::npos) << "no peak/ row of its own";
   EXPECT_NE(text.find("\"stability.sgemm_gflops_start\""), std::string::npos);
+}
+
+// --peak must name peak/'s results file of this machine: a folder, a FIFO, a device, another
+// machine's file or one that is no gapbench results file was taken (a FIFO would have waited),
+// and each is refused before anything runs, with no results file written.
+TEST_F(Cli, APeakFileThatIsNotThisMachinesResultsIsRefused) {
+  const std::string out = dir_ + "/conv.json";
+  mkdir((dir_ + "/folder").c_str(), 0755);
+  ASSERT_EQ(mkfifo((dir_ + "/fifo").c_str(), 0644), 0);
+  write_file(dir_ + "/other.json",
+             "{\"context\": {\"machine.id\": \"0123456789abcdef\"}, \"benchmarks\": []}");
+  write_file(dir_ + "/bare.json", "{}");
+  const std::string id = this_machine_id(run({"doctor", "--json"}).out);
+  for (const auto& [peak, words] : std::vector<std::pair<std::string, std::string>>{
+           {"folder", dir_ + "/folder is a folder, not a results file"},
+           {"fifo", dir_ + "/fifo is a FIFO, not a results file"},
+           {"/dev/zero", "/dev/zero is a device, not a results file"},
+           {"other.json", dir_ +
+                              "/other.json is another machine's results file (machine.id "
+                              "0123456789abcdef; this machine's is " +
+                              id + ")"},
+           {"bare.json", dir_ + "/bare.json is not a gapbench results file (no machine.id"},
+       }) {
+    const Result r = run(
+        {"--benchmark_filter=^conv/naive/cpu/n:1/", "--peak=" + peak, "--benchmark_out=" + out});
+    EXPECT_EQ(r.status, 2) << peak;
+    EXPECT_NE(r.err.find("--peak=" + peak + ": " + words), std::string::npos) << r.err;
+    EXPECT_FALSE(file_exists(out)) << peak;
+  }
 }
 
 TEST_F(Cli, BadProfileAndSeedAreRefused) {
@@ -230,6 +277,31 @@ TEST_F(Cli, BadProfileAndSeedAreRefused) {
   EXPECT_NE(r.err.find("environment variable GAPBENCH_PROFILE: unknown profile 'huge'"),
             std::string::npos)
       << r.err;
+}
+
+// OMP_NUM_THREADS=100000 ended the first oneDNN row by SIGSEGV with no line; one OpenMP cannot read
+// it dropped with a warning. Each is refused before anything runs; a list of levels is taken.
+TEST_F(Cli, AnOmpThreadCountOpenMpCannotTakeIsRefused) {
+  const char* kOneDnnRow =
+      "--benchmark_filter=^conv/onednn/cpu/n:1/c:1/hw:28/k:1/r:3/stride:1/pad:0/real_time$";
+  for (const char* bad : {"999999", "8193", "0", "abc", "-2", "4,", "4,,2", "1e3", " "}) {
+    setenv("OMP_NUM_THREADS", bad, 1);
+    const Result r = run({kOneDnnRow});
+    unsetenv("OMP_NUM_THREADS");
+    EXPECT_EQ(r.status, 2) << bad;
+    EXPECT_NE(r.err.find("environment variable OMP_NUM_THREADS needs a whole number of threads "
+                         "from 1 to 8192 (or a list of them, one per nesting level, as OpenMP "
+                         "reads it), got '" +
+                         std::string(bad) + "'"),
+              std::string::npos)
+        << r.err;
+  }
+  for (const char* good : {"2", "8192", "2,1", " 2 , 1"}) {
+    setenv("OMP_NUM_THREADS", good, 1);
+    const Result r = run({kOneDnnRow, "--benchmark_list_tests=true"});
+    unsetenv("OMP_NUM_THREADS");
+    EXPECT_EQ(r.status, 0) << good << ": " << r.err;
+  }
 }
 
 TEST_F(Cli, FilterMatchingNothingIsAnErrorAndKeepsThePreviousResults) {
@@ -462,7 +534,7 @@ TEST_F(Cli, ARunThatRunsNothingExits2AndKeepsTheResults) {
   write_file(out, "previous");
   Result r = run({kTinyFilter, "--benchmark_repetitions=0", "--benchmark_out=" + out});
   EXPECT_EQ(r.status, 2);
-  EXPECT_NE(r.err.find("--benchmark_repetitions needs a whole number of at least 1, got '0'"),
+  EXPECT_NE(r.err.find("--benchmark_repetitions needs a whole number from 1 to 999999999, got '0'"),
             std::string::npos)
       << r.err;
   setenv("BENCHMARK_REPETITIONS", "0", 1);
@@ -478,7 +550,10 @@ TEST_F(Cli, ARunThatRunsNothingExits2AndKeepsTheResults) {
 
 TEST_F(Cli, NumericFlagsAreCheckedWithOneLine) {
   const std::vector<std::pair<std::string, std::string>> cases = {
-      {"--benchmark_repetitions=-1", "--benchmark_repetitions needs a whole number of at least 1"},
+      {"--benchmark_repetitions=-1", "--benchmark_repetitions needs a whole number from 1 to"},
+      // Past 9 digits it was told "at least 1", which it is.
+      {"--benchmark_repetitions=3000000000",
+       "--benchmark_repetitions needs a whole number from 1 to 999999999, got '3000000000'"},
       {"--benchmark_repetitions=two", "--benchmark_repetitions needs a whole number"},
       {"--benchmark_min_time=-1", "--benchmark_min_time needs a time in seconds above 0"},
       {"--benchmark_min_time=0", "--benchmark_min_time needs a time in seconds above 0"},
@@ -586,6 +661,41 @@ TEST_F(Cli, HelpAndDoctor) {
                           "  Frequency, nominal ", "  Frequency, max "}) {
     EXPECT_NE(r.out.find(row), std::string::npos) << row;
   }
+}
+
+// doctor shows gapbench's settings in force and flags one a run would refuse with the run's own
+// line (GAPBENCH_MAX_CPU_ISA=bad: it said nothing, and showed no GAPBENCH_* setting at all).
+TEST_F(Cli, DoctorShowsTheSettingsInForceAndFlagsABadOne) {
+  setenv("GAPBENCH_MAX_CPU_ISA", "bad", 1);
+  setenv("GAPBENCH_SEED", "7", 1);
+  setenv("GAPBENCH_CACHE_BYTES", "18446744073709551615", 1);
+  const Result text = run({"doctor"});
+  const Result json = run({"doctor", "--json"});
+  unsetenv("GAPBENCH_MAX_CPU_ISA");
+  unsetenv("GAPBENCH_SEED");
+  unsetenv("GAPBENCH_CACHE_BYTES");
+  EXPECT_EQ(text.status, 0) << text.err;
+  EXPECT_NE(text.out.find("\nSettings from the environment (GAPBENCH_*, OMP_NUM_THREADS)\n"),
+            std::string::npos)
+      << text.out;
+  EXPECT_TRUE(std::regex_search(
+      text.out, std::regex(R"(\n  GAPBENCH_MAX_CPU_ISA +bad \(refused: a run stops here\)\n)")))
+      << text.out;
+  EXPECT_TRUE(std::regex_search(text.out, std::regex(R"(\n  GAPBENCH_SEED +7\n)"))) << text.out;
+  EXPECT_NE(text.out.find("  - [problem] environment variable GAPBENCH_MAX_CPU_ISA must be sse41,"),
+            std::string::npos)
+      << text.out;
+  EXPECT_NE(text.out.find("  - [problem] environment variable GAPBENCH_CACHE_BYTES needs a whole"),
+            std::string::npos)
+      << text.out;
+  EXPECT_EQ(json.status, 0) << json.err;
+  EXPECT_NE(json.out.find("{\"name\": \"GAPBENCH_SEED\", \"value\": \"7\", \"refused\": \"\"}"),
+            std::string::npos)
+      << json.out;
+  EXPECT_NE(json.out.find("{\"name\": \"GAPBENCH_MAX_CPU_ISA\", \"value\": \"bad\", \"refused\": "
+                          "\"environment variable GAPBENCH_MAX_CPU_ISA must be"),
+            std::string::npos)
+      << json.out;
 }
 
 // ---- a full disk, closed streams, devices, FIFOs and links as results -----------------------

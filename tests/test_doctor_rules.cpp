@@ -176,6 +176,30 @@ TEST(MachineFindings, ACapThatBindsNothingIsNoWarning) {
 }
 
 // A container's quota and a process's affinity, as the machine facts record them on a 2-CPU
+// Every CPU usable, but OMP_NUM_THREADS=64 (oneDNN) or OPENBLAS_NUM_THREADS=64 on 2 of them: more
+// threads than there is CPU time for, said (it was said only when fewer CPUs than cores were
+// usable). Threads that fit, or facts not known, say nothing.
+TEST(MachineFindings, MoreLibraryThreadsThanUsableCpusAreAFinding) {
+  std::vector<Fact> facts = healthy_facts();
+  set(facts, "cpu.cores", "2");
+  set(facts, "cpu.usable_cpus", "2");
+  set(facts, "openblas.threads", "2");
+  set(facts, "onednn.threads", "64");
+  auto findings = machine_findings(facts);
+  ASSERT_EQ(ids(findings), std::vector<std::string>{"threads_oversubscribed:warning"});
+  EXPECT_EQ(findings[0].text,
+            "oneDNN will run 64 threads on the 2 CPUs this process may use, more than there is "
+            "CPU time for (set OPENBLAS_NUM_THREADS and OMP_NUM_THREADS to the CPUs it may use).");
+  set(facts, "openblas.threads", "3");
+  EXPECT_TRUE(any_contains(machine_findings(facts),
+                           "OpenBLAS will run 3 threads and oneDNN will run 64 threads on the 2"));
+  set(facts, "openblas.threads", "2");
+  set(facts, "onednn.threads", "2");
+  EXPECT_TRUE(machine_findings(facts).empty());
+  set(facts, "onednn.threads", "unknown (TBB runtime: its arena decides)");
+  EXPECT_TRUE(machine_findings(facts).empty());
+}
+
 // machine: one finding, naming what limits the CPUs and the files or the affinity that say so.
 TEST(MachineFindings, FewerUsableCpusNameTheQuotaOrTheAffinity) {
   std::vector<Fact> quota = healthy_facts();

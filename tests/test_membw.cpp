@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <vector>
 
 #include "kernels/base/data.h"
@@ -58,6 +59,19 @@ TEST(Membw, StreamingBufferOutgrowsTheReachableCache) {
   EXPECT_EQ(membw::streaming_buffer_mib(256 * kMiB), 1024u);    // 64-core EPYC, 8 x 32 MiB
   EXPECT_EQ(membw::streaming_buffer_mib(480 * kMiB), 2048u);    // a 480 MiB Xeon's socket
   EXPECT_EQ(membw::streaming_buffer_mib(1152 * kMiB), 8192u);   // Genoa-X, 3D V-Cache
+}
+
+// No figure wraps round: 2^64 - 1 bytes gave 256 MiB, and past 2^61 the doubling reached 0.
+TEST(Membw, StreamingBufferNeverWrapsRound) {
+  constexpr std::size_t kMiB = std::size_t{1} << 20;
+  const std::size_t most = std::numeric_limits<std::size_t>::max();
+  for (const std::size_t bytes : {most, most - kMiB, (most >> 2) + 1, std::size_t{1} << 62}) {
+    const std::size_t mib = membw::streaming_buffer_mib(bytes);
+    EXPECT_GE(mib, std::size_t{1} << 43) << bytes;
+    EXPECT_EQ(mib & (mib - 1), 0u) << bytes;  // a power of two
+    EXPECT_LE(mib, most / kMiB) << bytes;     // its bytes fit in a size_t
+  }
+  EXPECT_EQ(membw::streaming_buffer_mib(std::size_t{1} << 40), std::size_t{1} << 22);
 }
 
 }  // namespace

@@ -10,6 +10,7 @@ import os
 import re
 import shutil
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -100,7 +101,7 @@ def path_without_gpu(tmp_path):
     """A PATH with the tools the script uses and no nvidia-smi (even on a GPU machine)."""
     tools = tmp_path / "tools"
     tools.mkdir()
-    for tool in ("bash", "sed", "tr", "head", "dirname", "env"):
+    for tool in ("bash", "sed", "tr", "head", "dirname", "env", "timeout"):
         os.symlink(shutil.which(tool), tools / tool)
     return tools
 
@@ -116,9 +117,10 @@ def fake_smi(folder: Path, name: str | None) -> None:
     (folder / "nvidia-smi").chmod(0o755)
 
 
-def script(*args, path, cwd=None):
+def script(*args, path, cwd=None, **env):
     return subprocess.run(["bash", str(SCRIPT), *args], capture_output=True, text=True,
-                          env={"PATH": str(path), "HOME": "/nonexistent"}, cwd=cwd)
+                          env={"PATH": str(path), "HOME": "/nonexistent", **env}, cwd=cwd,
+                          timeout=60)
 
 
 def parts() -> dict[int, tuple[str, int]]:
@@ -143,6 +145,28 @@ def test_script_with_a_driver_but_no_gpu(path_without_gpu):
     done = script("--dry-run", path=path_without_gpu)
     assert done.returncode == 2
     assert "sees no GPU" in done.stderr and "couldn't communicate" in done.stderr
+
+
+def test_script_with_a_stuck_driver_is_stopped_at_its_limit(path_without_gpu):
+    (path_without_gpu / "nvidia-smi").write_text("#!/bin/sh\nexec sleep 600\n")
+    (path_without_gpu / "nvidia-smi").chmod(0o755)
+    os.symlink(shutil.which("sleep"), path_without_gpu / "sleep")
+    started = time.monotonic()
+    done = script("--dry-run", path=path_without_gpu, GAPBENCH_SMI_TIMEOUT="1")
+    assert time.monotonic() - started < 20
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr == (
+        "ci/colab-baseline: nvidia-smi did not answer within 1 s (GAPBENCH_SMI_TIMEOUT), stopped: "
+        "the NVIDIA driver is stuck (in Colab: Runtime > Disconnect and delete runtime, then run "
+        "again)\n")
+
+
+@pytest.mark.parametrize("limit", ["0", "x", "1.5", "99999"])
+def test_script_bad_smi_timeout(path_without_gpu, limit):
+    fake_smi(path_without_gpu, "Tesla T4")
+    done = script("--dry-run", path=path_without_gpu, GAPBENCH_SMI_TIMEOUT=limit)
+    assert done.returncode == 2
+    assert "GAPBENCH_SMI_TIMEOUT needs a whole number of seconds from 1 to 9999" in done.stderr
 
 
 @pytest.mark.parametrize("gpu, name", [("Tesla T4", "colab-t4"), ("NVIDIA L4", "colab-l4"),
@@ -296,9 +320,11 @@ touch -d 2099-01-01 "$out_dir/ci-cpu-2core.json"
 echo "$out_dir/$1.json"
 """
 # Stands in for gapbench-probe (python -m gapbench_probe, and the torch it imports first): logs
-# its arguments, writes --out/framework-torch.json (no figures: a stand-in); FAKE_PROBE=error
-# exits 2 writing nothing, fail writes the file and exits 1.
-FAKE_PROBE = """import json, os, sys
+# its arguments, writes --out/framework-torch.json (a results file with no benchmarks: a
+# stand-in); FAKE_PROBE=error exits 2 writing nothing, fail writes the file and exits 1, hang
+# never ends, flood prints 6 MiB first, malformed writes a file cut short. FAKE_TORCH=hang makes
+# `import torch` never end.
+FAKE_PROBE = """import json, os, sys, time
 args = sys.argv[1:]
 root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 with open(os.path.join(root, "results", "probe.log"), "a") as log:
@@ -306,11 +332,29 @@ with open(os.path.join(root, "results", "probe.log"), "a") as log:
 how = os.environ.get("FAKE_PROBE", "ok")
 if how == "error":
     sys.exit(2)
+if how == "hang":
+    with open(os.path.join(root, "results", "hung.pid"), "w") as f:
+        f.write(str(os.getpid()))
+    time.sleep(3600)
+if how == "flood":
+    for _ in range(6 * 1024):
+        sys.stdout.write("x" * 1023 + "\\n")
 out = args[args.index("--out") + 1]
 os.makedirs(out, exist_ok=True)
+context = {k: "1" for k in ("gapbench.schema", "gapbench.version", "gapbench.profile",
+                            "gapbench.seed", "machine.id", "gpu.status")}
+context["framework.name"] = "torch"
 with open(os.path.join(out, "framework-torch.json"), "w") as f:
-    json.dump({"context": {"framework.name": "torch"}, "benchmarks": []}, f)
+    text = json.dumps({"context": context, "benchmarks": []})
+    f.write(text[:20] if how == "malformed" else text)
 sys.exit(1 if how == "fail" else 0)
+"""
+FAKE_TORCH = """import os, time
+if os.environ.get("FAKE_TORCH") == "hang":
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    with open(os.path.join(root, "results", "hung.pid"), "w") as f:
+        f.write(str(os.getpid()))
+    time.sleep(3600)
 """
 FAKE_SETUP = """#!/usr/bin/env bash
 echo "ci/setup: the fake set-up $*"
@@ -332,10 +376,16 @@ def fake_tree(root: Path) -> Path:
     (baselines / "README.md").write_text("# Baselines\n\n| [`ci-cpu-2core`](ci-cpu-2core.json) |"
                                          " the committed row |\n")
     (root / "CMakeLists.txt").write_text("# a stand-in\n")
+    shutil.copy2(ROOT / "ci" / "report-python", root / "ci" / "report-python")
+    # the report's reader, which reads the probe's file back (a copy: a tarball of the tree
+    # holds no link out of it)
+    shutil.copytree(ROOT / "report" / "gapbench_report", root / "report" / "gapbench_report",
+                    ignore=shutil.ignore_patterns("__pycache__"))
     for module in ("gapbench_probe", "torch"):
         (root / "probe" / module).mkdir(parents=True)
         (root / "probe" / module / "__init__.py").write_text("")
     (root / "probe" / "gapbench_probe" / "__main__.py").write_text(FAKE_PROBE)
+    (root / "probe" / "torch" / "__init__.py").write_text(FAKE_TORCH)
     return root
 
 
@@ -347,14 +397,14 @@ def tree(tmp_path, monkeypatch):
     fake_smi(bin_dir, "Tesla T4")
     monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
     for variable in ("FAKE_BASELINE", "FAKE_SETUP_STATUS", "GAPBENCH_SOURCE_COMMIT",
-                     "FAKE_PROBE"):
+                     "FAKE_PROBE", "FAKE_TORCH"):
         monkeypatch.delenv(variable, raising=False)
     return fake_tree(tmp_path / "gapbench")
 
 
-def run_tree_script(tree: Path, *args):
+def run_tree_script(tree: Path, *args, timeout: float | None = None):
     return subprocess.run(["bash", str(tree / "ci" / "colab-baseline"), *args],
-                          capture_output=True, text=True)
+                          capture_output=True, text=True, timeout=timeout)
 
 
 def test_script_last_line_names_the_file_the_capture_wrote(tree):
@@ -411,3 +461,89 @@ def test_script_failed_capture_names_no_file(tree, monkeypatch, fake, status, wo
     assert WROTE not in done.stdout
     if "FAKE_SETUP_STATUS" in fake:
         assert not (tree / "results" / "ci-baseline.log").exists()  # no capture after it
+
+
+def test_a_missing_probe_python_is_refused_before_the_capture(tree):
+    done = run_tree_script(tree, "--probe-python", "/nonexistent/python")
+    assert done.returncode == 2
+    assert done.stderr.splitlines()[-1] == (
+        "ci/colab-baseline: --probe-python /nonexistent/python: no such program; name a Python "
+        "that has PyTorch, or give --no-probe (nothing was captured)")
+    assert not (tree / "results" / "ci-baseline.log").exists()  # no capture started
+    assert WROTE not in done.stdout
+
+
+@pytest.mark.parametrize("fake, words", [
+    ({"FAKE_TORCH": "hang"}, "python3 did not import torch within 2 s, stopped: no framework "
+                             "file beside the baseline"),
+    ({"FAKE_PROBE": "hang"}, "the probe did not finish within 2 s (--probe-limit): stopped: the "
+                             "baseline has no framework file"),
+])
+def test_a_probe_python_that_hangs_is_stopped_at_its_limit(tree, monkeypatch, fake, words):
+    for variable, value in fake.items():
+        monkeypatch.setenv(variable, value)
+    started = time.monotonic()
+    done = run_tree_script(tree, "--probe-limit", "2", timeout=60)
+    assert time.monotonic() - started < 30
+    assert done.returncode == 0, done.stderr
+    assert words in done.stderr
+    written = tree / "results" / "baselines" / "colab-t4.json"
+    assert done.stdout.splitlines()[-1] == WROTE + str(written)
+    assert not (tree / "results" / "baselines" / "colab-t4.framework-torch.json").exists()
+    hung = int((tree / "results" / "hung.pid").read_text())
+    with pytest.raises(ProcessLookupError):  # stopped, not left running
+        os.kill(hung, 0)
+
+
+def test_a_stopped_script_stops_the_probe_with_it(tree, monkeypatch):
+    monkeypatch.setenv("FAKE_PROBE", "hang")
+    script = subprocess.Popen(["bash", str(tree / "ci" / "colab-baseline")],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    pid_file = tree / "results" / "hung.pid"
+    deadline = time.monotonic() + 30
+    while not pid_file.is_file() or not pid_file.read_text():
+        assert time.monotonic() < deadline and script.poll() is None
+        time.sleep(0.1)
+    script.terminate()
+    assert script.wait(timeout=30) == 143
+    hung = int(pid_file.read_text())
+    deadline = time.monotonic() + 15  # timeout(1) passes SIGTERM on to the probe's group
+    while time.monotonic() < deadline:
+        try:
+            os.kill(hung, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.1)
+    else:
+        pytest.fail("the probe outlived the script")
+
+
+def test_a_probe_that_floods_its_output_is_shown_up_to_a_bound(tree, monkeypatch):
+    monkeypatch.setenv("FAKE_PROBE", "flood")
+    done = run_tree_script(tree, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert 4 << 20 <= len(done.stderr) < (4 << 20) + 4096  # 6 MiB printed
+    assert "ci/colab-baseline: more than 4 MiB of output; the rest is not shown" in done.stderr
+    # the probe ran on to its end: its file is beside the baseline
+    assert (tree / "results" / "baselines" / "colab-t4.framework-torch.json").is_file()
+
+
+def test_a_malformed_probe_file_is_not_put_beside_the_baseline(tree, monkeypatch):
+    monkeypatch.setenv("FAKE_PROBE", "malformed")
+    done = run_tree_script(tree)
+    assert done.returncode == 0, done.stderr
+    assert not (tree / "results" / "baselines" / "colab-t4.framework-torch.json").exists()
+    left = tree / "results" / "baselines" / ".probe-colab-t4"
+    assert (left / "framework-torch.json").is_file()
+    assert (f"ci/colab-baseline: the probe's file is not one the report can read "
+            f"({left}/framework-torch.json: not valid JSON (truncated?)") in done.stderr
+    assert "Traceback" not in done.stderr
+    assert f"left in {left}, not put beside the baseline" in done.stderr
+    assert done.stdout.splitlines()[-1] == WROTE + str(tree / "results" / "baselines" /
+                                                      "colab-t4.json")
+
+
+@pytest.mark.parametrize("limit", ["0", "x", "1.5", "99999999"])
+def test_script_bad_probe_limit(path_without_gpu, limit):
+    done = script("--probe-limit", limit, path=path_without_gpu)
+    assert done.returncode == 2 and "--probe-limit needs a whole number of seconds" in done.stderr

@@ -289,6 +289,53 @@ def test_a_file_read_without_its_ceilings_says_so_in_one_line(tmp_path):
     assert "read without its ceilings" in index.read_text(encoding="utf-8")
 
 
+def peak_file_at(path: Path, per_thread: float = 1e11, **context: str):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return load_results(write(path, flops_rows("avx2", "fp32", per_thread)
+                              + runs(SGEMM, [0.1] * 3, flops=[1.4e11] * 3), **context))
+
+
+def test_a_peak_path_with_a_folder_in_it_is_found_once_given(tmp_path):
+    family, _ = family_and_peak(tmp_path, peak_name="peaks/peak.json", write_peak=False)
+    peak = peak_file_at(tmp_path / "peaks" / "peak.json")
+    assert "pass it too" in metrics.ceilings_missing(family, [family])
+    assert metrics.ceilings_missing(family, [family, peak]) is None  # it was never matched
+    assert metrics.peak_rows(family, [family, peak])
+
+
+def test_of_two_peak_files_of_one_name_the_one_beside_is_used(tmp_path):
+    family, beside = family_and_peak(tmp_path)
+    elsewhere = peak_file_at(tmp_path / "other" / "peak.json", per_thread=1e9)
+    for files in ([family, elsewhere, beside], [family, beside, elsewhere]):
+        peak = metrics.cpu_flop_peak(metrics.judged_benchmarks(family, files), "fp32")
+        assert peak.counter("flops") == 2e11  # beside's all-CPU row, not elsewhere's 2e9
+    # Only the other one given: not this run's, and said so.
+    assert metrics.peak_rows(family, [family, elsewhere]) is None
+    assert "pass it too" in metrics.ceilings_missing(family, [family, elsewhere])
+
+
+@pytest.mark.parametrize("key, its, mine, words", [
+    ("machine.id", "another-machine", None,
+     "has machine.id another-machine, this file test-machine: its ceilings are another "
+     "machine's, not this run's"),
+    ("openblas.coretype", "Prescott", None,
+     "has openblas.coretype Prescott, this file unset: its ceilings are another setting's"),
+    ("onednn.isa_cap", "SSE41", None, "has onednn.isa_cap SSE41, this file unset"),
+    ("onednn.isa_cap", None, "AVX2", "has onednn.isa_cap unset, this file AVX2"),
+])
+def test_a_peak_file_of_another_machine_or_cap_is_refused_and_said(tmp_path, key, its, mine,
+                                                                   words):
+    conv = runs("conv/onednn/cpu/n:1/c:64/hw:56/k:64/r:3/stride:1/pad:1/real_time", [1e-3] * 3,
+                flops=[3e11] * 3)
+    family = load_results(write(tmp_path / "conv.json", conv, **{
+        metrics.PEAK_FILE_KEY: "peak.json", **({key: mine} if mine else {})}))
+    peak = peak_file_at(tmp_path / "peak.json", **({key: its} if its else {}))
+    assert metrics.peak_rows(family, [family, peak]) is None  # never judged by it silently
+    line = metrics.ceilings_missing(family, [family, peak])
+    assert words in line and "conv.json (conv) is read without its ceilings" in line
+    assert above(family, [peak]) == []  # no "379% of the hardware's limit"
+
+
 # ---- the GPU's theoretical peak -------------------------------------------------------------
 
 def gpu(cc: str, sms: int, mhz: float, **more: str) -> dict:

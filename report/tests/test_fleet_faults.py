@@ -24,6 +24,7 @@ import pytest
 from gapbench_ci import fleet_cluster, fleet_status
 
 from gapbench_report.fleet import command as fleet_report
+from gapbench_report.inputs import fleet as fleet_inputs
 from gapbench_report.inputs.fleet import DIGEST, read_node
 
 HERE = Path(__file__).resolve().parent
@@ -290,6 +291,9 @@ BAD_FILES = [
     ("conv-naive.json", context_with("load_avg", "[true]"), None),
     ("conv-naive.json", context_with("load_avg", '"high"'), None),
     ("gapbench.log", b"\xff\xfe\x00 a log that is not UTF-8", None),
+    ("a-visitor.json", (MACHINE / "sse41" / "conv-naive.json").read_text(),
+     "a-visitor.json: another machine's file (machine.id 705d369e6ac2671f; this node is "
+     "bce1e628ae92a5fd, as doctor.json and 5 of its 6 results files say): not read"),
 ]
 
 
@@ -342,6 +346,26 @@ def test_one_bad_file_is_its_nodes_problem_and_the_rest_renders(tmp_path, capsys
     assert words is None or words in line, line
     lines = done.out.splitlines()
     assert all(f"  {n}: done, passed (5 results file(s))" in lines for n in GOOD), lines
+
+
+def test_another_machines_file_in_a_node_enters_neither_its_medians_nor_its_groups(tmp_path):
+    """sse41's conv-naive.json copied into normal-1 as a-visitor.json (read first, so that its
+    times would have been the node's): set apart, named; the node's medians are its own. With
+    no doctor.json, the machine most of its files are of decides."""
+    alone = fleet_inputs.read_node_files(MACHINE / "normal-1")
+    for doctor in (True, False):
+        root = tmp_path / f"fleet-{doctor}"
+        node = write_bad_node(root, "a-visitor.json",
+                              (MACHINE / "sse41" / "conv-naive.json").read_text())
+        if not doctor:
+            (node / "doctor.json").unlink()
+        read = fleet_inputs.read_node_files(node)
+        assert read.medians == alone.medians and read.files == 5
+        assert read.machine == "bce1e628ae92a5fd"
+        assert [p for p in read.problems if "another machine's file" in p] == [
+            "a-visitor.json: another machine's file (machine.id 705d369e6ac2671f; this node is "
+            "bce1e628ae92a5fd, as " + ("doctor.json and " if doctor else "")
+            + "5 of its 6 results files say): not read"]
 
 
 SPECIAL = {

@@ -56,6 +56,7 @@ CAUSES = (
           higher_is_faster=False),
     CPUS,
     # What gapbench doctor finds wrong with the machine, the build or the stack.
+    Cause("More library threads than usable CPUs", doctor=("threads_oversubscribed",)),
     Cause("CPU library capped to an older instruction set", doctor=("cpu_library_capped",)),
     Cause("A CPU library cap that holds nothing", doctor=("cpu_library_cap_ignored",)),
     Cause("Built without CUDA", doctor=("built_without_cuda",)),

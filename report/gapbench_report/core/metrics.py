@@ -8,10 +8,12 @@ measured peak, the pinned/pageable ratio. portable_metrics() names each such fig
 from __future__ import annotations
 
 import math
+import os
 import re
 import statistics
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from gapbench_report.core import framework
 from gapbench_report.core.tables import FLOP_LOOP_WORDS
@@ -500,16 +502,48 @@ def own_peak_rows(results: Results) -> list[Benchmark]:
     return [b for b in results.benchmarks().values() if b.parsed.family == "peak"]
 
 
+# The facts that must agree between a family's file and its peak file for the ceilings to be
+# its run's: the machine, and the caps that change what the machine's libraries run (a peak file
+# run with OPENBLAS_CORETYPE forced put an uncapped OpenBLAS at 255% of the hardware's limit).
+PEAK_FILE_AGREES = ("machine.id", "onednn.isa_cap", "openblas.coretype")
+
+
+def named_peak_file(results: Results, files: Sequence[Results] = ()
+                    ) -> tuple[Results | None, str]:
+    """The peak file `results` names (PEAK_FILE_KEY) among `files`, and "" where it may judge
+    it; else None, or the file, with why not in words. The name is a path from the folder of
+    `results` (as gapbench's --peak takes it), so only the file at that path is its: another of
+    the same name elsewhere is not. A file whose facts of PEAK_FILE_AGREES differ is not its."""
+    named = str(results.context.get(PEAK_FILE_KEY, "")).strip()
+    if not named:
+        return None, f"it has no peak/ rows and its context names no file of them ({PEAK_FILE_KEY})"
+    beside = Path(os.path.realpath(results.path.parent / named))
+    found = next((r for r in files if r is not results
+                  and Path(os.path.realpath(r.path)) == beside), None)
+    whose = f"its ceilings' file {named} (context {PEAK_FILE_KEY})"
+    if found is None:
+        return None, (f"{whose} was not given with it (it is {beside}: pass it too)"
+                      if beside.is_file() else f"{whose} is not among the files read, nor "
+                      f"beside it ({beside})")
+    for key in PEAK_FILE_AGREES:
+        mine, its = (str(r.context.get(key, "")).strip() for r in (results, found))
+        if mine != its:
+            other = "machine's" if key == "machine.id" else "setting's"
+            return found, (f"{whose} has {key} {its or 'unset'}, this file {mine or 'unset'}: "
+                           f"its ceilings are another {other}, not this run's")
+    if not own_peak_rows(found):
+        return found, f"{whose} has no peak/ rows"
+    return found, ""
+
+
 def peak_rows(results: Results, files: Sequence[Results] = ()) -> list[Benchmark] | None:
     """The peak/ rows `results` is judged against: its own, where it has any (a file run with
-    peak/ beside it); else those of the file its context names (PEAK_FILE_KEY) among `files`;
+    peak/ beside it); else those of the file its context names (named_peak_file) among `files`;
     None where it has neither: it is read without its ceilings (ceilings_missing)."""
     if own := own_peak_rows(results):
         return own
-    named = str(results.context.get(PEAK_FILE_KEY, "")).strip()
-    peak_file = next((r for r in files if named and r.path.name == named and r is not results),
-                     None)
-    return (own_peak_rows(peak_file) or None) if peak_file else None
+    peak_file, why = named_peak_file(results, files)
+    return own_peak_rows(peak_file) if peak_file and not why else None
 
 
 def judged_benchmarks(results: Results, files: Sequence[Results] = ()) -> list[Benchmark]:
@@ -523,21 +557,13 @@ def judged_benchmarks(results: Results, files: Sequence[Results] = ()) -> list[B
 
 def ceilings_missing(results: Results, files: Sequence[Results] = ()) -> str | None:
     """One line where a file is read without its ceilings (none where it has them, or is no
-    family's file): the peak file it names is not among `files` (and whether its folder has
-    it), or it has no peak/ rows and names none. Its share of peak is then unknown."""
+    family's file): why named_peak_file does not judge it by the file it names, or it has no
+    peak/ rows and names none. Its share of peak is then unknown."""
     if peak_rows(results, files) is not None or framework.is_framework_file(results) \
             or not file_families(results):
         return None
-    named = str(results.context.get(PEAK_FILE_KEY, "")).strip()
     where = results.path.name
-    if named:
-        beside = results.path.parent / named
-        why = (f"its ceilings' file {named} (context {PEAK_FILE_KEY}) "
-               + ("has no peak/ rows" if any(r.path.name == named for r in files)
-                  else f"was not given with it (it is in {beside.parent}: pass it too)"
-                  if beside.is_file() else "is not among the files read, nor beside it"))
-    else:
-        why = f"it has no peak/ rows and its context names no file of them ({PEAK_FILE_KEY})"
+    _, why = named_peak_file(results, files)
     return (f"{where} ({file_family(results)}) is read without its ceilings: {why}. Its share "
             "of peak is unknown, and its rows are not checked against the machine's limits.")
 

@@ -50,7 +50,8 @@ DOCTOR = "doctor.json"
 TASK = "task.json"  # written last by a task of `gapbench-ci fleet submit`: its exit status
 LOG = "gapbench.log"
 DIGEST = ".gapbench-fleet-digest.json"  # hidden: never taken for a results file
-DIGEST_VERSION = 2  # 2: problems found in more files (types, kinds, names)
+# 2: problems found in more files (types, kinds, names); 3: another machine's files set apart
+DIGEST_VERSION = 3
 FINDING = "finding."  # a run context's key for one of doctor's findings: "severity: text"
 NOT_RESULTS = {DOCTOR, TASK}
 # What `gapbench-ci fleet submit` writes into DIR itself, beside the node folders.
@@ -150,12 +151,28 @@ def node_folders(root: Path, skip: Sequence[Path] = ()) -> list[Path]:
     return folders
 
 
-def read_results_file(path: Path, node: Node) -> None:
-    """Adds one results file's medians to `node`; ResultsError for a file that is no usable
-    results file. A benchmark already read from another of the node's files keeps its first
-    value (peak/ runs beside every family, as in one report of a run)."""
+def read_results_document(path: Path) -> tuple[object, dict]:
+    """A results file's JSON and its checked context; ResultsError for one that is none."""
     data = read_json(path)
-    context = check_document(path, data)
+    return data, check_document(path, data)
+
+
+def node_machine(node: Node, contexts: Sequence[dict]) -> tuple[str, str]:
+    """The machine a node's folder is of, and what says so: doctor's machine.id where one of
+    its results files is of it, else the one most of them carry (the first file's of a tie)."""
+    ids = [str(c.get("machine.id")) for c in contexts]
+    doctor = str(node.facts.get("machine.id", ""))
+    if doctor in ids:
+        return doctor, f"{DOCTOR} and {ids.count(doctor)} of its {len(ids)} results files"
+    most = max(ids, key=ids.count)
+    return most, f"{ids.count(most)} of its {len(ids)} results files"
+
+
+def read_results_file(path: Path, node: Node, data: object, context: dict) -> None:
+    """Adds one results file's medians to `node` (its document and context as
+    read_results_document gives them); ResultsError for a file that is no usable results file.
+    A benchmark already read from another of the node's files keeps its first value (peak/ runs
+    beside every family, as in one report of a run)."""
     times: dict[str, list[float]] = {}
     rates: dict[str, list[float]] = {}
     for i, raw in enumerate(data["benchmarks"]):
@@ -355,9 +372,25 @@ def read_node_files(folder: Path) -> Node:
         node.problems.append(why)
     if kinds.get(DOCTOR, "") is None:
         read_doctor(folder / DOCTOR, node)
+    documents = []
     for path in results:
         try:
-            read_results_file(path, node)
+            documents.append((path, *read_results_document(path)))
+        except ResultsError as e:
+            node.problems.append(str(e).replace(f"{path}: ", f"{path.name}: ", 1))
+    if documents:
+        # Another machine's file copied into the folder would enter this machine's medians,
+        # and its group's: it is set apart, named.
+        machine, says = node_machine(node, [context for _, _, context in documents])
+    for path, data, context in documents:
+        if str(context.get("machine.id")) != machine:
+            node.problems.append(
+                f"{path.name}: another machine's file (machine.id "
+                f"{printable(str(context.get('machine.id')))}; this node is "
+                f"{printable(machine)}, as {says} say): not read")
+            continue
+        try:
+            read_results_file(path, node, data, context)
         except ResultsError as e:
             node.problems.append(str(e).replace(f"{path}: ", f"{path.name}: ", 1))
     if not node.findings:  # no doctor.json: the run context holds doctor's findings too
