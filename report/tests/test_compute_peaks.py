@@ -192,6 +192,30 @@ def test_onednn_is_judged_against_the_physical_peak_either_side_of_its_margin():
     assert "oneDNN's kernels" in finding.text and "AVX2 FMA" in finding.text
 
 
+def test_a_peak_that_other_work_lowered_is_held_to_its_best_not_its_median():
+    """A shared 2-vCPU VM: the peak's 2-thread repetitions read 107-161 GFLOP/s (median 122) and
+    the 1-thread row a steady 102-108; a oneDNN row at 173 is honest. Noise only ever lowers a
+    peak, so the bound is the best repetition, or one CPU's best x 2 where that is more (216)."""
+    fast = ONEDNN_CONV.replace("n:32", "n:2")
+
+    def case(row_flops: float) -> list:
+        data = json.loads(CPU_BASELINE.read_text(encoding="utf-8"))
+        data["benchmarks"] = [e for e in data["benchmarks"]
+                              if not e["run_name"].startswith("peak/flops/")]
+        name = "peak/flops/cpu/isa:avx2/math:fp32/real_time/threads:{}"
+        data["benchmarks"] += runs(name.format(2), [0.1] * 3, flops=[107e9, 122e9, 161e9])
+        data["benchmarks"] += runs(name.format(1), [0.1] * 3, flops=[102e9, 105e9, 108e9])
+        extra = runs(fast, [1e-3] * 3, flops=[row_flops] * 3)
+        for e in extra:
+            e["label"] = "jit:avx2"
+        data["benchmarks"] += extra
+        return above(check_results(CPU_BASELINE, data))
+
+    assert [f.subject for f in case(173e9)] == []  # 1.42x the median, within the bound
+    (finding,) = [f for f in case(250e9) if f.subject == fast]  # past 1.1 x 216
+    assert "216 GFLOP/s, one CPU's best repetition x 2" in finding.text
+
+
 def test_openblas_sgemm_above_the_physical_peak_is_gapbenchs_defect():
     sgemm = rate(without_peak(), SGEMM)
     found = above(planted(sgemm / 1.5))

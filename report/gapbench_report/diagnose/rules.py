@@ -28,7 +28,9 @@ from gapbench_report.core.labels import (
 from gapbench_report.core.metrics import (
     CPU_FLOPS_VARIANT,
     STABILITY_DRIFT,
+    best,
     ceiling_drifts,
+    cpu_flop_bound,
     cpu_flop_cap,
     cpu_flop_peak,
     cpu_library_shares,
@@ -893,7 +895,7 @@ def _above_physical_peak(rows: list[Benchmark], ceilings: list[Benchmark]) -> li
     for b in rows:
         how, rate = cpu_work(b), b.counter("flops")
         peak = cpu_flop_peak(ceilings, b.math) if how else None
-        ceiling = peak.counter("flops") if peak else None
+        ceiling, read = cpu_flop_bound(ceilings, peak) if peak else (None, "")
         if not (how and rate and ceiling and rate > PHYSICAL_MARGIN * ceiling):
             continue
         math = math_words(b.math)
@@ -902,8 +904,8 @@ def _above_physical_peak(rows: list[Benchmark], ceilings: list[Benchmark]) -> li
             f"gapbench's {b.parsed.family} row is faster than the CPU's {math} peak allows",
             f"{b.name} ({how}, read as {math}) reaches {fmt_si(rate, 'FLOP/s')}, "
             f"{rate / ceiling:.2f}x {cpu_peak_words(peak)} ({peak.name}: "
-            f"{fmt_si(ceiling, 'FLOP/s')}), the hardware's own limit; nothing that does the "
-            f"multiplications it is credited with passes it by more than "
+            f"{fmt_si(ceiling, 'FLOP/s')}, {read}), the hardware's own limit; nothing that does "
+            f"the multiplications it is credited with passes it by more than "
             f"{pct(PHYSICAL_MARGIN - 1)}. Its time, its FLOP count or its math is wrong, or its "
             "algorithm does fewer multiplications (Winograd, FFT) and its label does not say so; "
             f"every ratio set against it is off. {DEFECT_TAIL}",
@@ -919,7 +921,7 @@ def _above_gemm_peak(rows: list[Benchmark], peaks: dict[tuple[str, str], Benchma
         if b.parsed.device == "cpu" and cpu_flop_peak(ceilings, b.math):
             continue  # judged against the physical peak instead
         peak = peaks.get((b.parsed.device, b.math))
-        ceiling = peak.counter("flops") if peak else None
+        ceiling = best(peak) if peak else None  # noise only ever lowers a peak
         if not (how and rate and ceiling and rate > GEMM_MARGIN * ceiling):
             continue
         math = math_words(b.math)
@@ -929,7 +931,8 @@ def _above_gemm_peak(rows: list[Benchmark], peaks: dict[tuple[str, str], Benchma
             f"{math} GEMM peak allows",
             f"{b.name} ({how}, read as {math}) reaches {fmt_si(rate, 'FLOP/s')}, "
             f"{rate / ceiling:.2f}x the {math} GEMM peak measured beside it ({peak.name}: "
-            f"{fmt_si(ceiling, 'FLOP/s')}); a row that does the multiplications it counts cannot "
+            f"{fmt_si(ceiling, 'FLOP/s')} at its best repetition); a row that does the "
+            f"multiplications it counts cannot "
             f"pass that peak by more than {GEMM_MARGIN:g}x. Its time, its FLOP count or its math "
             f"is wrong, and every ratio set against it is off.{_math_unsaid(b)} {DEFECT_TAIL}",
             defect=True, subject=b.name))
