@@ -251,3 +251,27 @@ def test_the_framework_verdict_stays_within_the_same_length(tmp_path, capsys):
     assert len(torch["verdict"]) <= versus.VERDICT_CHARS, torch["verdict"]
     assert torch["verdict"].startswith("Your torch is slower here than on h200-ubuntu24: ")
     assert "(see the list)" in torch["verdict"]
+
+
+# ---- one machine's ceiling that moved is no cause ------------------------------------------------
+
+def test_between_runs_of_one_machine_a_ceiling_that_moved_explains_nothing():
+    """Two runs of one 2-vCPU VM a minute apart: its SGEMM read 100 then 50 GFLOP/s and its
+    GEMM rows 1.5x slower. The same hardware had the same limit: the difference is the machine's
+    unsteadiness, with the ceiling's move as its evidence, never "bound by the CPU SGEMM"."""
+    def run(label: str, gemm_s: float, sgemm: float, machine: str) -> versus.Side:
+        flops = 2 * 1024 ** 3
+        return versus.Side.of(label, [in_memory(
+            runs(BLAS_GEMM, [gemm_s] * 3, flops=[flops / gemm_s] * 3)
+            + runs("peak/sgemm/cpu/n:1024/real_time", [1.0] * 3, flops=[sgemm * 0.99, sgemm,
+                                                                        sgemm * 1.01]),
+            **{"gapbench.method.overhead": "1", "machine.id": machine})])
+    one = work(versus.compare(run("later", 0.03, 50e9, "m"), run("first", 0.02, 100e9, "m")),
+               BLAS_GEMM)
+    assert not one.explanation.explained
+    assert "its CPU SGEMM itself moved: 50 GFLOP/s here, 100 GFLOP/s there" in \
+        one.explanation.unsteady
+    assert versus.reading(one, "later", "first").startswith("the machine itself was unsteady")
+    two = work(versus.compare(run("slow", 0.03, 50e9, "a"), run("fast", 0.02, 100e9, "b")),
+               BLAS_GEMM)
+    assert two.explanation.explained and two.explanation.ceiling  # two machines: a cause

@@ -619,8 +619,14 @@ def compare(here: Side, there: Side) -> Comparison:
     works = []
     for p in pairs(here, there):
         e = explain(p, here, there) if not p.reasons and p.differs else Explanation()
-        if unsteady and p.differs and not p.reasons and not (e.explained or e.facts
-                                                             or e.library):
+        if unsteady and e.explained and moved(e):
+            # One machine's measured ceiling that moved between its runs is its unsteadiness
+            # showing, not a cause: the same hardware had the same limit.
+            e = replace(e, how="no", unsteady=f"{unsteady}; its {kind(e.ceiling).words} "
+                        f"itself moved: {e.here.shown(e.ceiling)} here, "
+                        f"{e.there.shown(e.ceiling)} there")
+        elif unsteady and p.differs and not p.reasons and not (e.explained or e.facts
+                                                               or e.library):
             e = replace(e, unsteady=unsteady)
         works.append(Work(p, e))
     return Comparison(here, there, tuple(works), tuple(other_sizes(here, there)))
@@ -787,6 +793,13 @@ def cause(w: Work, c: Comparison) -> tuple:
     if e.facts:
         return ("facts", e.facts[0][1].key)
     return ("unsteady",) if e.unsteady else ("unexplained",)
+
+
+def moved(e: Explanation) -> bool:
+    """Whether the ceiling that explains a difference is a measurement (not a count or a
+    theoretical figure, which the machine's setup sets) that differs between the two runs."""
+    return bool(e.here and e.there and e.here.low is not None and e.there.low is not None
+                and abs(math.log(e.here.value / e.there.value)) > math.log(1 + DIFFERS / 2))
 
 
 def unsteady_evidence(here: Side, there: Side) -> str:
