@@ -203,10 +203,15 @@ def unknown(value: str) -> bool:
     return not value or value.startswith(UNAVAILABLE)
 
 
+def usual_value(others: Usual, key: str) -> str | None:
+    """The value of a key compared by value that most of the others have; None where none do."""
+    return next((v for v, c in others.counts[key].most_common() if c > 0), None)
+
+
 def set_differs(mine: Facts, others: Usual, key: str) -> bool:
     """Whether a run's value of a key compared by value is not what the others usually have."""
-    common = [v for v, c in others.counts[key].most_common() if c > 0]
-    return bool(common) and mine.values[key] != common[0] and not unknown(mine.values[key])
+    common = usual_value(others, key)
+    return common is not None and mine.values[key] != common and not unknown(mine.values[key])
 
 
 def differences(mine: Facts, others: Usual, device: str = "") -> list[Difference]:
@@ -215,14 +220,13 @@ def differences(mine: Facts, others: Usual, device: str = "") -> list[Difference
     found = []
     for key, fact_device, how, words in EXPLAINING:
         if how == "value":
-            value = mine.values[key]
-            common = [v for v, c in others.counts[key].most_common() if c > 0]
+            value, common = mine.values[key], usual_value(others, key)
             if key in BINDS_ONLY_WITH and not set_differs(mine, others, BINDS_ONLY_WITH[key]):
                 continue
-            if common and value != common[0] and not (
-                    key in ALWAYS_RECORDED and (unknown(value) or unknown(common[0]))):
-                found.append(Difference(key, words, value, common[0], fact_device,
-                                        their_value=common[0]))
+            if common is not None and value != common and not (
+                    key in ALWAYS_RECORDED and (unknown(value) or unknown(common))):
+                found.append(Difference(key, words, value, common, fact_device,
+                                        their_value=common))
             continue
         value = mine.number(key)
         typical = others.medians[key]

@@ -286,8 +286,9 @@ def cpu_flop_bound(benchmarks: Iterable[Benchmark], peak: Benchmark) -> tuple[fl
     one = [b for b in find(benchmarks, "peak", CPU_FLOPS_VARIANT, "cpu")
            if b.math == peak.math and (b.parsed.threads or 1) == 1
            and b.parsed.axis("isa") == peak.parsed.axis("isa") and best(b)]
-    if threads > 1 and one and best(one[0]) * threads > bound:
-        bound, how = best(one[0]) * threads, f"one CPU's best repetition x {threads}"
+    scaled = best(one[0]) * threads if one else 0.0
+    if threads > 1 and scaled > bound:
+        bound, how = scaled, f"one CPU's best repetition x {threads}"
     return bound, how
 
 

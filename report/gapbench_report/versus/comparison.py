@@ -124,6 +124,11 @@ class Side:
     def facts(self) -> Facts:
         return Facts.of_context(self.run.context)
 
+    @functools.cached_property
+    def method_versions(self) -> tuple[dict[str, str] | None, str]:
+        """Its method versions and its commit (versus.methods), read once for every row."""
+        return methods.versions(self.run.context, self.commit), self.commit
+
 
 def commit_of(files: Iterable[Results]) -> str:
     for r in files:
@@ -271,8 +276,8 @@ def method_identity(here: Side, there: Side, b: Benchmark,
     """Whether both machines ran the row's method at the same version (versus.methods): its
     family's, and its variant's where `configured` (between devices each machine ran its own
     variant, so the family's alone)."""
-    return methods.identity([b.name if configured else b.parsed.family],
-                            (here.run.context, here.commit), (there.run.context, there.commit))
+    return methods.identity_of([b.name if configured else b.parsed.family],
+                               here.method_versions, there.method_versions)
 
 
 def pair_of(a: Benchmark, b: Benchmark, identity: methods.Identity,

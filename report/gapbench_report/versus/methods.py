@@ -29,10 +29,6 @@ class Identity:
     words: str = ""
 
 
-def variant_key(family: str, variant: str, device: str) -> str:
-    return f"{family}/{variant}/{device}"
-
-
 def keys_of(name: str, known: Iterable[str]) -> list[str]:
     """The keys that say a row's method: its family, its variant, and each known key of its
     variant with one axis the row's name has (`overhead/cublas/gpu/math:fp16`); of a family
@@ -87,14 +83,20 @@ def identity(names: Iterable[str], here: tuple[Mapping, str],
              there: tuple[Mapping, str]) -> Identity:
     """The method of `names` (a row's name, or a family's) on both machines, from each side's
     (context, commit)."""
-    mine, theirs = versions(*here), versions(*there)
+    return identity_of(names, (versions(*here), here[1]), (versions(*there), there[1]))
+
+
+def identity_of(names: Iterable[str], here: tuple[Mapping | None, str],
+                there: tuple[Mapping | None, str]) -> Identity:
+    """The same from each side's (versions, commit), where a comparison reads each side's
+    versions once for all its rows."""
+    (mine, a), (theirs, b) = here, there
     if mine is not None and theirs is not None:
         known = {*mine, *theirs, *METHOD_CHANGES}
         keys = dict.fromkeys(k for name in names for k in keys_of(name, known))
         words = [change_words(key, version(mine, key), version(theirs, key))
                  for key in keys if version(mine, key) != version(theirs, key)]
         return Identity(CHANGED, "; ".join(words)) if words else Identity(SAME)
-    a, b = here[1], there[1]
     if a and b and (a.startswith(b) or b.startswith(a)):
         return Identity(SAME)  # one commit's build on both sides
     unknown = [side for side, v in (("here", mine), ("there", theirs)) if v is None]
