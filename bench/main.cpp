@@ -33,6 +33,7 @@
 #include "bench/doctor.h"
 #include "bench/overhead.h"
 #include "bench/peak.h"
+#include "fixtures/cpu_accounting.h"
 #include "fixtures/doctor_rules.h"
 #include "fixtures/harness.h"
 #include "fixtures/machine.h"
@@ -291,15 +292,22 @@ std::string min_time_flag(double seconds) {
   return buf;
 }
 
-// stability.sgemm_gflops_<when> and stability.read_gbps_<when>, given to `add`.
+// stability.sgemm_gflops_<when>, stability.read_gbps_<when> and the FMA loop's
+// stability.fma_one_gflops_<when> and stability.fma_all_gflops_<when> (with
+// stability.fma_threads), given to `add`.
 template <class Add>
 void add_ceilings(const char* when, Add&& add) {
   const gapbench::Ceilings c = gapbench::probe_ceilings();
-  char text[32];
-  std::snprintf(text, sizeof text, "%.1f", c.sgemm_gflops);
-  add(std::string("stability.sgemm_gflops_") + when, text);
-  std::snprintf(text, sizeof text, "%.2f", c.read_gbps);
-  add(std::string("stability.read_gbps_") + when, text);
+  const auto figure = [&](const std::string& key, const char* format, double value) {
+    char text[32];
+    std::snprintf(text, sizeof text, format, value);
+    add(key + when, text);
+  };
+  figure("stability.sgemm_gflops_", "%.1f", c.sgemm_gflops);
+  figure("stability.read_gbps_", "%.2f", c.read_gbps);
+  figure("stability.fma_one_gflops_", "%.1f", c.fma_one_gflops);
+  figure("stability.fma_all_gflops_", "%.1f", c.fma_all_gflops);
+  if (std::string(when) == "start") add("stability.fma_threads", std::to_string(c.fma_threads));
 }
 
 // A filter as messages quote it: whole, or its start and its length when it is long.
@@ -503,7 +511,10 @@ int run(int argc, char** argv) {
   // The version of gapbench's additions to Google Benchmark's JSON; the report checks it.
   benchmark::AddCustomContext("gapbench.schema", "2");
 
+  // What other processes and the hypervisor took of the CPUs while the benchmarks ran.
+  const gapbench::CpuClock run_start = gapbench::read_cpu_clock();
   const std::size_t ran = benchmark::RunSpecifiedBenchmarks(nullptr, file_reporter.get());
+  const gapbench::CpuClock run_end = gapbench::read_cpu_clock();
   benchmark::Shutdown();
   gapbench::release_setup_cache();
 
@@ -519,6 +530,9 @@ int run(int argc, char** argv) {
   }
   if (results) {
     std::string text = file_reporter->text();
+    if (const auto share = gapbench::cpu_share(run_start, run_end)) {
+      text = gapbench::with_context(text, gapbench::cpu_share_context(*share));
+    }
     if (probe) {
       try {  // the run's results matter more than the probe: a failure here only warns
         std::vector<std::pair<std::string, std::string>> end;

@@ -26,7 +26,10 @@
 // byte copied, triad 3 arrays, read 1): the ceiling the preprocess family's counters compare
 // with. bytes_per_second follows the one convention (fixtures/harness.h): memcpy's is the bytes
 // copied, as for every copy; triad's and read's equal their traffic.
+#include <unistd.h>
+
 #include <algorithm>
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
@@ -257,6 +260,38 @@ void bench_sgemm_cpu(State& state, std::size_t n) {
   set_flops_counter(state, d.flops());
 }
 
+// The FMA loop's GFLOP/s on `threads` threads at once, the fastest of kBursts bursts of
+// `steps` steps each (every thread runs the loop; the wall time covers them all).
+double fma_gflops(flops::Isa isa, int threads, std::int64_t steps) {
+  constexpr int kBursts = 5;
+  std::vector<std::vector<float>> out(threads, std::vector<float>(flops::outputs(isa)));
+  double best = 0.0;
+  for (int b = 0; b < kBursts; ++b) {
+    const double s = wall_seconds([&] {
+      std::vector<std::thread> team;
+      for (int t = 1; t < threads; ++t) {
+        team.emplace_back([&, t] { flops::run(isa, steps, out[t].data()); });
+      }
+      flops::run(isa, steps, out[0].data());
+      for (auto& member : team) member.join();
+    });
+    best = b == 0 ? s : std::min(best, s);
+  }
+  benchmark::DoNotOptimize(out.data());
+  return threads * static_cast<double>(steps) * flops::flops_per_step(isa) / best * 1e-9;
+}
+
+// The widest float32 loop this CPU runs, GAPBENCH_MAX_CPU_ISA's cap obeyed.
+flops::Isa widest_float32_isa() {
+  flops::Isa widest = flops::Isa::sse41;
+  for (flops::Isa isa : flops::kMeasured) {
+    if (flops::isa_math(isa) == Arithmetic::float32 && !flops::unavailable_reason(isa)) {
+      widest = isa;
+    }
+  }
+  return widest;
+}
+
 }  // namespace
 
 Ceilings probe_ceilings() {
@@ -291,6 +326,21 @@ Ceilings probe_ceilings() {
       fastest([&] { benchmark::DoNotOptimize(membw::read_sum(x.get(), kReadFloats)); });
   out.sgemm_gflops = 2.0 * kN * kN * kN / gemm * 1e-9;
   out.read_gbps = kReadFloats * sizeof(float) / read * 1e-9;
+  // Bursts of about 20 ms: long enough for a scheduler slice to show, short enough for five of
+  // each to cost a fifth of a second.
+  const flops::Isa isa = widest_float32_isa();
+  require_valid(flops::check(isa, kFlopsCheckSteps));
+  constexpr std::int64_t kCalibrationSteps = 1 << 16;
+  const double per_step = wall_seconds([&] {
+                            std::vector<float> out_lanes(flops::outputs(isa));
+                            flops::run(isa, kCalibrationSteps, out_lanes.data());
+                            benchmark::DoNotOptimize(out_lanes.data());
+                          }) /
+                          kCalibrationSteps;
+  const auto steps = static_cast<std::int64_t>(std::clamp(0.02 / per_step, 1e4, 1e9));
+  out.fma_threads = static_cast<int>(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)));
+  out.fma_one_gflops = fma_gflops(isa, 1, steps);
+  out.fma_all_gflops = fma_gflops(isa, out.fma_threads, steps);
   return out;
 }
 

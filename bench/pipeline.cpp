@@ -29,8 +29,6 @@
 //   images_per_batch, gemm_repeats (what the calibration chose).
 #include "bench/pipeline.h"
 
-#include <cblas.h>
-
 #include <algorithm>
 #include <cmath>
 #include <sstream>
@@ -39,6 +37,7 @@
 #include "fixtures/setup_cache.h"
 #include "kernels/base/data.h"
 #include "kernels/gemm.h"
+#include "kernels/library_threads.h"
 #include "kernels/preprocess.h"
 
 namespace gapbench::pipeline {
@@ -67,18 +66,6 @@ std::string format_ms(double ms) {
   s << ms;  // 0.5, 1, 16
   return s.str();
 }
-
-// OpenBLAS on one thread for the life of a benchmark body (see the header comment).
-class BlasThreads {
- public:
-  explicit BlasThreads(int n) : saved_(openblas_get_num_threads()) { openblas_set_num_threads(n); }
-  ~BlasThreads() { openblas_set_num_threads(saved_); }
-  BlasThreads(const BlasThreads&) = delete;
-  BlasThreads& operator=(const BlasThreads&) = delete;
-
- private:
-  int saved_;
-};
 
 // The CPU consumer: the step of StepShape with OpenBLAS.
 class CpuConsumer {
@@ -139,7 +126,7 @@ struct CpuSlots {
 };
 
 void bench_cpu(State& state, const Case& c, const Config& config, std::size_t batches) {
-  const BlasThreads one_thread(1);
+  const LibraryThreads one_thread(ThreadedLibrary::openblas, 1);
   CpuSetup& setup = cached<CpuSetup>(c.key(Device::cpu), c);
   CpuSlots& slots =
       cached<CpuSlots>(c.key(Device::cpu) + "/slots:" + std::to_string(config.slots()),

@@ -5,6 +5,7 @@
     gapbench-ci gate-proof [--reduced] [--trials N] ...                 (ci/gate-proof)
     gapbench-ci gpu-check [--steps LIST] [--budget SECONDS] ...         (ci/gpu-check)
     gapbench-ci fleet submit|status ...                                 (docs/fleet.md)
+    gapbench-ci steady-run RESULTS_FILE -- GAPBENCH [FLAGS]              (ctest -L bench)
 
 `gapbench-ci COMMAND --help` gives a command's flags. Exit status: the command's own; 2 for an
 unknown command, with one line on stderr.
@@ -16,10 +17,11 @@ import sys
 
 from gapbench_report.cli import kit as commandline
 
-from gapbench_ci import baseline, fleet, gate_proof, gpu_check, nightly
+from gapbench_ci import baseline, fleet, gate_proof, gpu_check, nightly, steady_run
 
 COMMANDS = {"baseline": baseline.main, "nightly": nightly.main, "gate-proof": gate_proof.main,
-            "gpu-check": gpu_check.main, "fleet": fleet.main}
+            "gpu-check": gpu_check.main, "fleet": fleet.main,
+            "steady-run": steady_run.main}
 PROG = "gapbench-ci"
 
 

@@ -17,6 +17,10 @@ FAMILY_BLURB = {
     "transfer": "Host-device copies: pageable vs pinned memory, sync vs async, 4 KiB to 256 MiB.",
     "pipeline": "An input pipeline with and without prefetch.",
     "overhead": "Launch, sync, transfer and start-up costs against the size of the work.",
+    "threads": "Threads that fight for the cores: oneDNN's conv and LSTM step and OpenBLAS's "
+               "GEMM with one thread and with one per CPU online, as twin rows back to back. "
+               "Where all threads are slower than one, other work or a slow handoff between "
+               "the CPUs stalls each thread that waits for another.",
     "framework": "The same work through your own PyTorch or TensorFlow (gapbench-probe): eager "
                  "and compiled, host wall time per call, each call synchronized.",
     "peak": "The machine's own ceilings: the CPU's multiply-add peak with no library (each "
