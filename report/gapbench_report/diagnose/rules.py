@@ -11,7 +11,7 @@ from dataclasses import replace
 
 from gapbench_report.core import framework
 from gapbench_report.core.catalogue import SEVERITIES
-from gapbench_report.core.causes import DOCTOR_TITLES
+from gapbench_report.core.causes import DOCTOR_TITLES, OTHER_WORK
 from gapbench_report.core.findings import Finding, costliest_first, fix_first
 from gapbench_report.core.formats import fmt_ratio
 from gapbench_report.core.labels import (
@@ -188,7 +188,7 @@ def rule_other_work(run: Run) -> list[Finding]:
     if not where:
         return []
     return [Finding(
-        "other_work", "warning", "Other work shared these CPUs during the run",
+        "other_work", "warning", OTHER_WORK.title,
         f"Other work used these CPUs during the run: {where}; its rows are slower than this "
         f"machine can do. {SHARED_CPUS_FIX}",
         cause=f"Other work used these CPUs during the run: {where}")]
