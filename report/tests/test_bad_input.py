@@ -16,6 +16,7 @@ import pytest
 from gapbench_report.check import command as check
 from gapbench_report.compare import command as compare
 from gapbench_report.diagnose import command as diagnose
+from gapbench_report.diagnose.rules import diagnose as diagnose_files
 from gapbench_report.inputs.results import (
     COUNTERS,
     ResultsError,
@@ -381,6 +382,9 @@ PINNED = "transfer/pinned/gpu/dir:h2d/bytes:268435456/manual_time"
     ("gpu.memory_bus_width_bits", "1e308"), ("gpu.sm_count", "-1"),
     ("stability.sgemm_gflops_start", "1e308"), ("stability.read_gbps_end", "-1"),
     ("pcie.bandwidth_current_gbps", "0"), ("load_avg", [-1.0, 0.5, 0.5]),
+    ("stability.other_cpus", "-0.5"), ("stability.steal", "1.5"),
+    ("stability.own_cpus", "inf"), ("stability.window_s", "-3"),
+    ("stability.fma_all_gflops_end", "1e308"), ("stability.fma_threads", "0"),
 ])
 def test_an_implausible_figure_in_a_baseline_is_ignored_with_a_note(tmp_path, capsys, key,
                                                                     value):
@@ -435,3 +439,14 @@ def test_a_fleet_nodes_file_past_the_limit_is_its_problem_unread(tmp_path):
         f.truncate(200 * 2**20)
     assert read_node(node).problems[0] == ("conv.json: cannot be read: 200 MiB, over the limit "
                                            "of 128 MiB for a node's file")
+
+
+def test_an_implausible_other_work_figure_names_no_other_work(tmp_path):
+    """A steal of 150% is no measurement: ignored with its note, never "other work"."""
+    path = tmp_path / "conv.json"
+    path.write_text(json.dumps({"context": {**BASE_CONTEXT, "stability.steal": "1.5",
+                                            "stability.other_cpus": "1e9"},
+                                "benchmarks": runs("conv/onednn/cpu/n:1/real_time", [1e-3] * 3)}))
+    results = load_results(path)
+    assert any("stability.steal '1.5' ignored" in note for note in results.ignored)
+    assert "other_work" not in {f.rule for f in diagnose_files([results])}

@@ -825,3 +825,145 @@ def test_a_file_with_explicit_math_only_is_read_in_each_math():
     other = in_memory(runs(shape.format("cudnn", "/math:fp32"), [1.2e-4] * 3))
     (pair,) = versus.pairs(versus.Side.of("here", [run]), versus.Side.of("there", [other]))
     assert pair.here.math == pair.there.math == "fp32" and pair.speed == 1.2e-4 / 1.5e-4
+
+
+# ---- the CPUs shared: other work, their parallel capacity, threads that fight ------------------
+
+def fma_peak(threads: int, gflops: float) -> list[dict]:
+    """A peak/flops row whose best repetition is `gflops` (the others read less)."""
+    return runs(f"peak/flops/cpu/isa:avx2/math:fp32/real_time/threads:{threads}", [0.01] * 3,
+                flops=[gflops * 1e9, 0.9 * gflops * 1e9, 0.95 * gflops * 1e9])
+
+
+def thread_twin(work: str, one: float, every: float, flops: float = 4.2e6) -> list[dict]:
+    """A threads-family op on one library thread and on every CPU (2 here)."""
+    return [e for threads, seconds in (("1", one), ("all", every)) for e in runs(
+        f"threads/{work}/lib_threads:{threads}/real_time", [seconds] * 3,
+        flops=[flops / seconds] * 3, lib_threads=[1 if threads == "1" else 2] * 3)]
+
+
+LSTM_TWIN = "onednn/cpu/op:lstm_step/batch:64/input:50/hidden:64"
+SMALL_MATMUL = "openblas/cpu/op:matmul/n:128"
+BIG_MATMUL = "openblas/cpu/op:matmul/n:1024"
+
+
+def probes(other_cpus="0.03", steal="0.000", one=(94, 93), every=(180, 185)) -> dict:
+    """The stability figures of a family's run: other work, steal, the FMA probes."""
+    return {"stability.window_s": "12.5", "stability.own_cpus": "1.4",
+            "stability.other_cpus": other_cpus, "stability.steal": steal,
+            "stability.fma_one_gflops_start": str(one[0]),
+            "stability.fma_one_gflops_end": str(one[1]),
+            "stability.fma_all_gflops_start": str(every[0]),
+            "stability.fma_all_gflops_end": str(every[1]), "stability.fma_threads": "2",
+            "host.hypervisor": "KVMKVMKVM"}
+
+
+def shared_findings(entries, **context):
+    found = diagnose([in_memory(entries, **context)])
+    return {f.rule: f for f in found}, verdict(found)
+
+
+def test_other_work_beside_the_run_is_named_with_its_figures_and_heads_the_verdict():
+    rows = fma_peak(1, 94) + fma_peak(2, 183) + thread_twin(BIG_MATMUL, 0.02, 0.011, 2.1e9)
+    found, said = shared_findings(rows, **probes(other_cpus="0.91"))
+    text = found["other_work"].text
+    assert text.startswith("Other work used these CPUs during the run: 0.9 of a CPU during "
+                           "threads (steal 0%); its rows are slower than this machine can do.")
+    assert "OMP_NUM_THREADS=1" in text and "torch.set_num_threads(1)" in text
+    assert "set_intra_op_parallelism_threads(1)" in text and "OMP_WAIT_POLICY=PASSIVE" in text
+    assert said.startswith("Other work used these CPUs during the run: 0.9 of a CPU")
+    # Steal alone is other work too; below both limits, none.
+    assert "other_work" in shared_findings(rows, **probes(steal="0.040"))[0]
+    quiet, said = shared_findings(rows, **probes(other_cpus="0.19", steal="0.019"))
+    assert "other_work" not in quiet and not said.startswith("Other work")
+
+
+def test_other_work_puts_each_family_with_its_own_figure():
+    conv = in_memory(runs("conv/onednn/cpu/n:1/real_time", [1e-3] * 3),
+                     **probes(other_cpus="0.72"))
+    lstm = in_memory(runs("lstm/onednn/cpu/op:step/real_time", [1e-3] * 3),
+                     **probes(other_cpus="0.74"))
+    pipeline = in_memory(runs("pipeline/none/cpu/real_time", [1e-3] * 3),
+                         **probes(other_cpus="1.6", steal="0.05"))
+    text = {f.rule: f.text for f in diagnose([conv, lstm, pipeline])}["other_work"]
+    assert ("0.7 of a CPU during conv and lstm (steal 0%), 1.6 CPUs during pipeline "
+            "(steal 5%)") in text
+
+
+def test_cpus_that_deliver_one_cpu_are_a_finding_with_each_reading():
+    rows = fma_peak(1, 94) + fma_peak(2, 95)
+    found, _ = shared_findings(rows, **probes(every=(95, 180)))
+    f = found["parallel_capacity"]
+    assert f.title == "These 2 vCPUs deliver 1.0x one"
+    assert f.text.startswith("These 2 vCPUs deliver 1.0x one: they are two hyperthreads of one "
+                             "core (as on Colab), or another tenant shares it (steal 0%).")
+    assert ("1.0x in peak/flops (best repetitions), 1.0x at the peak run's start, 1.9x at the "
+            "peak run's end") in f.text
+    assert "It moved between readings (1.0x to 1.9x one)" in f.text
+    assert f.impact == pytest.approx(2 / (95 / 94))
+    # Two whole cores: no finding; 0.75 of the count is the limit.
+    whole = fma_peak(1, 94) + fma_peak(2, 183)
+    assert "parallel_capacity" not in shared_findings(whole, **probes())[0]
+    assert "parallel_capacity" not in shared_findings(fma_peak(1, 100) + fma_peak(2, 151))[0]
+    assert "parallel_capacity" in shared_findings(fma_peak(1, 100) + fma_peak(2, 149))[0]
+
+
+def test_threads_that_fight_are_named_per_library_with_the_other_work_that_explains_them():
+    rows = (fma_peak(1, 94) + fma_peak(2, 183) + thread_twin(LSTM_TWIN, 23e-6, 2.1e-3)
+            + thread_twin(SMALL_MATMUL, 250e-6, 500e-6) + thread_twin(BIG_MATMUL, 0.02, 0.011))
+    found = diagnose([in_memory(rows, **probes(other_cpus="0.72"))])
+    fights = [f for f in found if f.rule == "threads_fight"]
+    assert [f.title for f in fights] == ["oneDNN's threads fight over these CPUs",
+                                         "OpenBLAS's threads fight over these CPUs"]
+    assert fights[0].text.startswith(
+        "oneDNN's LSTM step (batch 64 · input 50 · hidden 64) takes 91.3x as long with 2 "
+        "threads as with 1 here (2.1 ms against 23 µs): other work took 0.7 of a CPU during the "
+        "run (steal 0%), and threads that wait for each other stall for a whole scheduler "
+        "slice.")
+    assert "OMP_WAIT_POLICY=PASSIVE" in fights[0].text
+    assert "n 1024" not in fights[1].text  # where all threads help, nothing is said
+    said = verdict(found)
+    assert said.startswith("Other work used these CPUs during the run: 0.7 of a CPU during "
+                           "threads (steal 0%); oneDNN's LSTM step")
+    assert "(OpenBLAS's threads fight too)" in said
+
+
+def test_threads_that_fight_without_other_work_cite_the_cpus_capacity():
+    rows = fma_peak(1, 94) + fma_peak(2, 95) + thread_twin(SMALL_MATMUL, 250e-6, 310e-6)
+    found, said = shared_findings(rows, **probes(every=(96, 97)))
+    text = found["threads_fight"].text
+    assert ("takes 1.24x as long with 2 threads as with 1 here (310 µs against 250 µs): these "
+            "vCPUs hand work between each other slowly here (all 2 threads deliver 1.0x one "
+            "thread's FMA rate); no other work was recorded (0.0 of a CPU, steal 0%)") in text
+    assert said.startswith("OpenBLAS's matmul (n 128) takes 1.24x as long with 2 threads")
+    # Just under the limit: no fight.
+    calm = fma_peak(1, 94) + fma_peak(2, 95) + thread_twin(SMALL_MATMUL, 250e-6, 295e-6)
+    assert "threads_fight" not in shared_findings(calm, **probes())[0]
+
+
+def test_framework_rows_with_the_threads_axis_pair_too():
+    torch = [e for threads, seconds in (("1", 1e-4), ("all", 3e-4)) for e in runs(
+        f"framework/torch/cpu/op:matmul/n:128/lib_threads:{threads}/real_time", [seconds] * 3)]
+    probe = in_memory(torch, **{"framework.name": "torch", "framework.version": "2.9.0",
+                                "framework.status": "ok", "framework.cuda_built": "none"})
+    fights = [f for f in diagnose([library_run(), probe]) if f.rule == "threads_fight"]
+    assert len(fights) == 1 and fights[0].text.startswith(
+        "PyTorch's matmul (n 128) takes 3x as long with")
+
+
+def test_no_row_of_a_run_beside_other_work_is_a_gapbench_defect():
+    """Other work lowers a peak measured beside it: a row timed in a quieter moment passes it
+    honestly, and a library row slower than the framework is the noise's, not gapbench's."""
+    fast_conv = cudnn_conv(1.5 * H100_SGEMM, "IMPLICIT_GEMM")
+    assert len(above_ceiling(gemm_peak(H100_SGEMM) + fast_conv)) == 1
+    assert above_ceiling(gemm_peak(H100_SGEMM) + fast_conv, **probes(other_cpus="0.9")) == []
+    lstm = "scope:seq/batch:64/input:50/hidden:64/steps:100"
+    torch = {"framework.name": "torch", "framework.version": "2.0"}
+
+    def defects(**context):
+        library = in_memory(runs(f"lstm/cudnn/gpu/{lstm}/manual_time", [1e-3] * 3), **context)
+        probe = in_memory(runs(f"framework/torch/gpu/op:lstm/{lstm}/manual_time", [0.5e-3] * 3),
+                          **torch)
+        return [f for f in diagnose([library, probe]) if f.rule == "library_not_best"]
+    assert len(defects()) == 1
+    assert defects(**probes(other_cpus="0.9")) == []

@@ -1136,3 +1136,38 @@ def test_baseline_labels_are_unique_with_as_few_folders_as_tell_them_apart():
              ("esc\x1b", Path("/r"))]
     assert machines.unique_labels(named) == ["d1/x/m", "d2/x/m", "lab 1", "lab-1", "t4 (1)",
                                              "t4 (2)", "esc\\x1b"]
+
+
+def test_a_run_beside_other_work_and_its_rerun_are_said_where_its_stability_is(tmp_path):
+    """The ceilings table shows each family run's other work and its CPUs' parallel capacity
+    beside the SGEMM probes, and the bench workflow's rerun line, on the page and in
+    summary.md."""
+    rerun = ("run 2 of 2 kept: run 1's SGEMM probe moved 115 → 220 GFLOP/s (+91%), this run's "
+             "180 → 185 (+3%)")
+    context = {"stability.sgemm_gflops_start": "180", "stability.sgemm_gflops_end": "185",
+               "stability.other_cpus": "0.91", "stability.steal": "0.000",
+               "stability.fma_one_gflops_start": "94", "stability.fma_all_gflops_start": "95",
+               "stability.fma_one_gflops_end": "94", "stability.fma_all_gflops_end": "178",
+               "stability.fma_threads": "2", "gapbench.rerun": rerun}
+    sgemm = runs("peak/sgemm/cpu/n:2048/real_time", [0.1] * 3, flops=[1.8e11] * 3)
+    conv = write(tmp_path / "conv.json",
+                 sgemm + runs("conv/onednn/cpu/n:1/real_time", [1e-3] * 3), **context)
+    (row,) = model.ceilings_rows([load_results(conv)])
+    assert row[-2] == ("SGEMM 180 → 185; other work 0.9 of a CPU, steal 0%; FMA 2 threads / 1: "
+                       "1.0x → 1.9x")
+    assert row[-1] == f"held; other work shared the CPUs; {rerun}"
+    render.render([load_results(conv)], [], tmp_path / "r")
+    summary = (tmp_path / "r" / "summary.md").read_text(encoding="utf-8")
+    page = (tmp_path / "r" / "index.html").read_text(encoding="utf-8")
+    assert rerun in summary and "run 2 of 2 kept" in page
+    assert summary.index("Other work used these CPUs during the run") < summary.index(rerun)
+
+
+def test_the_threads_family_draws_its_twins_with_the_text_axis_value(tmp_path):
+    """lib_threads is 1 or all: the generic family chart puts the word beside the number."""
+    rows = [bench(f"threads/{work}/lib_threads:{threads}/real_time", [seconds] * 3,
+                  flops=[4e6 / seconds] * 3, lib_threads=[n] * 3)
+            for work in ("onednn/cpu/op:lstm_step/batch:64/input:50/hidden:64",
+                         "openblas/cpu/op:matmul/n:128", "openblas/cpu/op:matmul/n:1024")
+            for threads, n, seconds in (("1", 1, 2.5e-4), ("all", 2, 5e-4))]
+    assert_images(plots.family_chart(rows, "threads", tmp_path / "threads"))

@@ -796,3 +796,60 @@ def test_the_report_never_runs_a_program_to_compare():
     users = [p.relative_to(package) for p in package.rglob("*.py")
              if "subprocess" in p.read_text(encoding="utf-8")]
     assert users == []
+
+
+# ---- two runs of one machine whose CPUs were shared --------------------------------------------
+
+SHARED_CONV = "conv/onednn/cpu/n:1/c:1/hw:28/k:1/r:3/stride:1/pad:0/real_time"
+
+
+def shared_side(label: str, seconds: float, **context: str) -> versus.Side:
+    """One run of a 2-vCPU machine: its physical peak (the same in every run) and a oneDNN
+    conv, with the stability figures in `context`."""
+    peak = [e for threads, gflops in ((1, 94), (2, 183)) for e in runs(
+        f"peak/flops/cpu/isa:avx2/math:fp32/real_time/threads:{threads}", [0.01] * 3,
+        flops=[gflops * 1e9] * 3)]
+    conv = runs(SHARED_CONV, [seconds * f for f in (1.0, 1.01, 1.02)],
+                flops=[1.2e6 / seconds] * 3)
+    return versus.Side.of(label, [in_memory(peak + conv, **SAME_CODE, **context)])
+
+
+def shared_reading(here: versus.Side, there: versus.Side) -> tuple[str, str]:
+    c = versus.compare(here, there)
+    (w,) = c.differing
+    return versus.reading(w, here.label, there.label), versus.verdict(c)
+
+
+def test_a_row_of_a_run_beside_other_work_is_put_down_to_it_not_to_the_library():
+    quiet = {"stability.other_cpus": "0.02", "stability.steal": "0.000"}
+    plain = shared_side("plain", 4.5e-6, **quiet)
+    # Without other work recorded, the equal peaks make it oneDNN's own (the old reading).
+    reading, _ = shared_reading(shared_side("again", 9e-6, **quiet), plain)
+    assert reading.startswith("oneDNN's own kernels or threads")
+    busy = shared_side("busy", 9e-6, **{"stability.other_cpus": "0.91",
+                                        "stability.steal": "0.000"})
+    reading, line = shared_reading(busy, plain)
+    assert reading == ("other work used these CPUs during the run (0.9 of a CPU during conv "
+                       "here, 0.0 of a CPU there)")
+    assert "own kernels" not in line and "ceiling" not in reading
+    assert line.startswith("Slower here than on plain in 1 of 1 works: other work used these "
+                           "CPUs during the run (0.9 of a CPU during conv here, 0.0 of a CPU "
+                           "there): 100%")
+    # The other way round, the same cause (the faster side's other work is cited there).
+    reading, _ = shared_reading(plain, busy)
+    assert reading.startswith("other work used these CPUs during the run (0.0 of a CPU during "
+                              "conv here, 0.9 of a CPU there)")
+
+
+def test_a_row_whose_runs_read_other_parallel_capacities_is_put_down_to_them():
+    def capacity(all_gflops: float) -> dict:
+        return {"stability.other_cpus": "0.02", "stability.fma_threads": "2",
+                **{f"stability.fma_one_gflops_{w}": "94" for w in ("start", "end")},
+                **{f"stability.fma_all_gflops_{w}": str(all_gflops) for w in ("start", "end")}}
+    one_core = shared_side("one-core", 9e-6, **capacity(95))
+    two_cores = shared_side("two-cores", 4.5e-6, **capacity(180))
+    reading, _ = shared_reading(one_core, two_cores)
+    assert reading == "these CPUs' parallel capacity differed (1.0x one CPU here, 1.9x there)"
+    # Capacities within the drift limit of each other are no cause.
+    reading, _ = shared_reading(shared_side("a", 9e-6, **capacity(160)), two_cores)
+    assert reading.startswith("oneDNN's own kernels or threads")

@@ -40,6 +40,16 @@ CPUS = Cause(
     ceiling_words="CPUs this process may use", unit="cores",
     facts=("cpu.usable_cpus", "cpu.affinity_cpus", "cpu.quota_cpus", "cpu.cores"))
 
+# The CPUs shared, which no ceiling bounds: other processes' time during a run (its words in
+# diagnose's rule_other_work and the comparison's), and the CPUs' parallel capacity (all
+# threads' FMA rate over one thread's) that the probes at each family run's start and end read.
+OTHER_WORK = Cause("Other work shared these CPUs during the run",
+                   facts=("stability.other_cpus", "stability.steal"))
+PARALLEL_CAPACITY = Cause(
+    "These CPUs' parallel capacity", facts=tuple(
+        f"stability.fma_{who}_gflops_{when}" for who in ("one", "all")
+        for when in ("start", "end")) + ("stability.fma_threads",))
+
 CAUSES = (
     # The machine's ceilings, as a comparison between two machines reads them.
     Cause("GPU memory bandwidth", ceiling="gpu_memory",
@@ -55,6 +65,8 @@ CAUSES = (
     Cause("Synchronize latency", ceiling="sync", ceiling_words="synchronize latency", unit="s",
           higher_is_faster=False),
     CPUS,
+    OTHER_WORK,
+    PARALLEL_CAPACITY,
     # What gapbench doctor finds wrong with the machine, the build or the stack.
     Cause("More library threads than usable CPUs", doctor=("threads_oversubscribed",)),
     Cause("CPU library capped to an older instruction set", doctor=("cpu_library_capped",)),

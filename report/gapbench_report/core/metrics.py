@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gapbench_report.core import framework
-from gapbench_report.core.tables import FLOP_LOOP_WORDS
+from gapbench_report.core.tables import FLOP_LOOP_WORDS, SGEMM_DRIFT_LIMIT
 from gapbench_report.inputs.results import FP32, Benchmark, Results
 
 # Context keys that identify a machine and its software, shown side by side against a baseline.
@@ -595,8 +595,8 @@ def ceilings_missing(results: Results, files: Sequence[Results] = ()) -> str | N
 # machine changed speed during the run. Each probe is the fastest run over half a second; on the
 # 2-core CI VM the start and end probes of eleven short runs agreed within 21% (most within 7%),
 # where a median of five had moved by 45% (one of two vCPUs taken for a moment) in one run of
-# three.
-STABILITY_DRIFT = 0.25
+# three. The limit is tables/stability.json's, which the bench workflow reruns a family past.
+STABILITY_DRIFT = SGEMM_DRIFT_LIMIT
 CEILINGS = {"SGEMM": ("stability.sgemm_gflops", "GFLOP/s"),
             "read": ("stability.read_gbps", "GB/s")}
 
@@ -636,6 +636,110 @@ def ceiling_drifts(results: Results) -> list[str]:
     return [f"{label} {start:g} → {end:g} {CEILINGS[label][1]} ({end / start - 1:+.0%})"
             for label, (start, end) in ceilings_held(results).items()
             if label in JUDGED_CEILINGS and abs(end / start - 1) > STABILITY_DRIFT]
+
+
+# ---- other work beside a run, and the CPUs' parallel capacity -------------------------------
+
+# Other processes' CPU time during a file's run, in CPUs' worth, from this share of one CPU
+# (stability.other_cpus), or the hypervisor's steal from this share of all CPUs' time
+# (stability.steal): other work shared the CPUs, and the run's times are slower than the machine
+# can do. A quiet 2-vCPU VM read 0.0-0.1 and steal 0-3 jiffies in 10 s.
+OTHER_WORK_CPUS = 0.2
+OTHER_WORK_STEAL = 0.02
+# All threads delivering less than this share of the thread count times one thread's FLOP rate:
+# the CPUs are not that many whole cores (two hyperthreads of one, or a core another tenant
+# shares).
+CAPACITY_SHORT = 0.75
+RERUN_KEY = "gapbench.rerun"
+
+
+@dataclass(frozen=True)
+class OtherWork:
+    """What a file's run recorded of the work beside it: other processes' CPUs' worth and the
+    hypervisor's steal (a fraction of all CPUs' time), each None where not recorded."""
+
+    other_cpus: float | None
+    steal: float | None
+
+    @classmethod
+    def of(cls, results: Results) -> OtherWork:
+        return cls(number(results.context.get("stability.other_cpus")),
+                   number(results.context.get("stability.steal")))
+
+    @property
+    def seen(self) -> bool:
+        return ((self.other_cpus or 0.0) >= OTHER_WORK_CPUS
+                or (self.steal or 0.0) >= OTHER_WORK_STEAL)
+
+    @property
+    def recorded(self) -> bool:
+        return self.other_cpus is not None or self.steal is not None
+
+    @property
+    def cpus_words(self) -> str:
+        """"0.9 of a CPU"; "" where other processes' time is not recorded."""
+        return cpus_worth(self.other_cpus) if self.other_cpus is not None else ""
+
+    @property
+    def steal_words(self) -> str:
+        return f"steal {self.steal:.0%}" if self.steal is not None else ""
+
+    def words(self) -> str:
+        """"0.9 of a CPU, steal 0%", what of it is recorded."""
+        return ", ".join(w for w in (self.cpus_words, self.steal_words) if w)
+
+
+def cpus_worth(value: float) -> str:
+    """"0.9 of a CPU", "1.4 CPUs"."""
+    return f"{value:.1f} of a CPU" if value < 0.95 else f"{value:.1f} CPUs"
+
+
+def probe_capacity(results: Results) -> tuple[dict[str, float], int | None]:
+    """The CPUs' parallel capacity at this file's run's start and end ({"start": 1.0, "end":
+    1.9}): the register FMA loop's GFLOP/s on every CPU online over one thread's
+    (stability.fma_*), and that thread count (stability.fma_threads)."""
+    out = {}
+    for when in ("start", "end"):
+        one = number(results.context.get(f"stability.fma_one_gflops_{when}"))
+        every = number(results.context.get(f"stability.fma_all_gflops_{when}"))
+        if one and every and one > 0:
+            out[when] = every / one
+    threads = number(results.context.get("stability.fma_threads"))
+    return out, int(threads) if threads else None
+
+
+def peak_capacity(benchmarks: Iterable[Benchmark]) -> tuple[float, int] | None:
+    """The CPUs' parallel capacity the peak/ rows show: the float32 FLOP peak at all CPUs
+    over one thread's of the same loop, each at its best repetition (other work only lowers a
+    peak), with the all-CPUs thread count; None without both rows, or on one CPU."""
+    benchmarks = list(benchmarks)
+    peak = cpu_flop_peak(benchmarks, FP32)
+    threads = (peak.parsed.threads or 1) if peak else 1
+    if peak is None or threads < 2:
+        return None
+    one = [b for b in find(benchmarks, "peak", CPU_FLOPS_VARIANT, "cpu")
+           if b.math == FP32 and (b.parsed.threads or 1) == 1
+           and b.parsed.axis("isa") == peak.parsed.axis("isa") and best(b)]
+    if not one or not best(peak):
+        return None
+    return best(peak) / best(one[0]), threads
+
+
+def capacity_short(capacity: float, threads: int) -> bool:
+    return threads > 1 and capacity < CAPACITY_SHORT * threads
+
+
+def unsteady(results: Results) -> list[str]:
+    """What makes a file's run no one state of the machine, in words: its judged ceilings that
+    moved (ceiling_drifts), and other work beside it (OtherWork.seen). Its peak is then no
+    ceiling, and its times are slower than the machine can do."""
+    other = OtherWork.of(results)
+    return ceiling_drifts(results) + ([f"other work {other.words()}"] if other.seen else [])
+
+
+def rerun(results: Results) -> str:
+    """The bench workflow's line on a family it ran twice (gapbench.rerun), "" where none."""
+    return " ".join(str(results.context.get(RERUN_KEY, "")).split())
 
 
 def file_peaks(results: Results, files: Sequence[Results] = ()

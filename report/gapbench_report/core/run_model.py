@@ -34,3 +34,8 @@ class Run:
     @property
     def library_files(self) -> list[Results]:
         return [r for r in self.files if not framework.is_framework_file(r)]
+
+    def file_of(self, b: Benchmark) -> Results | None:
+        """The file whose entry of `b` the run reads (the first that has its name, as
+        merged_benchmarks keeps it): where its stability figures say how its run went."""
+        return next((r for r in self.files if b.name in r.benchmarks()), None)

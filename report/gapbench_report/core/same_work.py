@@ -31,3 +31,26 @@ def fastest_by(benchmarks: Iterable[Benchmark],
             if k not in fastest or b.median < fastest[k].median:
                 fastest[k] = b
     return fastest
+
+
+# The axis of a row a library ran on one thread ("1") and on more ("all": every CPU online, as a
+# library that ignores affinity and quota starts them): the threads family's, and the framework
+# probe's rows that carry it.
+THREADS_AXIS = "lib_threads"
+ONE_THREAD = "1"
+
+
+def thread_twins(benchmarks: Iterable[Benchmark]) -> list[tuple[Benchmark, Benchmark]]:
+    """(the one-thread row, its twin on more threads) for each pair of timed rows whose names
+    differ only in THREADS_AXIS."""
+    by_work: dict[tuple, dict[str, Benchmark]] = {}
+    for b in benchmarks:
+        value = b.parsed.axes.get(THREADS_AXIS)
+        if value is None or b.status != "ok" or not b.median:
+            continue
+        rest = frozenset((k, v) for k, v in b.parsed.axes.items() if k != THREADS_AXIS)
+        key = (b.parsed.family, b.parsed.variant, b.parsed.device, rest, b.parsed.timing,
+               b.parsed.threads)
+        by_work.setdefault(key, {})[value] = b
+    return [(rows[ONE_THREAD], b) for rows in by_work.values() if ONE_THREAD in rows
+            for value, b in rows.items() if value != ONE_THREAD]

@@ -2,7 +2,8 @@
 gapbench_report/tables/: CMake turns them into a C++ header at configure time
 (cmake/gapbench_tables.cmake), and the report reads them here. A C++ side that drifts from one
 fails its test (tests/test_onednn_isa.cpp, tests/test_flops.cpp, the configure-time family
-check, the fact-key test); report/tests/test_tables.py holds the Python side to them."""
+check, the fact-key test); report/tests/test_tables.py holds the Python side to them. The bench
+workflow reads stability.json's drift limit too."""
 
 from __future__ import annotations
 
@@ -42,3 +43,7 @@ METHOD_CHANGES = {key: list(why) for family in _METHODS["families"].values()
 # Each key's version at the commits files were made at before runs recorded them (a key not
 # listed was at 1).
 METHODS_AT_COMMIT = {commit: dict(table) for commit, table in _METHODS["at_commit"].items()}
+
+# How far a family run's SGEMM probe may move between its start and its end (a fraction, either
+# way) before the machine changed speed during the run; the bench workflow reruns past it.
+SGEMM_DRIFT_LIMIT = float(_table("stability.json")["sgemm_drift_limit"])

@@ -11,7 +11,7 @@ from dataclasses import replace
 
 from gapbench_report.core import framework
 from gapbench_report.core.catalogue import SEVERITIES
-from gapbench_report.core.causes import DOCTOR_TITLES
+from gapbench_report.core.causes import DOCTOR_TITLES, OTHER_WORK
 from gapbench_report.core.findings import Finding, costliest_first, fix_first
 from gapbench_report.core.formats import fmt_ratio
 from gapbench_report.core.labels import (
@@ -27,8 +27,11 @@ from gapbench_report.core.labels import (
 )
 from gapbench_report.core.metrics import (
     CPU_FLOPS_VARIANT,
+    CPU_LIBRARY_OF,
     STABILITY_DRIFT,
+    OtherWork,
     best,
+    capacity_short,
     ceiling_drifts,
     cpu_flop_bound,
     cpu_flop_cap,
@@ -40,14 +43,19 @@ from gapbench_report.core.metrics import (
     find,
     gemm_peaks,
     largest,
+    named_peak_file,
     number,
+    own_peak_rows,
+    peak_capacity,
     peak_rows,
     pipeline_ideal,
     preprocess_metrics,
+    probe_capacity,
     transfer_pair,
+    unsteady,
 )
 from gapbench_report.core.run_model import Run
-from gapbench_report.core.same_work import fastest_by, work
+from gapbench_report.core.same_work import THREADS_AXIS, fastest_by, thread_twins, work
 from gapbench_report.inputs.results import (
     FP32,
     MATH_AXIS,
@@ -127,6 +135,198 @@ def rule_machine_changed(run: Run) -> list[Finding]:
         f"{pct(STABILITY_DRIFT)} in {len(changed)} run(s) ({where}). Those families' times and "
         "their ratios to the peak describe no one state of the machine (a busy shared VM, "
         "thermal limits): rerun them on a quiet machine before reading them.")]
+
+
+# ---- the CPUs shared: other work beside the run, their parallel capacity, threads that fight ----
+
+# What gives a job its CPUs back, in the user's own terms (other work, two hyperthreads of one
+# core and threads that wait for each other all slow a threaded job the same way).
+SHARED_CPUS_FIX = (
+    "Give the job whole cores (stop the other work, or use a VM or container with dedicated "
+    "vCPUs), or run fewer threads than CPUs (OMP_NUM_THREADS=1, torch.set_num_threads(1), "
+    "tf.config.threading.set_intra_op_parallelism_threads(1)), and set OMP_WAIT_POLICY=PASSIVE "
+    "so that waiting threads sleep instead of spinning.")
+# The findings that say a run's CPU rows are slower than the machine can do: they head the
+# verdict, before its losses (verdict()).
+SHARED_CPUS_RULES = ("other_work", "threads_fight")
+
+
+def cpus_noun(context: dict) -> str:
+    """"vCPUs" on a virtual machine (host.hypervisor names one), else "CPUs"."""
+    hypervisor = str(context.get("host.hypervisor", "")).strip()
+    virtual = hypervisor not in ("", "none") and not hypervisor.startswith("unavailable")
+    return "vCPUs" if virtual else "CPUs"
+
+
+def _joined(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
+
+
+def other_work_where(files: list[Results], nested: bool = False) -> str:
+    """"0.9 of a CPU during conv and lstm (steal 0%)" (`nested`, inside brackets: "..., steal
+    0%"): each file's other work (metrics.OtherWork) that passed its limits, the families of
+    equal figures together."""
+    by_figures: dict[tuple[str, str], list[str]] = {}
+    for r in files:
+        other = OtherWork.of(r)
+        if other.seen:
+            by_figures.setdefault((other.cpus_words, other.steal_words), []).append(
+                file_family(r))
+    parts = []
+    for (cpus, steal), families in by_figures.items():
+        text = " ".join(p for p in (cpus, f"during {_joined(families)}") if p)
+        parts.append(text + ((f", {steal}" if nested else f" ({steal})") if steal else ""))
+    return ", ".join(parts)
+
+
+def rule_other_work(run: Run) -> list[Finding]:
+    """A file whose run recorded other processes' CPU time (stability.other_cpus) of at least
+    metrics.OTHER_WORK_CPUS, or steal of at least OTHER_WORK_STEAL: its rows are slower than the
+    machine can do. It heads the verdict (SHARED_CPUS_RULES), and no defect is found in its
+    rows for it (rule_above_ceiling, rule_library_not_best)."""
+    where = other_work_where(list(run.files))
+    if not where:
+        return []
+    return [Finding(
+        "other_work", "warning", OTHER_WORK.title,
+        f"Other work used these CPUs during the run: {where}; its rows are slower than this "
+        f"machine can do. {SHARED_CPUS_FIX}",
+        cause=f"Other work used these CPUs during the run: {where}")]
+
+
+def capacity_readings(run: Run) -> tuple[list[tuple[str, float]], int | None]:
+    """The CPUs' parallel capacity wherever the run measured it, as (where, all threads'
+    FLOP rate over one thread's): the peak/ rows at their best repetitions, then each family
+    file's FMA probes at its start and end; and the thread count they ran."""
+    readings, threads = [], None
+    if peak := peak_capacity(run.benchmarks):
+        readings.append(("in peak/flops (best repetitions)", peak[0]))
+        threads = peak[1]
+    for r in run.library_files:
+        probes, probe_threads = probe_capacity(r)
+        threads = threads or probe_threads
+        readings += [(f"at the {file_family(r)} run's {when}", value)
+                     for when, value in probes.items()]
+    return readings, threads
+
+
+def steal_words(files) -> str:
+    steals = [s for r in files if (s := OtherWork.of(r).steal) is not None]
+    return f" (steal {max(steals):.0%})" if steals else ""
+
+
+def rule_parallel_capacity(run: Run) -> list[Finding]:
+    """The CPUs' real parallel capacity (capacity_readings) far below their count
+    (metrics.capacity_short): they are two hyperthreads of one core, or another tenant shares
+    it. Where the readings moved, it says so: threaded rows of two runs disagree for it."""
+    readings, threads = capacity_readings(run)
+    if not threads or not any(capacity_short(value, threads) for _, value in readings):
+        return []
+    low = min(value for _, value in readings)
+    high = max(value for _, value in readings)
+    noun = cpus_noun(run.context)
+    shown = ", ".join(f"{value:.1f}x {where}" for where, value in readings)
+    moved = (f" It moved between readings ({low:.1f}x to {high:.1f}x one): threaded rows of two "
+             "runs, or of two families, disagree for it." if high > low * (1 + STABILITY_DRIFT)
+             else "")
+    other = other_work_where(list(run.files), nested=True)
+    why = (f"other work used them during the run ({other}), or they are two hyperthreads of one "
+           "core (as on Colab)" if other else "they are two hyperthreads of one core (as on "
+           f"Colab), or another tenant shares it{steal_words(run.files)}")
+    return [Finding(
+        "parallel_capacity", "warning", f"These {threads} {noun} deliver {low:.1f}x one",
+        f"These {threads} {noun} deliver {low:.1f}x one: {why}. The register FMA loop on all "
+        f"{threads} threads against one: {shown}.{moved} A threaded job gains at most "
+        f"{low:.1f}x from them here. {SHARED_CPUS_FIX}",
+        impact=threads / low, cause=f"{threads} {noun} that deliver {low:.1f}x one")]
+
+
+# Library threads on every CPU this much slower than on one, or more: they fight.
+THREADS_FIGHT = 1.2
+THREADS_FIGHT_TITLE = "'s threads fight over these CPUs"
+OP_WORDS = {"lstm_step": "LSTM step", "lstm": "LSTM", "conv": "conv", "matmul": "matmul",
+            "dense": "dense step"}
+FRAMEWORK_WORDS = {"torch": "PyTorch", "tensorflow": "TensorFlow"}
+
+
+def library_words(b: Benchmark) -> str:
+    variant = b.parsed.variant
+    return CPU_LIBRARY_OF.get(variant) or FRAMEWORK_WORDS.get(variant) or variant_label(variant)
+
+
+def op_words(b: Benchmark) -> str:
+    """"LSTM step (batch 64 · input 50 · hidden 64)"."""
+    axes = {k: v for k, v in b.parsed.axes.items() if k not in ("op", THREADS_AXIS)}
+    op = b.parsed.axes.get("op", b.parsed.family)
+    words = OP_WORDS.get(op, op.replace("_", " "))
+    return f"{words} ({axes_label(axes)})" if axes else words
+
+
+def twin_threads(b: Benchmark, results: Results | None, context: dict) -> int | None:
+    """The threads a lib_threads:all row ran: its own counter, else its file's FMA probe's
+    thread count (every CPU online), else the cores."""
+    for value in (b.counter(THREADS_AXIS),
+                  results.context.get("stability.fma_threads") if results else None,
+                  context.get("cpu.cores")):
+        if (n := number(value)) and n >= 1:
+            return round(n)
+    return number(b.parsed.axes.get(THREADS_AXIS)) and int(b.parsed.axes[THREADS_AXIS])
+
+
+def fight_evidence(run: Run, results: Results | None) -> str:
+    """Why threads fight here, from the twin's file: the other work it recorded, else the
+    CPUs' capacity."""
+    other = OtherWork.of(results) if results else None
+    if other and other.seen:
+        steal = f" ({other.steal_words})" if other.steal_words else ""
+        return (f"other work took {other.cpus_words or 'CPU time'} during the run{steal}, and "
+                "threads that wait for each other stall for a whole scheduler slice")
+    readings, threads = capacity_readings(run)
+    mine = [value for where, value in readings if results and file_family(results) in where]
+    shown = mine or [value for _, value in readings]
+    capacity = (f" (all {threads} threads deliver {min(shown):.1f}x one thread's FMA rate)"
+                if shown and threads else "")
+    quiet = f"; no other work was recorded ({other.words()})" if other and other.recorded else ""
+    return (f"these {cpus_noun(run.context)} hand work between each other slowly here"
+            f"{capacity}{quiet}")
+
+
+def rule_threads_fight(run: Run) -> list[Finding]:
+    """A library op whose lib_threads:all twin (same_work.thread_twins) takes THREADS_FIGHT
+    times its one-thread twin's time or more: its threads fight over the CPUs. One finding per
+    library, quoting its worst op, with the evidence from its file."""
+    worst: dict[str, list[tuple[float, Benchmark, Benchmark]]] = {}
+    for one, every in thread_twins(run.benchmarks):
+        ratio = every.median / one.median
+        if ratio >= THREADS_FIGHT:
+            worst.setdefault(library_words(every), []).append((ratio, one, every))
+    found = []
+    for library, fights in worst.items():
+        ratio, one, every = max(fights, key=lambda f: f[0])
+        threads = twin_threads(every, run.file_of(every), run.context)
+        many = f"{threads} threads" if threads else "every CPU's thread"
+        others = "; ".join(f"its {op_words(b)} {fmt_ratio(r)}" for r, _, b in
+                           sorted(fights, key=lambda f: -f[0])[1:])
+        also = f" Also with {many} against 1: {others}." if others else ""
+        head = (f"{library}'s {op_words(every)} takes {fmt_ratio(ratio)} as long with {many} "
+                "as with 1 here")
+        found.append(Finding(
+            "threads_fight", "warning", f"{library}{THREADS_FIGHT_TITLE}",
+            f"{head} ({fmt_seconds(every.median)} against {fmt_seconds(one.median)}): "
+            f"{fight_evidence(run, run.file_of(every))}.{also} {SHARED_CPUS_FIX}",
+            impact=ratio, cause=head.removesuffix(" here"), subject=every.name))
+    return found
+
+
+def unsteady_ceilings(results: Results, files) -> list[str]:
+    """What makes a file's ceilings no ceiling (metrics.unsteady): its own run's, and that of
+    the peak file it is judged against."""
+    found = unsteady(results)
+    if not own_peak_rows(results):
+        peak_file, why = named_peak_file(results, files)
+        if peak_file is not None and not why:
+            found += unsteady(peak_file)
+    return found
 
 
 # ---- memory -----------------------------------------------------------------------------
@@ -762,7 +962,9 @@ def rule_library_not_best(run: Run) -> list[Finding]:
     one per op and device, quoting the widest gap."""
     worst: dict[tuple[str, str], list[framework.Pair]] = {}
     for pair in run.pairs:
-        if pair.ratio < LIBRARY_NOT_BEST:
+        # Beside other work a library row is slower than it can be: no defect of gapbench's.
+        noisy = any(f and unsteady(f) for f in map(run.file_of, (pair.library, pair.framework)))
+        if pair.ratio < LIBRARY_NOT_BEST and not noisy:
             worst.setdefault((pair.op, pair.framework.parsed.device), []).append(pair)
     found = []
     for (op, device), rows in worst.items():
@@ -872,14 +1074,14 @@ def rule_above_ceiling(run: Run) -> list[Finding]:
     the file is judged against (metrics.peak_rows: its own peak/ rows, or its peak file's). Its
     time, its count or its math is wrong, and so is every ratio set against it: a defect for
     gapbench's tracker, one finding per row, naming the row and the ceiling. A file whose
-    machine changed speed during its run (ceiling_drifts) is not judged: its peak is no
-    ceiling."""
+    machine changed speed during its run, or ran beside other work, or whose peak file did
+    (unsteady_ceilings), is not judged: its peak is no ceiling."""
     found: list[Finding] = []
     judged: set[str] = set()  # a row in several files is judged once, in the first
     for results in run.library_files:
         rows = [b for b in results.benchmarks().values() if b.name not in judged]
         judged.update(b.name for b in rows)
-        if not ceiling_drifts(results):
+        if not unsteady_ceilings(results, run.files):
             ceilings = peak_rows(results, run.files) or []
             # A peak GAPBENCH_MAX_CPU_ISA capped binds no library the cap does not (OpenBLAS on
             # its own kernels passes it honestly): the GEMM rule judges instead.
@@ -962,7 +1164,8 @@ def _above_link(rows: list[Benchmark], context: dict) -> list[Finding]:
 
 RULES: tuple[Callable[[Run], list[Finding]], ...] = (
     rule_failed,
-    rule_machine, rule_memory_skips, rule_machine_changed, rule_pcie_link, rule_pageable_vs_pinned,
+    rule_machine, rule_memory_skips, rule_machine_changed, rule_other_work,
+    rule_parallel_capacity, rule_threads_fight, rule_pcie_link, rule_pageable_vs_pinned,
     rule_gpu_loses, rule_slow_blas, rule_elementwise, rule_naive_vs_library, rule_pipeline_idle,
     rule_pipeline_cores, rule_pipeline_stage_drift, rule_batch_too_small, rule_lstm_launch_bound,
     rule_mixed_precision, rule_framework_misses_gpu, rule_framework_cuda_newer,
@@ -971,10 +1174,11 @@ RULES: tuple[Callable[[Run], list[Finding]], ...] = (
 
 
 def rank(f: Finding) -> tuple:
-    """Failed benchmarks first; facts about this machine, then gapbench's own defects, then
-    lessons; problems, warnings, info; the largest measured loss first."""
-    return (f.rule != FAILED_RULE, f.lesson, f.defect, SEVERITIES.index(f.severity),
-            costliest_first(f))
+    """Failed benchmarks first, then the CPUs shared (SHARED_CPUS_RULES); facts about this
+    machine, then gapbench's own defects, then lessons; problems, warnings, info; the largest
+    measured loss first."""
+    return (f.rule != FAILED_RULE, f.rule not in SHARED_CPUS_RULES, f.lesson, f.defect,
+            SEVERITIES.index(f.severity), costliest_first(f))
 
 
 def diagnose(runs: list[Results]) -> list[Finding]:
@@ -998,7 +1202,18 @@ DEFECT_WORDS = {"library_not_best": "of its library rows slower than your framew
 def verdict(findings: list[Finding], limit: int = 3) -> str:
     """One line: benchmarks that failed, if any (how many, where, the first error); then what
     invalidates the run, else the biggest measured losses on this machine, each with its factor
-    and cause in words."""
+    and cause in words. A run whose CPUs other work shared, or whose threads fought, says so
+    before all of it (SHARED_CPUS_RULES): every figure after it is slower than the machine can
+    do."""
+    shared = [f for f in findings if f.rule in SHARED_CPUS_RULES]
+    if shared:
+        fights = [f for f in shared if f.rule == "threads_fight"]
+        named = [f for f in shared if f.rule != "threads_fight"] + fights[:1]
+        others = [f.title.split(THREADS_FIGHT_TITLE)[0] + "'s" for f in fights[1:]]
+        more = f" ({_joined(others)} threads fight too)" if others else ""
+        lead = "; ".join(f.cause for f in named) + more
+        rest = verdict([f for f in findings if f.rule not in SHARED_CPUS_RULES], limit)
+        return f"{lead}. {rest}"
     failed = next((f for f in findings if f.rule == FAILED_RULE), None)
     if failed:
         rest = verdict([f for f in findings if f is not failed], limit)

@@ -557,6 +557,11 @@ PLAUSIBLE = {
     "stability.sgemm_gflops_start": (1e-3, 1e8, "GFLOP/s"),
     "stability.sgemm_gflops_end": (1e-3, 1e8, "GFLOP/s"),
     "stability.read_gbps_start": (1e-3, 1e6, GB_S), "stability.read_gbps_end": (1e-3, 1e6, GB_S),
+    "stability.window_s": (0, 1e7, "s"), "stability.own_cpus": (0, 1e5, CPUS),
+    "stability.other_cpus": (0, 1e5, CPUS), "stability.steal": (0, 1, "of all CPUs' time"),
+    **{f"stability.fma_{who}_gflops_{when}": (1e-3, 1e8, "GFLOP/s")
+       for who in ("one", "all") for when in ("start", "end")},
+    "stability.fma_threads": (1, 1e5, "threads"),
     "openblas.threads": (1, 1e5, "threads"), "onednn.threads": (1, 1e5, "threads"),
     "load_avg": (0, 1e6, "load average"),
 }

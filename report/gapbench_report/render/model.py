@@ -323,7 +323,8 @@ def ceilings_rows(runs: Sequence[Results]) -> list[list[str]]:
         if physical and sgemm:
             cells[1] += f" · {sgemm[0] / physical[0]:.0%} of peak"
         held = metrics.ceilings_held(r)
-        probes = "; ".join(f"{label} {start:g} → {end:g}" for label, (start, end) in held.items())
+        probes = "; ".join([f"{label} {start:g} → {end:g}" for label, (start, end) in held.items()]
+                           + shared_cpus_probes(r))
         drifts = metrics.ceiling_drifts(r)
         judged = [label for label in held if label in metrics.JUDGED_CEILINGS]
         verdict = ("changed during the run" if drifts else "held" if judged
@@ -336,8 +337,26 @@ def ceilings_rows(runs: Sequence[Results]) -> list[list[str]]:
             verdict = "unknown: read without its ceilings (see the note above)"
         elif not metrics.own_peak_rows(r) and metrics.peak_rows(r, runs):
             verdict += f"; ceilings from {r.context.get(metrics.PEAK_FILE_KEY)}"
+        if metrics.OtherWork.of(r).seen:
+            verdict += "; other work shared the CPUs"
+        if rerun := metrics.rerun(r):
+            verdict += f"; {rerun}"
         rows.append([metrics.file_family(r)] + cells + [probes or "—", verdict])
     return rows
+
+
+def shared_cpus_probes(r: Results) -> list[str]:
+    """The run's other work and its CPUs' parallel capacity at its start and end, as the
+    ceilings table shows them beside the SGEMM probes: "other work 0.9 of a CPU, steal 0%",
+    "FMA 2 threads / 1: 1.0x → 1.9x"."""
+    shown = []
+    if (other := metrics.OtherWork.of(r)).recorded:
+        shown.append(f"other work {other.words()}")
+    capacity, threads = metrics.probe_capacity(r)
+    if capacity:
+        shown.append(f"FMA {threads or 'all'} threads / 1: "
+                     + " → ".join(f"{v:.1f}x" for v in capacity.values()))
+    return shown
 
 
 # ---- each library against the hardware's limit -------------------------------------------------

@@ -75,9 +75,12 @@ def _ceilings_html(report: Report) -> str:
     if not report.ceilings:
         return ""
     return ("<h3>Each file's ceilings</h3><p class=\"blurb\">Every family's run measures the "
-            "machine's ceilings beside itself, and probes SGEMM and read bandwidth at its start "
-            f"and end: a change of more than {STABILITY_DRIFT:.0%} means the machine "
-            "changed speed during that run. Each file's \"% of peak\" is judged against the "
+            "machine's ceilings beside itself, and probes SGEMM, read bandwidth and the "
+            "register FMA loop (on every CPU over one thread: the CPUs' parallel capacity) at "
+            f"its start and end: an SGEMM change of more than {STABILITY_DRIFT:.0%} means the "
+            "machine changed speed during that run. Other work is other processes' CPU time "
+            "and the hypervisor's steal over the run; a family the bench workflow ran again "
+            "says which run it kept. Each file's \"% of peak\" is judged against the "
             "ceilings in this row: its own peak/ rows, or those of the peak file it names.</p>"
             + table(headings.CEILINGS_HEADERS, report.ceilings, headings.CEILINGS_NUMERIC)
             + (f"<h3>Each library against the hardware's limit</h3>"

@@ -358,6 +358,10 @@ class Explanation:
     peaks: str = ""  # those equal peaks, in words
     why: str = ""  # what holds a machine below its cores, where the ceiling is the usable CPUs
     unsteady: str = ""  # two runs of one machine: what shows it was unsteady
+    # Two runs of one machine: the CPUs shared, in words, where either run recorded other work
+    # or their parallel capacity differed (shared_cpus): the cause, not a ceiling or a library.
+    shared: str = ""
+    shared_kind: str = ""  # "other_work" or "capacity"
 
     @property
     def other_key(self) -> str | None:
@@ -633,8 +637,46 @@ def compare(here: Side, there: Side) -> Comparison:
         elif unsteady and p.differs and not p.reasons and not (e.explained or e.facts
                                                                or e.library):
             e = replace(e, unsteady=unsteady)
+        if unsteady and p.differs and not p.reasons and (found := shared_cpus(p, here, there)):
+            # Other work or a capacity that moved is the cause: the same hardware had the same
+            # ceilings and the same library, so neither is named.
+            e = Explanation(facts=e.facts, notes=e.notes, shared=found[1], shared_kind=found[0])
         works.append(Work(p, e))
     return Comparison(here, there, tuple(works), tuple(other_sizes(here, there)))
+
+
+# ---- the CPUs shared between two runs of one machine ------------------------------------------
+
+def side_capacity(side: Side, row: Benchmark) -> float | None:
+    """The CPUs' parallel capacity the run of `row` read: its file's FMA probes (the mean of
+    its start and end), else the run's peak/flops rows."""
+    results = side.run.file_of(row)
+    probes, _ = metrics.probe_capacity(results) if results else ({}, None)
+    if probes:
+        return sum(probes.values()) / len(probes)
+    peak = metrics.peak_capacity(side.run.benchmarks)
+    return peak[0] if peak else None
+
+
+def shared_cpus(pair: Pair, here: Side, there: Side) -> tuple[str, str] | None:
+    """Why a work differs between two runs of one machine where the CPUs were shared: ("other
+    work", its words) where either side's file recorded other work (metrics.OtherWork.seen),
+    else ("capacity", ...) where a CPU row's two runs read parallel capacities more than
+    STABILITY_DRIFT apart; None where neither."""
+    files = [side.run.file_of(row) for side, row in ((here, pair.here), (there, pair.there))]
+    others = [metrics.OtherWork.of(r) if r else metrics.OtherWork(None, None) for r in files]
+    if any(o.seen for o in others):
+        family = files[0] and metrics.file_family(files[0]) or pair.here.parsed.family
+        mine, theirs = (o.cpus_words or o.steal_words or "nothing recorded" for o in others)
+        return "other_work", (f"other work used these CPUs during the run ({mine} during "
+                              f"{family} here, {theirs} there)")
+    if pair.here.parsed.device != "cpu":
+        return None
+    mine, theirs = side_capacity(here, pair.here), side_capacity(there, pair.there)
+    if mine and theirs and max(mine, theirs) / min(mine, theirs) > 1 + metrics.STABILITY_DRIFT:
+        return "capacity", (f"these CPUs' parallel capacity differed ({mine:.1f}x one CPU here, "
+                            f"{theirs:.1f}x there)")
+    return None
 
 
 # ---- in words -------------------------------------------------------------------------------
@@ -752,6 +794,8 @@ def reading(w: Work, here: str, there: str) -> str:
             bound = (f"partly bound by the {bound} ({fmt_ratio_short(e.ratio)}, more than the "
                      f"work's {fmt_ratio_short(w.pair.speed)}: something else bounds the rest)")
         return bound + (f"; {facts}" if facts else "") + caveats
+    if e.shared:
+        return e.shared + (f"; {facts}" if facts else "") + caveats
     text = "; ".join(p for p in (library_text(e), facts) if p) or (
         f"the machine itself was unsteady ({e.unsteady})" if e.unsteady
         else "unexplained by the recorded facts")
@@ -791,6 +835,8 @@ def cause(w: Work, c: Comparison) -> tuple:
     library's own cause, the first fact cited, the machine itself (both runs of one machine),
     or nothing."""
     e = w.explanation
+    if e.shared:
+        return ("shared", e.shared_kind)
     if e.explained:
         return ("ceiling", e.ceiling, e.other_key)
     if e.library:
@@ -841,6 +887,8 @@ def cause_words(key: tuple, works: Sequence[Work], c: Comparison, detail: bool) 
         return d.words + (f" ({d.key} {d.value})" if detail else "")
     if key[0] == "unsteady":
         return "the machine itself was unsteady" + (f" ({e.unsteady})" if detail else "")
+    if key[0] == "shared":
+        return e.shared if detail else e.shared.split(" (")[0]
     return "unexplained by the recorded facts" if detail else "unexplained"
 
 
