@@ -873,8 +873,9 @@ def test_other_work_beside_the_run_is_named_with_its_figures_and_heads_the_verdi
     assert "set_intra_op_parallelism_threads(1)" in text and "OMP_WAIT_POLICY=PASSIVE" in text
     assert said.startswith("Other work used these CPUs during the run: 0.9 of a CPU")
     # Steal alone is other work too; below both limits, none.
-    assert "other_work" in shared_findings(rows, **probes(steal="0.040"))[0]
-    quiet, said = shared_findings(rows, **probes(other_cpus="0.19", steal="0.019"))
+    assert "other_work" in shared_findings(rows, **probes(steal="0.060"))[0]
+    # A quiet 2-vCPU VM's families read up to 0.17 of a CPU and 2.9% steal.
+    quiet, said = shared_findings(rows, **probes(other_cpus="0.24", steal="0.049"))
     assert "other_work" not in quiet and not said.startswith("Other work")
 
 
@@ -890,22 +891,31 @@ def test_other_work_puts_each_family_with_its_own_figure():
             "(steal 5%)") in text
 
 
-def test_cpus_that_deliver_one_cpu_are_a_finding_with_each_reading():
+def test_cpus_that_deliver_one_cpu_at_best_are_a_warning_with_their_readings():
     rows = fma_peak(1, 94) + fma_peak(2, 95)
-    found, _ = shared_findings(rows, **probes(every=(95, 180)))
+    found, _ = shared_findings(rows, **probes(every=(95, 96)))
     f = found["parallel_capacity"]
-    assert f.title == "These 2 vCPUs deliver 1.0x one"
+    assert (f.title, f.severity) == ("These 2 vCPUs deliver 1.0x one", "warning")
     assert f.text.startswith("These 2 vCPUs deliver 1.0x one: they are two hyperthreads of one "
                              "core (as on Colab), or another tenant shares it (steal 0%).")
-    assert ("1.0x in peak/flops (best repetitions), 1.0x at the peak run's start, 1.9x at the "
-            "peak run's end") in f.text
-    assert "It moved between readings (1.0x to 1.9x one)" in f.text
-    assert f.impact == pytest.approx(2 / (95 / 94))
+    assert ("best 1.0x (at the peak run's end), lowest 1.0x (in peak/flops (best "
+            "repetitions)), over 3 readings") in f.text
+    assert f.impact == pytest.approx(2 / (96 / 94))
     # Two whole cores: no finding; 0.75 of the count is the limit.
     whole = fma_peak(1, 94) + fma_peak(2, 183)
     assert "parallel_capacity" not in shared_findings(whole, **probes())[0]
     assert "parallel_capacity" not in shared_findings(fma_peak(1, 100) + fma_peak(2, 151))[0]
     assert "parallel_capacity" in shared_findings(fma_peak(1, 100) + fma_peak(2, 149))[0]
+
+
+def test_a_capacity_that_fell_short_only_at_times_is_context_not_a_loss():
+    # A quiet VM: 2.0x at best, 1.0x while the host had the vCPUs on one core.
+    found, _ = shared_findings(fma_peak(1, 94) + fma_peak(2, 95), **probes(every=(95, 180)))
+    f = found["parallel_capacity"]
+    assert (f.title, f.severity) == ("These 2 vCPUs' parallel capacity moved", "info")
+    assert f.text.startswith("These 2 vCPUs delivered 1.9x one at best but 1.0x at times during "
+                             "the run (best 1.9x (at the peak run's end)")
+    assert f.impact is None or f.impact <= 1
 
 
 def test_threads_that_fight_are_named_per_library_with_the_other_work_that_explains_them():

@@ -11,7 +11,7 @@ from dataclasses import replace
 
 from gapbench_report.core import framework
 from gapbench_report.core.catalogue import SEVERITIES
-from gapbench_report.core.causes import DOCTOR_TITLES, OTHER_WORK
+from gapbench_report.core.causes import DOCTOR_TITLES, OTHER_WORK, fewer_cpus_why, usable_cpus
 from gapbench_report.core.findings import Finding, costliest_first, fix_first
 from gapbench_report.core.formats import fmt_ratio
 from gapbench_report.core.labels import (
@@ -32,6 +32,7 @@ from gapbench_report.core.metrics import (
     OtherWork,
     best,
     capacity_short,
+    cpus_worth,
     ceiling_drifts,
     cpu_flop_bound,
     cpu_flop_cap,
@@ -165,16 +166,33 @@ def _joined(items: list[str]) -> str:
 def other_work_where(files: list[Results], nested: bool = False) -> str:
     """"0.9 of a CPU during conv and lstm (steal 0%)" (`nested`, inside brackets: "..., steal
     0%"): each file's other work (metrics.OtherWork) that passed its limits, the families of
-    equal figures together."""
+    equal figures together; where more than two figures differ, their range over the family
+    runs: "0.8–1.1 CPUs during each of its 8 family runs (steal 0–2%)"."""
+    seen = [(r, o) for r in files if (o := OtherWork.of(r)).seen]
     by_figures: dict[tuple[str, str], list[str]] = {}
-    for r in files:
-        other = OtherWork.of(r)
-        if other.seen:
-            by_figures.setdefault((other.cpus_words, other.steal_words), []).append(
-                file_family(r))
+    for r, other in seen:
+        by_figures.setdefault((other.cpus_words, other.steal_words), []).append(file_family(r))
+    if len(by_figures) > 2:
+        cpus = [o.other_cpus for _, o in seen if o.other_cpus is not None]
+        steals = [o.steal for _, o in seen if o.steal is not None]
+        families = (f"each of its {len(seen)} family runs" if len(seen) == len(files) else
+                    f"{len(seen)} of its {len(files)} family runs "
+                    f"({_joined([file_family(r) for r, _ in seen])})")
+        steal = ""
+        if steals:
+            lo, hi = f"{min(steals):.0%}", f"{max(steals):.0%}"
+            steal = f"steal {lo}" if lo == hi else f"steal {lo}–{hi}"
+        by_figures = {(cpus_worth(max(cpus), min(cpus)) if cpus else "", steal): [families]}
+        return _during(by_figures, nested, joined=False)
+    return _during(by_figures, nested)
+
+
+def _during(by_figures: dict[tuple[str, str], list[str]], nested: bool,
+            joined: bool = True) -> str:
     parts = []
     for (cpus, steal), families in by_figures.items():
-        text = " ".join(p for p in (cpus, f"during {_joined(families)}") if p)
+        where = _joined(families) if joined else families[0]
+        text = " ".join(p for p in (cpus, f"during {where}") if p)
         parts.append(text + ((f", {steal}" if nested else f" ({steal})") if steal else ""))
     return ", ".join(parts)
 
@@ -216,29 +234,41 @@ def steal_words(files) -> str:
 
 
 def rule_parallel_capacity(run: Run) -> list[Finding]:
-    """The CPUs' real parallel capacity (capacity_readings) far below their count
-    (metrics.capacity_short): they are two hyperthreads of one core, or another tenant shares
-    it. Where the readings moved, it says so: threaded rows of two runs disagree for it."""
+    """The CPUs' real parallel capacity (capacity_readings). Read as a ceiling, at its best
+    reading (other work only lowers it): far below their count (metrics.capacity_short), they
+    are two hyperthreads of one core, or another tenant shares it, a warning. Where only some
+    readings fell short, the capacity moved during the run (the host moved its vCPUs, or other
+    work came and went): context, since threaded rows of two runs disagree for it."""
     readings, threads = capacity_readings(run)
-    if not threads or not any(capacity_short(value, threads) for _, value in readings):
+    # A process held to fewer CPUs (taskset, a quota) reads that many at most: doctor's
+    # fewer_usable_cpus says it, not a finding about the CPUs themselves.
+    if not threads or not readings or fewer_cpus_than(run.context, threads):
         return []
-    low = min(value for _, value in readings)
-    high = max(value for _, value in readings)
+    high_where, high = max(readings, key=lambda r: r[1])
+    low_where, low = min(readings, key=lambda r: r[1])
     noun = cpus_noun(run.context)
-    shown = ", ".join(f"{value:.1f}x {where}" for where, value in readings)
-    moved = (f" It moved between readings ({low:.1f}x to {high:.1f}x one): threaded rows of two "
-             "runs, or of two families, disagree for it." if high > low * (1 + STABILITY_DRIFT)
-             else "")
-    other = other_work_where(list(run.files), nested=True)
-    why = (f"other work used them during the run ({other}), or they are two hyperthreads of one "
-           "core (as on Colab)" if other else "they are two hyperthreads of one core (as on "
-           f"Colab), or another tenant shares it{steal_words(run.files)}")
+    shown = (f"best {high:.1f}x ({high_where}), lowest {low:.1f}x ({low_where}), over "
+             f"{len(readings)} readings")
+    if capacity_short(high, threads):
+        other = other_work_where(list(run.files), nested=True)
+        why = (f"other work used them during the run ({other}), or they are two hyperthreads "
+               "of one core (as on Colab)" if other else "they are two hyperthreads of one "
+               f"core (as on Colab), or another tenant shares it{steal_words(run.files)}")
+        return [Finding(
+            "parallel_capacity", "warning", f"These {threads} {noun} deliver {high:.1f}x one",
+            f"These {threads} {noun} deliver {high:.1f}x one: {why}. The register FMA loop on "
+            f"all {threads} threads against one: {shown}. A threaded job gains at most "
+            f"{high:.1f}x from them here. {SHARED_CPUS_FIX}",
+            impact=threads / high, cause=f"{threads} {noun} that deliver {high:.1f}x one")]
+    if not capacity_short(low, threads):
+        return []
     return [Finding(
-        "parallel_capacity", "warning", f"These {threads} {noun} deliver {low:.1f}x one",
-        f"These {threads} {noun} deliver {low:.1f}x one: {why}. The register FMA loop on all "
-        f"{threads} threads against one: {shown}.{moved} A threaded job gains at most "
-        f"{low:.1f}x from them here. {SHARED_CPUS_FIX}",
-        impact=threads / low, cause=f"{threads} {noun} that deliver {low:.1f}x one")]
+        "parallel_capacity", "info", f"These {threads} {noun}' parallel capacity moved",
+        f"These {threads} {noun} delivered {high:.1f}x one at best but {low:.1f}x at times "
+        f"during the run ({shown}): the host put them on one core's hyperthreads for a while, "
+        "or other work came and went. Threaded rows of two runs, or of two families, can "
+        "disagree for it; a row's own spread and its file's readings say whether it was hit.",
+        cause=f"{threads} {noun} whose parallel capacity moved ({low:.1f}x to {high:.1f}x one)")]
 
 
 # Library threads on every CPU this much slower than on one, or more: they fight.
@@ -273,9 +303,23 @@ def twin_threads(b: Benchmark, results: Results | None, context: dict) -> int | 
     return number(b.parsed.axes.get(THREADS_AXIS)) and int(b.parsed.axes[THREADS_AXIS])
 
 
-def fight_evidence(run: Run, results: Results | None) -> str:
-    """Why threads fight here, from the twin's file: the other work it recorded, else the
-    CPUs' capacity."""
+def fewer_cpus_than(context: dict, threads: int | None) -> str:
+    """"1 of the 2 CPUs (its CPU affinity)" where this process may use fewer CPUs than
+    `threads` (an affinity, a quota: core/causes.py), else ""."""
+    usable = usable_cpus(context)
+    if not threads or not usable or usable[0] > threads - 0.5:
+        return ""
+    why, _ = fewer_cpus_why(context)
+    return f"{usable[0]:g} of the {threads} CPUs" + (f" ({why})" if why else "")
+
+
+def fight_evidence(run: Run, results: Results | None, threads: int | None = None) -> str:
+    """Why threads fight here, from the twin's file: fewer usable CPUs than threads, the other
+    work it recorded, else the CPUs' capacity."""
+    if few := fewer_cpus_than(run.context, threads):
+        on = "it" if few.startswith("1 of") else "them"
+        return (f"this job may use {few}, and its {threads} threads take turns on {on}, each "
+                "waiting a whole scheduler slice for the other at every barrier")
     other = OtherWork.of(results) if results else None
     if other and other.seen:
         steal = f" ({other.steal_words})" if other.steal_words else ""
@@ -313,7 +357,7 @@ def rule_threads_fight(run: Run) -> list[Finding]:
         found.append(Finding(
             "threads_fight", "warning", f"{library}{THREADS_FIGHT_TITLE}",
             f"{head} ({fmt_seconds(every.median)} against {fmt_seconds(one.median)}): "
-            f"{fight_evidence(run, run.file_of(every))}.{also} {SHARED_CPUS_FIX}",
+            f"{fight_evidence(run, run.file_of(every), threads)}.{also} {SHARED_CPUS_FIX}",
             impact=ratio, cause=head.removesuffix(" here"), subject=every.name))
     return found
 

@@ -637,9 +637,11 @@ def compare(here: Side, there: Side) -> Comparison:
         elif unsteady and p.differs and not p.reasons and not (e.explained or e.facts
                                                                or e.library):
             e = replace(e, unsteady=unsteady)
-        if unsteady and p.differs and not p.reasons and (found := shared_cpus(p, here, there)):
+        if (unsteady and p.differs and not p.reasons and not e.explained
+                and (found := shared_cpus(p, here, there))):
             # Other work or a capacity that moved is the cause: the same hardware had the same
-            # ceilings and the same library, so neither is named.
+            # ceilings and the same library, so neither is named. A recorded limit that binds
+            # (fewer usable CPUs: taskset, a quota) stays the cause where it explains the work.
             e = Explanation(facts=e.facts, notes=e.notes, shared=found[1], shared_kind=found[0])
         works.append(Work(p, e))
     return Comparison(here, there, tuple(works), tuple(other_sizes(here, there)))
@@ -658,6 +660,14 @@ def side_capacity(side: Side, row: Benchmark) -> float | None:
     return peak[0] if peak else None
 
 
+def side_other_work(side: Side) -> str:
+    """"0.8–1.0 CPUs": the other work a side's family runs recorded, over all of them (one
+    figure for the whole comparison, whichever family a work is of)."""
+    cpus = [o.other_cpus for r in side.run.files
+            if (o := metrics.OtherWork.of(r)).other_cpus is not None]
+    return metrics.cpus_worth(max(cpus), min(cpus)) if cpus else "nothing recorded"
+
+
 def shared_cpus(pair: Pair, here: Side, there: Side) -> tuple[str, str] | None:
     """Why a work differs between two runs of one machine where the CPUs were shared: ("other
     work", its words) where either side's file recorded other work (metrics.OtherWork.seen),
@@ -666,11 +676,15 @@ def shared_cpus(pair: Pair, here: Side, there: Side) -> tuple[str, str] | None:
     files = [side.run.file_of(row) for side, row in ((here, pair.here), (there, pair.there))]
     others = [metrics.OtherWork.of(r) if r else metrics.OtherWork(None, None) for r in files]
     if any(o.seen for o in others):
-        family = files[0] and metrics.file_family(files[0]) or pair.here.parsed.family
-        mine, theirs = (o.cpus_words or o.steal_words or "nothing recorded" for o in others)
-        return "other_work", (f"other work used these CPUs during the run ({mine} during "
-                              f"{family} here, {theirs} there)")
+        mine, theirs = (side_other_work(side) for side in (here, there))
+        return "other_work", (f"other work used these CPUs during the run ({mine} here, "
+                              f"{theirs} there)")
     if pair.here.parsed.device != "cpu":
+        return None
+    # A process held to fewer CPUs on one side reads its capacity on those: the usable CPUs,
+    # a recorded fact, are what differs (the facts say it), not the CPUs themselves.
+    usable = [usable_cpus(side.run.context) for side in (here, there)]
+    if all(usable) and usable[0].value != usable[1].value:
         return None
     mine, theirs = side_capacity(here, pair.here), side_capacity(there, pair.there)
     if mine and theirs and max(mine, theirs) / min(mine, theirs) > 1 + metrics.STABILITY_DRIFT:
