@@ -28,7 +28,7 @@ from gapbench_probe.gbjson import (
     iteration_entries,
 )
 from gapbench_probe.machine import cpu_model, driver_cuda_version, source_state
-from gapbench_probe.plan import GPU_MATHS, Case, Profile, cases
+from gapbench_probe.plan import GPU_MATHS, LIB_THREADS, Case, Profile, cases
 from gapbench_probe.problems import Problem
 from gapbench_probe.timing import measure
 
@@ -131,9 +131,11 @@ def time_case(adapter: Adapter, case: Case, device: str, problem: Problem, profi
               name: str, index: int) -> list[dict]:
     """Validated, then timed, in the case's arithmetic: the entries of one benchmark (error
     entries where it failed)."""
-    inputs = {**problem.inputs, "math": case.math} if case.op in GPU_MATHS else problem.inputs
-    with adapter.arithmetic(device, case.math) as arithmetic:
-        runner = getattr(adapter, case.op)(device, **inputs)
+    op = case.adapter_op
+    inputs = {**problem.inputs, "math": case.math} if op in GPU_MATHS else problem.inputs
+    with adapter.arithmetic(device, case.math) as arithmetic, \
+            adapter.lib_threads(case.lib_threads) as threads:
+        runner = getattr(adapter, op)(device, **inputs)
         try:
             result = runner.call()
             wrong = adapter.misplaced(device, result) or problem.check(runner.fetch(result),
@@ -143,8 +145,10 @@ def time_case(adapter: Adapter, case: Case, device: str, problem: Problem, profi
             reps = measure(runner.call, profile, runner.counters, runner.reset)
         finally:
             runner.close()
+    constants = problem.constants if threads is None else {**problem.constants,
+                                                           LIB_THREADS: threads}
     for rep in reps:
-        rep.counters.update(problem.constants)
+        rep.counters.update(constants)
     entries = iteration_entries(name, index, reps, problem.work)
     return entries + aggregate_entries(entries)
 

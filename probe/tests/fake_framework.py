@@ -21,6 +21,7 @@ from gapbench_probe.frameworks.base import Adapter, PipelineRunner, Runner, Unav
 from gapbench_probe.plan import DEVICES, FP32, HALF, Case
 
 MODULE = "gapbench_probe_fake_framework"
+USER_THREADS = 3  # the intra-op threads the fake framework starts with: the user's setting
 
 
 def case(op: str, *axes: tuple[str, object], devices: tuple[str, ...] = DEVICES) -> Case:
@@ -62,10 +63,29 @@ class FakeAdapter(Adapter):
     def gpu_capability(self):
         return self.capability
 
+    @classmethod
+    def open(cls):
+        cls.opened = super().open()  # for the tests to read what the run left set
+        return cls.opened
+
     def __init__(self, framework):
         super().__init__(framework)
         self.tf32_on = True
         self.tf32_calls: list[bool] = []  # what the probe's calls to set_tf32 asked for
+        self.threads = USER_THREADS  # the user's intra-op threads
+        self.threads_seen: list[int] = []  # what the probe's calls to set_intra_op_threads asked
+
+    def set_intra_op_threads(self, count):
+        before = self.threads
+        self.threads = count
+        self.threads_seen.append(count)
+
+        def restore():
+            self.threads = before
+        return restore
+
+    def intra_op_threads(self):
+        return self.threads
 
     def set_tf32(self, on):
         self.tf32_calls.append(on)
@@ -182,4 +202,8 @@ def tiny_cases(profile=None) -> list[Case]:
         case("matmul", ("n", 4)),
         case("matmul", ("n", 48), ("math", "bf16"), devices=("gpu",)),
         case("dense", ("batch", 4)),
+        case("lstm_step", ("batch", 2), ("input", 3), ("hidden", 4), ("lib_threads", 1),
+             devices=("cpu",)),
+        case("lstm_step", ("batch", 2), ("input", 3), ("hidden", 4), ("lib_threads", "all"),
+             devices=("cpu",)),
     ]

@@ -267,3 +267,27 @@ def test_cuda_versions():
     assert parse_cuda("12.4") == (12, 4) and parse_cuda("none") is None
     assert torch_adapter.cudnn_text(8902) == "8.9.2"
     assert torch_adapter.cudnn_text(92600) == "9.26.0"
+
+
+def test_torch_runs_a_threads_case_on_its_count_and_puts_the_users_back(monkeypatch):
+    torch = torch_with(monkeypatch, None)
+    threads = [8]  # the user's torch.set_num_threads(8)
+    torch.fw.get_num_threads = lambda: threads[0]
+    torch.fw.set_num_threads = lambda n: threads.__setitem__(0, n)
+    with torch.lib_threads(1) as used:
+        assert used == 1 and threads == [1]
+    assert threads == [8]
+    with pytest.raises(RuntimeError), torch.lib_threads(2):
+        raise RuntimeError("the case failed")
+    assert threads == [8]
+    with torch.lib_threads(None) as used:  # a case without lib_threads: left as it is
+        assert used is None and threads == [8]
+
+
+def test_tensorflow_skips_a_threads_case_saying_why(monkeypatch):
+    tensorflow = tensorflow_with(monkeypatch, None)
+    with pytest.raises(Unavailable, match="fixes its intra-op threads when it starts"), \
+            tensorflow.lib_threads(1):
+        pass
+    with tensorflow.lib_threads(None) as used:
+        assert used is None

@@ -3,6 +3,7 @@ reasons, and failures that stay in their own benchmark."""
 
 from __future__ import annotations
 
+import os
 import re
 
 import pytest
@@ -10,8 +11,9 @@ import pytest
 from gapbench_probe import problems
 from gapbench_probe import run as run_module
 from gapbench_probe.machine import source_state
+from gapbench_probe.plan import ADAPTER_OPS
 from gapbench_probe.run import run_framework
-from tests.fake_framework import case, fake
+from tests.fake_framework import USER_THREADS, case, fake
 
 MACHINE = ("abc123", "gapbench doctor")
 
@@ -82,7 +84,7 @@ def test_no_gpu_skips_the_gpu_variants_with_the_reason(tiny):
     gpu = [e for e in run.entries if "/gpu/" in e["name"]]
     assert gpu and {e["error_message"] for e in gpu} == {f"skipped: {reason}"}
     assert not [e for e in run.entries if "/cpu/" in e["name"] and e.get("error_occurred")]
-    assert run.skipped == {reason: len(runs_of(run)) // 2 + 1}  # + the GPU-only copy
+    assert run.skipped == {reason: len({e["name"] for e in gpu})}
 
 
 def test_a_wrong_result_is_a_failure_never_a_figure(tiny):
@@ -97,7 +99,10 @@ def test_a_wrong_result_is_a_failure_never_a_figure(tiny):
 def test_wrong_results_of_every_op_are_caught(tiny):
     for op in ("sumsq", "image", "lstm", "matmul", "dense", "copy"):
         run = probe(fake(**{op: "wrong"}), tiny, devices=("cpu", "gpu"))
-        assert run.failed and all(f"op:{op}/" in f for f in run.failed), (op, run.failed)
+        # The fake's faults are its adapter's ops: op:lstm_step is lstm's too.
+        ops = {ADAPTER_OPS.get(name_op, name_op)
+               for name_op in re.findall(r"/op:([a-z_]+)/", " ".join(run.failed))}
+        assert run.failed and ops == {op}, (op, run.failed)
 
 
 def test_a_framework_that_raises_mid_run_fails_that_benchmark_only(tiny):
@@ -201,3 +206,28 @@ def test_a_gpu_result_computed_elsewhere_is_a_failure_never_a_figure(tiny):
     assert gpu and {e.get("error_message") for e in gpu} == {
         "computed it on the CPU, not on the GPU"}
     assert run.timed == len([n for n in runs_of(run) if "/cpu/" in n])
+
+
+THREADS_STEP = "framework/torch/cpu/op:lstm_step/batch:2/input:3/hidden:4/lib_threads:{}/real_time"
+
+
+def test_the_threads_twins_run_on_one_thread_and_every_cpu_then_the_users_setting(tiny,
+                                                                                  monkeypatch):
+    monkeypatch.setattr(os, "cpu_count", lambda: 6)  # lib_threads:all, every CPU online
+    adapter = fake()
+    reps = runs_of(probe(adapter, tiny, devices=("cpu",)))
+    assert {e["lib_threads"] for e in reps[THREADS_STEP.format(1)]} == {1}
+    assert {e["lib_threads"] for e in reps[THREADS_STEP.format("all")]} == {6}
+    assert adapter.opened.threads_seen == [1, 6]
+    assert adapter.opened.threads == USER_THREADS
+    # Rows without lib_threads keep the user's setting and carry no such counter.
+    assert not [n for n, r in reps.items() if "lib_threads" in r[0] and "lib_threads:" not in n]
+
+
+def test_a_threads_twin_that_fails_still_puts_the_users_setting_back(tiny):
+    adapter = fake(lstm="raise")
+    run = probe(adapter, tiny, devices=("cpu",))
+    assert [f for f in run.failed if "/op:lstm_step/" in f]
+    assert adapter.opened.threads_seen == [1, os.cpu_count()]
+    assert adapter.opened.threads == USER_THREADS
+

@@ -218,6 +218,29 @@ class Adapter:
         finally:
             restore()
 
+    def set_intra_op_threads(self, count: int) -> Callable[[], None]:
+        """Sets the framework's intra-op threads to `count`; returns what puts the user's
+        setting back. Unavailable (the case skipped, saying why) where it cannot here."""
+        raise Unavailable(f"{self.name} cannot set its intra-op threads")
+
+    def intra_op_threads(self) -> int:
+        """The intra-op threads in force: the lib_threads counter of a threads case."""
+        raise NotImplementedError
+
+    @contextlib.contextmanager
+    def lib_threads(self, count: int | None) -> Iterator[int | None]:
+        """While a case of gapbench's threads family is set up, checked and timed: the framework
+        on `count` intra-op threads, the user's setting put back after; yields the threads in
+        force. None: a case without lib_threads, the framework's setting untouched."""
+        if count is None:
+            yield None
+            return
+        restore = self.set_intra_op_threads(count)
+        try:
+            yield self.intra_op_threads()
+        finally:
+            restore()
+
     def misplaced(self, device: str, result: Any) -> str | None:
         """Why the result of a call on `device` did not come from there, or None where it did."""
         return None

@@ -22,6 +22,10 @@ from gapbench_probe.plan import FP32, HALF, Case
 GPU_LIBRARIES_HINT = ("its GPU build needs the CUDA libraries of `pip install "
                       "tensorflow[and-cuda]`")
 
+INTRA_OP_FIXED = ("TensorFlow fixes its intra-op threads when it starts (tf.config.threading "
+                  "cannot change them after), so one process cannot time both lib_threads:1 and "
+                  "lib_threads:all")
+
 
 class TensorflowAdapter(Adapter):
     name = "tensorflow"
@@ -109,6 +113,13 @@ class TensorflowAdapter(Adapter):
         before = bool(config.tensor_float_32_execution_enabled())
         config.enable_tensor_float_32_execution(on)
         return lambda: config.enable_tensor_float_32_execution(before)
+
+    def set_intra_op_threads(self, count: int):
+        # Its thread pools are made when it starts and never resized: set_intra_op_parallelism_
+        # threads raises once it has run an op. A child process per count would cost a TensorFlow
+        # start-up each and a second copy of the run's machinery; gapbench's own threads rows and
+        # PyTorch's twins measure the stall.
+        raise Unavailable(INTRA_OP_FIXED)
 
     def gpu_capability(self):
         tf = self.fw
