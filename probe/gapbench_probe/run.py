@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from gapbench_probe import __version__, problems
+from gapbench_probe import __version__, problems, stability
 from gapbench_probe.frameworks.base import Adapter, Unavailable, one_line
 from gapbench_probe.gbjson import (
     SKIP_PREFIX,
@@ -169,6 +169,7 @@ def run_framework(adapter: type[Adapter], devices: Iterable[str], profile: Profi
             gpu = f"{adapter.name}'s GPU check failed: {one_line(e)}"
     run = Run(adapter.name, context_of(adapter, opened, status, gpu, profile, seed, machine))
     problem, problem_key = None, None
+    start = stability.snapshot()
     for index, (case, device) in enumerate(todo):
         name = case.name(adapter.name, device)
         skip = status if opened is None else gpu if device == "gpu" and gpu != "ok" else None
@@ -188,6 +189,8 @@ def run_framework(adapter: type[Adapter], devices: Iterable[str], profile: Profi
         if skip is not None:
             entries = error_entries(name, index, profile.repetitions, SKIP_PREFIX + skip)
         record(run, name, entries, say)
+    if run.timed:  # the CPUs' accounting over the cases, as gapbench's context has it
+        run.context.update(stability.accounting(start, stability.snapshot()))
     return run
 
 

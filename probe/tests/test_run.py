@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from gapbench_probe import problems
+from gapbench_probe import problems, stability
 from gapbench_probe import run as run_module
 from gapbench_probe.machine import source_state
 from gapbench_probe.plan import ADAPTER_OPS
@@ -231,3 +231,18 @@ def test_a_threads_twin_that_fails_still_puts_the_users_setting_back(tiny):
     assert adapter.opened.threads_seen == [1, os.cpu_count()]
     assert adapter.opened.threads == USER_THREADS
 
+
+def test_the_context_has_the_runs_cpu_accounting(tiny):
+    context = probe(fake(), tiny, devices=("cpu",)).context
+    if not stability.read_ticks():
+        pytest.skip("no /proc/stat here")
+    keys = ("stability.window_s", "stability.own_cpus", "stability.other_cpus",
+            "stability.steal")
+    assert all(isinstance(context[k], str) and float(context[k]) >= 0 for k in keys)
+    assert float(context["stability.window_s"]) > 0
+
+
+def test_a_run_that_timed_nothing_has_no_cpu_accounting(tiny, monkeypatch):
+    monkeypatch.setitem(__import__("sys").modules, "gapbench_probe_fake_framework", None)
+    context = probe(fake(), tiny, devices=("cpu",)).context
+    assert not [k for k in context if k.startswith("stability.")]
