@@ -5,7 +5,8 @@ work and the steal are what stall threads that wait for each other (the threads 
 
     stability.window_s    wall seconds of the window
     stability.own_cpus    this process's user + system CPU time (all its threads, and the child
-                          processes it reaped in the window: a DataLoader's workers) / window_s
+                          processes it reaped in the window: a DataLoader's workers, the
+                          threads twins' children) / window_s
     stability.other_cpus  every CPU's busy time in /proc/stat (user + nice + system + irq +
                           softirq) less this process's, / window_s, at least 0
     stability.steal       steal over every CPU's time in /proc/stat, a fraction

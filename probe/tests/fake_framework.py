@@ -59,13 +59,17 @@ class FakeAdapter(Adapter):
     gpu: ClassVar[str] = "ok"
     switchable: ClassVar[bool] = True  # False: set_tf32 does nothing (a framework ignoring it)
     capability: ClassVar[tuple[int, int]] = (9, 0)  # the GPU's compute capability
+    instances: ClassVar[tuple[FakeAdapter, ...]] = ()
 
     def gpu_capability(self):
         return self.capability
 
     @classmethod
     def open(cls):
-        cls.opened = super().open()  # for the tests to read what the run left set
+        # For the tests to read what the run left set: the last one opened, and every one (a
+        # child process's, where the test plays it in this one).
+        cls.opened = super().open()
+        cls.instances = (*cls.instances, cls.opened)
         return cls.opened
 
     def __init__(self, framework):
@@ -179,11 +183,13 @@ class FakeAdapter(Adapter):
 
 
 def fake(name: str = "torch", gpu: str = "ok", switchable: bool = True,
-         capability: tuple[int, int] = (9, 0), **faults: str) -> type[FakeAdapter]:
-    """A FakeAdapter class under a framework's name, with its GPU status and faults."""
+         capability: tuple[int, int] = (9, 0), threads_in_process: bool = True,
+         **faults: str) -> type[FakeAdapter]:
+    """A FakeAdapter class under a framework's name, with its GPU status and faults; with
+    threads_in_process False, its lib_threads cases run in a child process as TensorFlow's."""
     return type(f"Fake{name.capitalize()}", (FakeAdapter,),
                 {"name": name, "gpu": gpu, "faults": faults, "switchable": switchable,
-                 "capability": capability})
+                 "capability": capability, "threads_in_process": threads_in_process})
 
 
 def tiny_cases(profile=None) -> list[Case]:

@@ -284,10 +284,23 @@ def test_torch_runs_a_threads_case_on_its_count_and_puts_the_users_back(monkeypa
         assert used is None and threads == [8]
 
 
-def test_tensorflow_skips_a_threads_case_saying_why(monkeypatch):
+def test_tensorflow_sets_its_threads_before_its_first_op_and_never_after(monkeypatch):
     tensorflow = tensorflow_with(monkeypatch, None)
-    with pytest.raises(Unavailable, match="fixes its intra-op threads when it starts"), \
-            tensorflow.lib_threads(1):
+    pools = {"intra": 0, "started": False}  # TensorFlow's choice, until its first op
+
+    def set_intra(count):
+        if pools["started"]:
+            raise RuntimeError("Intra op parallelism cannot be modified after initialization.")
+        pools["intra"] = count
+    tensorflow.fw.config.threading = NS(get_intra_op_parallelism_threads=lambda: pools["intra"],
+                                        set_intra_op_parallelism_threads=set_intra)
+    assert not tensorflow.threads_in_process  # its lib_threads cases run in a child per count
+    with tensorflow.lib_threads(1) as used:
+        assert used == 1
+        pools["started"] = True
+    assert pools["intra"] == 1  # not put back: it cannot be, and the child ends
+    with tensorflow.lib_threads(1) as used:  # the count it has: nothing to change
+        assert used == 1
+    with pytest.raises(Unavailable, match="cannot change once it has run an op: RuntimeError"), \
+            tensorflow.lib_threads(2):
         pass
-    with tensorflow.lib_threads(None) as used:
-        assert used is None

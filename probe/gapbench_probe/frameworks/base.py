@@ -116,6 +116,9 @@ class Adapter:
     name: ClassVar[str]
     module: ClassVar[str]  # what `import` takes
     compiler: ClassVar[str]  # the compiled mode, in the framework's words
+    # Whether set_intra_op_threads works at any time; False: only before the framework's first
+    # op, and its lib_threads cases run in a child process per count (threads_child.py).
+    threads_in_process: ClassVar[bool] = True
 
     def __init__(self, framework: Any):
         self.fw = framework

@@ -13,6 +13,7 @@ from gapbench_probe.frameworks.base import (
     Runner,
     Unavailable,
     gpu_unusable,
+    one_line,
 )
 from gapbench_probe.machine import driver_cuda_version
 from gapbench_probe.plan import FP32, HALF, Case
@@ -22,15 +23,14 @@ from gapbench_probe.plan import FP32, HALF, Case
 GPU_LIBRARIES_HINT = ("its GPU build needs the CUDA libraries of `pip install "
                       "tensorflow[and-cuda]`")
 
-INTRA_OP_FIXED = ("TensorFlow fixes its intra-op threads when it starts (tf.config.threading "
-                  "cannot change them after), so one process cannot time both lib_threads:1 and "
-                  "lib_threads:all")
+INTRA_OP_FIXED = "TensorFlow's intra-op threads cannot change once it has run an op"
 
 
 class TensorflowAdapter(Adapter):
     name = "tensorflow"
     module = "tensorflow"
     compiler = "tf.function"
+    threads_in_process = False  # its thread pools are made at its first op, then fixed
 
     @classmethod
     def supports(cls, case: Case) -> bool:
@@ -115,11 +115,18 @@ class TensorflowAdapter(Adapter):
         return lambda: config.enable_tensor_float_32_execution(before)
 
     def set_intra_op_threads(self, count: int):
-        # Its thread pools are made when it starts and never resized: set_intra_op_parallelism_
-        # threads raises once it has run an op. A child process per count would cost a TensorFlow
-        # start-up each and a second copy of the run's machinery; gapbench's own threads rows and
-        # PyTorch's twins measure the stall.
-        raise Unavailable(INTRA_OP_FIXED)
+        threading = self.fw.config.threading
+        if threading.get_intra_op_parallelism_threads() != count:
+            try:
+                threading.set_intra_op_parallelism_threads(count)
+            except RuntimeError as e:  # it has run an op: its pools are made
+                raise Unavailable(f"{INTRA_OP_FIXED}: {one_line(e)}") from None
+        # Never put back: it could not be once an op ran, and the child process that set it
+        # ends with its cases.
+        return lambda: None
+
+    def intra_op_threads(self) -> int:
+        return int(self.fw.config.threading.get_intra_op_parallelism_threads())
 
     def gpu_capability(self):
         tf = self.fw
