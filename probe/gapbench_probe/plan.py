@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -16,6 +17,14 @@ MATH = "math"  # the arithmetic, as gapbench names it: math:<tf32|fp16|bf16>; ab
 FP32 = "fp32"
 HALF = ("fp16", "bf16")  # the maths whose data a framework holds in 16 bits (TF32 reads float32)
 COMPILED = ("mode", "compiled")  # the framework's compiled mode; absent, eager
+# The intra-op threads a case runs on, as gapbench's threads family names them: lib_threads:1, or
+# lib_threads:all for every CPU online (os.cpu_count(), whatever the process's affinity or quota:
+# what a library that ignores both starts). Absent, the framework's own setting.
+LIB_THREADS = "lib_threads"
+ALL_CPUS = "all"
+# Where a name's op is not the adapter's: gapbench's threads family calls one LSTM cell step
+# op:lstm_step, which is the lstm op's scope:step.
+ADAPTER_OPS = {"lstm_step": "lstm"}
 
 
 @dataclass(frozen=True)
@@ -52,9 +61,22 @@ class Case:
         return dict(self.axes).get(MATH, FP32)
 
     @property
+    def lib_threads(self) -> int | None:
+        """The intra-op threads the case runs on; None where it keeps the framework's setting."""
+        threads = dict(self.axes).get(LIB_THREADS)
+        if threads is None:
+            return None
+        return (os.cpu_count() or 1) if threads == ALL_CPUS else int(threads)
+
+    @property
+    def adapter_op(self) -> str:
+        return ADAPTER_OPS.get(self.op, self.op)
+
+    @property
     def shape(self) -> Case:
-        """The same work whatever its arithmetic: one problem (data and reference) for all."""
-        return Case(self.op, tuple(a for a in self.axes if a[0] != MATH))
+        """The same work whatever its arithmetic and threads: one problem (data and reference)
+        for all."""
+        return Case(self.op, tuple(a for a in self.axes if a[0] not in (MATH, LIB_THREADS)))
 
     def name(self, framework: str, device: str) -> str:
         axes = "/".join(f"{k}:{v}" for k, v in (("op", self.op), *self.axes))
@@ -91,6 +113,10 @@ def shapes(profile: str, family: str, device: str | None = None, **match: str) -
     return list(found)
 
 
+def op_of(axes: Axes) -> str:
+    return dict(axes)["op"]
+
+
 def number(axes: Axes, key: str) -> int:
     return int(dict(axes)[key])
 
@@ -113,7 +139,8 @@ def with_gpu_maths(op: str, both: list[Axes], gpu: list[Axes]) -> Iterator[Case]
 def cases(profile: Profile) -> Iterator[Case]:
     """Every case of the profile, in the families' order. Compiled mode costs a compilation per
     shape (torch.compile takes tens of seconds on two cores), so quick compiles only the cases
-    where per-call overhead is the point: the smallest dense step and LSTM step.
+    where per-call overhead is the point: the smallest dense step and LSTM step. Last, the threads
+    family's twins: each of its shapes on one intra-op thread and on every CPU.
 
     The GPU adds, in each profile, the shapes that judge gapbench's GPU libraries against the
     framework, in every arithmetic: the batch-32 3x3 conv, the profile's LSTMs, and the GEMM
@@ -162,3 +189,7 @@ def cases(profile: Profile) -> Iterator[Case]:
     for axes in dense:
         for mode in _modes(full or axes == dense[0]):
             yield Case("dense", without_op(axes) + mode)
+    # threads: gapbench's shapes and thread counts as it lists them (op:conv, op:lstm_step,
+    # op:matmul at lib_threads:1 and lib_threads:all), on the CPU, where the threads wait.
+    for axes in shapes(mine, "threads", device="cpu"):
+        yield Case(op_of(axes), without_op(axes), ("cpu",))

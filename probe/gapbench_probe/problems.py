@@ -322,6 +322,12 @@ def lstm(case: Case, seed: int) -> Problem:
                     "scope": case.axis("scope"), "compiled": case.compiled}, check, work)
 
 
+def lstm_step(case: Case, seed: int) -> Problem:
+    """gapbench's threads family's op:lstm_step: the lstm op's one cell step at that shape."""
+    step = Case("lstm", (("scope", "step"), *case.shape.axes, ("steps", "1")))
+    return lstm(step, seed)
+
+
 # ---- dense: one training step of 784 -> 128 -> 10 --------------------------------------------
 
 DENSE_SHAPE = (784, 128, 10)
@@ -454,6 +460,6 @@ def pipeline_check(producer: Producer, w: np.ndarray
 
 
 BUILDERS: dict[str, Callable[[Case, int], Problem]] = {
-    "sumsq": sumsq, "image": image, "conv": conv, "lstm": lstm, "matmul": matmul,
-    "dense": dense, "copy": copy,
+    "sumsq": sumsq, "image": image, "conv": conv, "lstm": lstm, "lstm_step": lstm_step,
+    "matmul": matmul, "dense": dense, "copy": copy,
 }

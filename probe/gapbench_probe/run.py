@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from gapbench_probe import __version__, problems
+from gapbench_probe import __version__, problems, stability, threads_child
 from gapbench_probe.frameworks.base import Adapter, Unavailable, one_line
 from gapbench_probe.gbjson import (
     SKIP_PREFIX,
@@ -28,7 +28,7 @@ from gapbench_probe.gbjson import (
     iteration_entries,
 )
 from gapbench_probe.machine import cpu_model, driver_cuda_version, source_state
-from gapbench_probe.plan import GPU_MATHS, Case, Profile, cases
+from gapbench_probe.plan import GPU_MATHS, LIB_THREADS, Case, Profile, cases
 from gapbench_probe.problems import Problem
 from gapbench_probe.timing import measure
 
@@ -131,9 +131,11 @@ def time_case(adapter: Adapter, case: Case, device: str, problem: Problem, profi
               name: str, index: int) -> list[dict]:
     """Validated, then timed, in the case's arithmetic: the entries of one benchmark (error
     entries where it failed)."""
-    inputs = {**problem.inputs, "math": case.math} if case.op in GPU_MATHS else problem.inputs
-    with adapter.arithmetic(device, case.math) as arithmetic:
-        runner = getattr(adapter, case.op)(device, **inputs)
+    op = case.adapter_op
+    inputs = {**problem.inputs, "math": case.math} if op in GPU_MATHS else problem.inputs
+    with adapter.arithmetic(device, case.math) as arithmetic, \
+            adapter.lib_threads(case.lib_threads) as threads:
+        runner = getattr(adapter, op)(device, **inputs)
         try:
             result = runner.call()
             wrong = adapter.misplaced(device, result) or problem.check(runner.fetch(result),
@@ -143,10 +145,36 @@ def time_case(adapter: Adapter, case: Case, device: str, problem: Problem, profi
             reps = measure(runner.call, profile, runner.counters, runner.reset)
         finally:
             runner.close()
+    constants = problem.constants if threads is None else {**problem.constants,
+                                                           LIB_THREADS: threads}
     for rep in reps:
-        rep.counters.update(problem.constants)
+        rep.counters.update(constants)
     entries = iteration_entries(name, index, reps, problem.work)
     return entries + aggregate_entries(entries)
+
+
+class CaseRunner:
+    """Runs one opened framework's cases in turn: each checked and timed, or skipped with the
+    reason, or failed with the error; one problem (data and reference) for the cases of a shape
+    in a row: both devices, every math and thread count (pipelines calibrate per device)."""
+
+    def __init__(self, opened: Adapter, profile: Profile, seed: int):
+        self.opened, self.profile, self.seed = opened, profile, seed
+        self.problem: Problem | None = None
+        self.problem_key: object = None
+
+    def entries(self, case: Case, device: str, name: str, index: int) -> list[dict]:
+        try:
+            key = (case, device) if case.op == "pipeline" else case.shape
+            if key != self.problem_key:
+                self.problem, self.problem_key = None, None  # the last one let go first
+                self.problem = problem_of(self.opened, case, device, self.seed)
+                self.problem_key = key
+            return time_case(self.opened, case, device, self.problem, self.profile, name, index)
+        except Unavailable as e:
+            return error_entries(name, index, self.profile.repetitions, SKIP_PREFIX + str(e))
+        except Exception as e:  # noqa: BLE001 - the framework failed: this benchmark only
+            return error_entries(name, index, self.profile.repetitions, one_line(e))
 
 
 def run_framework(adapter: type[Adapter], devices: Iterable[str], profile: Profile, seed: int,
@@ -164,26 +192,24 @@ def run_framework(adapter: type[Adapter], devices: Iterable[str], profile: Profi
         except Exception as e:  # noqa: BLE001 - its GPU unusable, its CPU still measured
             gpu = f"{adapter.name}'s GPU check failed: {one_line(e)}"
     run = Run(adapter.name, context_of(adapter, opened, status, gpu, profile, seed, machine))
-    problem, problem_key = None, None
+    cases_here = CaseRunner(opened, profile, seed) if opened is not None else None
+    # A framework whose threads are fixed once it has started runs its lib_threads cases in a
+    # child process per count (threads_child.py), each started on that count.
+    children = threads_child.Children(adapter.name, profile, seed, [
+        (index, case) for index, (case, _) in enumerate(todo) if case.lib_threads is not None])
+    start = stability.snapshot()
     for index, (case, device) in enumerate(todo):
         name = case.name(adapter.name, device)
         skip = status if opened is None else gpu if device == "gpu" and gpu != "ok" else None
-        if skip is None:
-            try:
-                # One problem for both devices and every math (pipelines calibrate per device);
-                # the last one let go first.
-                key = (case, device) if case.op == "pipeline" else case.shape
-                if key != problem_key:
-                    problem, problem_key = None, None
-                    problem, problem_key = problem_of(opened, case, device, seed), key
-                entries = time_case(opened, case, device, problem, profile, name, index)
-            except Unavailable as e:
-                skip = str(e)
-            except Exception as e:  # noqa: BLE001 - the framework failed: this benchmark only
-                entries = error_entries(name, index, profile.repetitions, one_line(e))
         if skip is not None:
             entries = error_entries(name, index, profile.repetitions, SKIP_PREFIX + skip)
+        elif case.lib_threads is not None and not opened.threads_in_process:
+            entries = children.entries(case, name, index)
+        else:
+            entries = cases_here.entries(case, device, name, index)
         record(run, name, entries, say)
+    if run.timed:  # the CPUs' accounting over the cases, as gapbench's context has it
+        run.context.update(stability.accounting(start, stability.snapshot()))
     return run
 
 

@@ -21,6 +21,7 @@ from gapbench_probe.frameworks.base import Adapter, PipelineRunner, Runner, Unav
 from gapbench_probe.plan import DEVICES, FP32, HALF, Case
 
 MODULE = "gapbench_probe_fake_framework"
+USER_THREADS = 3  # the intra-op threads the fake framework starts with: the user's setting
 
 
 def case(op: str, *axes: tuple[str, object], devices: tuple[str, ...] = DEVICES) -> Case:
@@ -58,14 +59,37 @@ class FakeAdapter(Adapter):
     gpu: ClassVar[str] = "ok"
     switchable: ClassVar[bool] = True  # False: set_tf32 does nothing (a framework ignoring it)
     capability: ClassVar[tuple[int, int]] = (9, 0)  # the GPU's compute capability
+    instances: ClassVar[tuple[FakeAdapter, ...]] = ()
 
     def gpu_capability(self):
         return self.capability
+
+    @classmethod
+    def open(cls):
+        # For the tests to read what the run left set: the last one opened, and every one (a
+        # child process's, where the test plays it in this one).
+        cls.opened = super().open()
+        cls.instances = (*cls.instances, cls.opened)
+        return cls.opened
 
     def __init__(self, framework):
         super().__init__(framework)
         self.tf32_on = True
         self.tf32_calls: list[bool] = []  # what the probe's calls to set_tf32 asked for
+        self.threads = USER_THREADS  # the user's intra-op threads
+        self.threads_seen: list[int] = []  # what the probe's calls to set_intra_op_threads asked
+
+    def set_intra_op_threads(self, count):
+        before = self.threads
+        self.threads = count
+        self.threads_seen.append(count)
+
+        def restore():
+            self.threads = before
+        return restore
+
+    def intra_op_threads(self):
+        return self.threads
 
     def set_tf32(self, on):
         self.tf32_calls.append(on)
@@ -159,11 +183,13 @@ class FakeAdapter(Adapter):
 
 
 def fake(name: str = "torch", gpu: str = "ok", switchable: bool = True,
-         capability: tuple[int, int] = (9, 0), **faults: str) -> type[FakeAdapter]:
-    """A FakeAdapter class under a framework's name, with its GPU status and faults."""
+         capability: tuple[int, int] = (9, 0), threads_in_process: bool = True,
+         **faults: str) -> type[FakeAdapter]:
+    """A FakeAdapter class under a framework's name, with its GPU status and faults; with
+    threads_in_process False, its lib_threads cases run in a child process as TensorFlow's."""
     return type(f"Fake{name.capitalize()}", (FakeAdapter,),
                 {"name": name, "gpu": gpu, "faults": faults, "switchable": switchable,
-                 "capability": capability})
+                 "capability": capability, "threads_in_process": threads_in_process})
 
 
 def tiny_cases(profile=None) -> list[Case]:
@@ -182,4 +208,8 @@ def tiny_cases(profile=None) -> list[Case]:
         case("matmul", ("n", 4)),
         case("matmul", ("n", 48), ("math", "bf16"), devices=("gpu",)),
         case("dense", ("batch", 4)),
+        case("lstm_step", ("batch", 2), ("input", 3), ("hidden", 4), ("lib_threads", 1),
+             devices=("cpu",)),
+        case("lstm_step", ("batch", 2), ("input", 3), ("hidden", 4), ("lib_threads", "all"),
+             devices=("cpu",)),
     ]

@@ -267,3 +267,40 @@ def test_cuda_versions():
     assert parse_cuda("12.4") == (12, 4) and parse_cuda("none") is None
     assert torch_adapter.cudnn_text(8902) == "8.9.2"
     assert torch_adapter.cudnn_text(92600) == "9.26.0"
+
+
+def test_torch_runs_a_threads_case_on_its_count_and_puts_the_users_back(monkeypatch):
+    torch = torch_with(monkeypatch, None)
+    threads = [8]  # the user's torch.set_num_threads(8)
+    torch.fw.get_num_threads = lambda: threads[0]
+    torch.fw.set_num_threads = lambda n: threads.__setitem__(0, n)
+    with torch.lib_threads(1) as used:
+        assert used == 1 and threads == [1]
+    assert threads == [8]
+    with pytest.raises(RuntimeError), torch.lib_threads(2):
+        raise RuntimeError("the case failed")
+    assert threads == [8]
+    with torch.lib_threads(None) as used:  # a case without lib_threads: left as it is
+        assert used is None and threads == [8]
+
+
+def test_tensorflow_sets_its_threads_before_its_first_op_and_never_after(monkeypatch):
+    tensorflow = tensorflow_with(monkeypatch, None)
+    pools = {"intra": 0, "started": False}  # TensorFlow's choice, until its first op
+
+    def set_intra(count):
+        if pools["started"]:
+            raise RuntimeError("Intra op parallelism cannot be modified after initialization.")
+        pools["intra"] = count
+    tensorflow.fw.config.threading = NS(get_intra_op_parallelism_threads=lambda: pools["intra"],
+                                        set_intra_op_parallelism_threads=set_intra)
+    assert not tensorflow.threads_in_process  # its lib_threads cases run in a child per count
+    with tensorflow.lib_threads(1) as used:
+        assert used == 1
+        pools["started"] = True
+    assert pools["intra"] == 1  # not put back: it cannot be, and the child ends
+    with tensorflow.lib_threads(1) as used:  # the count it has: nothing to change
+        assert used == 1
+    with pytest.raises(Unavailable, match="cannot change once it has run an op: RuntimeError"), \
+            tensorflow.lib_threads(2):
+        pass

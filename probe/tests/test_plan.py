@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 
 import pytest
@@ -111,15 +112,17 @@ def test_the_gpu_runs_the_targets_in_each_math_and_the_cpu_none_of_them(profile)
     cpu = [c.name("torch", "cpu") for c in cases(PROFILES[profile]) if "cpu" in c.devices]
     assert set(GPU_TARGETS) <= set(gpu) and len(gpu) == len(set(gpu))
     assert not [n for n in cpu if "/math:" in n or "/n:8192/" in n]
-    # The CPU's cases are as they were before the GPU's targets (24 in quick, 47 in full).
-    assert len(cpu) == {"quick": 24, "full": 47}[profile]
+    # The CPU's cases are as they were before the GPU's targets (24 in quick, 47 in full), and
+    # the threads family's 8 twins.
+    assert len(cpu) == {"quick": 24 + 8, "full": 47 + 8}[profile]
     if profile == "quick":
         assert not [n for n in cpu if "/op:conv/n:32/" in n or "/op:matmul/n:2048/" in n]
 
 
 def test_a_shapes_maths_follow_its_float32_case():
-    """So that they share its data: one problem per shape, built once."""
-    order = [c.shape for c in cases(PROFILES["full"])]
+    """So that they share its data: one problem per shape, built once (in each family: the
+    threads family's twins, last, have shapes of the conv and matmul cases)."""
+    order = [(c.shape, c.lib_threads is not None) for c in cases(PROFILES["full"])]
     for shape in set(order):
         first = order.index(shape)
         assert order[first:first + order.count(shape)] == [shape] * order.count(shape), shape
@@ -135,3 +138,27 @@ def test_gapbench_names_the_same_work_in_its_math():
                                      ("math", "fp16"))) in full
     assert ("lstm", "cudnn", "gpu", (("scope", "seq"), ("batch", "64"), ("input", "512"),
                                      ("hidden", "512"), ("steps", "25"), ("math", "fp16"))) in full
+
+
+THREADS_TWINS = [
+    "op:conv/n:1/c:1/hw:28/k:1/r:3/stride:1/pad:0/lib_threads:1",
+    "op:conv/n:1/c:1/hw:28/k:1/r:3/stride:1/pad:0/lib_threads:all",
+    "op:lstm_step/batch:64/input:50/hidden:64/lib_threads:1",
+    "op:lstm_step/batch:64/input:50/hidden:64/lib_threads:all",
+    "op:matmul/n:128/lib_threads:1", "op:matmul/n:128/lib_threads:all",
+    "op:matmul/n:1024/lib_threads:1", "op:matmul/n:1024/lib_threads:all"]
+
+
+@pytest.mark.parametrize("profile", list(PROFILES))
+def test_the_threads_twins_are_gapbenchs_on_the_cpu_under_its_axes(profile):
+    threads = [n for n in names(profile) if "/lib_threads:" in n]
+    assert threads == [f"framework/torch/cpu/{twin}/real_time" for twin in THREADS_TWINS]
+    listed = [b for b in gapbench_list.listed(profile) if b.family == "threads"]
+    assert ["/".join(f"{k}:{v}" for k, v in b.axes) for b in listed] == THREADS_TWINS
+
+
+def test_a_threads_twins_counts_share_one_problem():
+    twins = [c for c in cases(PROFILES["quick"]) if c.lib_threads is not None]
+    one, every = twins[0], twins[1]
+    assert one.shape == every.shape and (one.lib_threads, every.lib_threads) == (1, os.cpu_count())
+    assert twins[2].adapter_op == "lstm" and twins[0].adapter_op == "conv"

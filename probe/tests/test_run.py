@@ -3,15 +3,21 @@ reasons, and failures that stay in their own benchmark."""
 
 from __future__ import annotations
 
+import json
+import os
 import re
+import subprocess
+import sys
 
 import pytest
 
-from gapbench_probe import problems
+from gapbench_probe import problems, stability, threads_child
 from gapbench_probe import run as run_module
+from gapbench_probe.frameworks import ADAPTERS
 from gapbench_probe.machine import source_state
+from gapbench_probe.plan import ADAPTER_OPS
 from gapbench_probe.run import run_framework
-from tests.fake_framework import case, fake
+from tests.fake_framework import USER_THREADS, case, fake
 
 MACHINE = ("abc123", "gapbench doctor")
 
@@ -82,7 +88,7 @@ def test_no_gpu_skips_the_gpu_variants_with_the_reason(tiny):
     gpu = [e for e in run.entries if "/gpu/" in e["name"]]
     assert gpu and {e["error_message"] for e in gpu} == {f"skipped: {reason}"}
     assert not [e for e in run.entries if "/cpu/" in e["name"] and e.get("error_occurred")]
-    assert run.skipped == {reason: len(runs_of(run)) // 2 + 1}  # + the GPU-only copy
+    assert run.skipped == {reason: len({e["name"] for e in gpu})}
 
 
 def test_a_wrong_result_is_a_failure_never_a_figure(tiny):
@@ -97,7 +103,10 @@ def test_a_wrong_result_is_a_failure_never_a_figure(tiny):
 def test_wrong_results_of_every_op_are_caught(tiny):
     for op in ("sumsq", "image", "lstm", "matmul", "dense", "copy"):
         run = probe(fake(**{op: "wrong"}), tiny, devices=("cpu", "gpu"))
-        assert run.failed and all(f"op:{op}/" in f for f in run.failed), (op, run.failed)
+        # The fake's faults are its adapter's ops: op:lstm_step is lstm's too.
+        ops = {ADAPTER_OPS.get(name_op, name_op)
+               for name_op in re.findall(r"/op:([a-z_]+)/", " ".join(run.failed))}
+        assert run.failed and ops == {op}, (op, run.failed)
 
 
 def test_a_framework_that_raises_mid_run_fails_that_benchmark_only(tiny):
@@ -201,3 +210,119 @@ def test_a_gpu_result_computed_elsewhere_is_a_failure_never_a_figure(tiny):
     assert gpu and {e.get("error_message") for e in gpu} == {
         "computed it on the CPU, not on the GPU"}
     assert run.timed == len([n for n in runs_of(run) if "/cpu/" in n])
+
+
+THREADS_STEP = "framework/torch/cpu/op:lstm_step/batch:2/input:3/hidden:4/lib_threads:{}/real_time"
+
+
+def test_the_threads_twins_run_on_one_thread_and_every_cpu_then_the_users_setting(tiny,
+                                                                                  monkeypatch):
+    monkeypatch.setattr(os, "cpu_count", lambda: 6)  # lib_threads:all, every CPU online
+    adapter = fake()
+    reps = runs_of(probe(adapter, tiny, devices=("cpu",)))
+    assert {e["lib_threads"] for e in reps[THREADS_STEP.format(1)]} == {1}
+    assert {e["lib_threads"] for e in reps[THREADS_STEP.format("all")]} == {6}
+    assert adapter.opened.threads_seen == [1, 6]
+    assert adapter.opened.threads == USER_THREADS
+    # Rows without lib_threads keep the user's setting and carry no such counter.
+    assert not [n for n, r in reps.items() if "lib_threads" in r[0] and "lib_threads:" not in n]
+
+
+def test_a_threads_twin_that_fails_still_puts_the_users_setting_back(tiny):
+    adapter = fake(lstm="raise")
+    run = probe(adapter, tiny, devices=("cpu",))
+    assert [f for f in run.failed if "/op:lstm_step/" in f]
+    assert adapter.opened.threads_seen == [1, os.cpu_count()]
+    assert adapter.opened.threads == USER_THREADS
+
+
+def test_the_context_has_the_runs_cpu_accounting(tiny):
+    context = probe(fake(), tiny, devices=("cpu",)).context
+    if not stability.read_ticks():
+        pytest.skip("no /proc/stat here")
+    keys = ("stability.window_s", "stability.own_cpus", "stability.other_cpus",
+            "stability.steal")
+    assert all(isinstance(context[k], str) and float(context[k]) >= 0 for k in keys)
+    assert float(context["stability.window_s"]) > 0
+
+
+def test_a_run_that_timed_nothing_has_no_cpu_accounting(tiny, monkeypatch):
+    monkeypatch.setitem(__import__("sys").modules, "gapbench_probe_fake_framework", None)
+    context = probe(fake(), tiny, devices=("cpu",)).context
+    assert not [k for k in context if k.startswith("stability.")]
+
+
+def in_a_child(monkeypatch, adapter) -> list[dict]:
+    """The child processes answered here: the fake registered under its name, as the child
+    finds the real adapters; returns the requests they were sent."""
+    monkeypatch.setitem(ADAPTERS, adapter.name, adapter)
+    requests = []
+
+    def spawn(request):
+        requests.append(request)
+        return json.dumps(threads_child.answer(json.loads(json.dumps(request))))
+    monkeypatch.setattr(threads_child, "spawn", spawn)
+    return requests
+
+
+def test_a_framework_with_fixed_threads_runs_its_twins_in_a_child_per_count(tiny, monkeypatch):
+    adapter = fake("tensorflow", threads_in_process=False)
+    requests = in_a_child(monkeypatch, adapter)
+    run = probe(adapter, tiny, devices=("cpu",))
+    reps = runs_of(run)
+    step = THREADS_STEP.replace("torch", "tensorflow")
+    one, every = reps[step.format(1)], reps[step.format("all")]
+    assert [(r["lib_threads"], [c[0] for c in r["cases"]]) for r in requests] == [
+        (1, [one[0]["family_index"]]), (os.cpu_count(), [every[0]["family_index"]])]
+    assert {e["lib_threads"] for e in one} == {1}
+    assert {e["lib_threads"] for e in every} == {os.cpu_count()}
+    assert list(reps)[-2:] == [step.format(1), step.format("all")]  # in the run's order
+    assert not run.failed and run.timed == len(reps)
+    parent, *children = adapter.instances
+    assert parent.threads_seen == []  # the parent's framework never changed its threads
+    # Each child's set before its first op (and kept by its case).
+    assert [child.threads_seen[0] for child in children] == [1, os.cpu_count()]
+
+
+@pytest.mark.parametrize("fault, message", [
+    (subprocess.SubprocessError("ImportError: no module named tensorflow"),
+     "ImportError: no module named tensorflow"),
+    (subprocess.TimeoutExpired("python", 600), "it ran past 600 s"),
+    (None, "its reply has no entries for it")])
+def test_a_child_that_fails_fails_its_cases_only(tiny, monkeypatch, fault, message):
+    adapter = fake("tensorflow", threads_in_process=False)
+
+    def spawn(request):
+        if fault:
+            raise fault
+        return json.dumps({"entries": {}})
+    monkeypatch.setattr(threads_child, "spawn", spawn)
+    run = probe(adapter, tiny, devices=("cpu",))
+    assert run.failed == [f"{THREADS_STEP.replace('torch', 'tensorflow').format(count)}: the "
+                          f"child process on lib_threads:{n} failed: {message}"
+                          for count, n in (("1", 1), ("all", os.cpu_count()))]
+    assert run.timed == len(runs_of(run)) - 2
+
+
+def test_a_real_child_process_answers(tmp_path):
+    """The request and the reply through a real child process (the fake framework registered
+    there by a stand-in for `python -m gapbench_probe.threads_child`)."""
+    script = ("import sys; from tests import fake_framework as f; f.install_module(); "
+              "from gapbench_probe.frameworks import ADAPTERS; "
+              "ADAPTERS['tensorflow'] = f.fake('tensorflow', threads_in_process=False); "
+              "from gapbench_probe import threads_child; answer = threads_child.answer; "
+              "threads_child.answer = lambda r: (print('the framework chatters'), answer(r))[1]; "
+              "sys.exit(threads_child.main())")
+    step = case("lstm_step", ("batch", 2), ("input", 3), ("hidden", 4), ("lib_threads", 1),
+                devices=("cpu",))
+    request = threads_child.request_of("tensorflow", 1, run_module.Profile("quick", 2, 0.001), 42,
+                                       [(7, step)])
+    old = threads_child.COMMAND
+    threads_child.COMMAND = [sys.executable, "-c", script]
+    try:
+        reply = json.loads(threads_child.spawn(request))["entries"]
+    finally:
+        threads_child.COMMAND = old
+    (entries,) = reply.values()
+    assert [e["lib_threads"] for e in entries if e["run_type"] == "iteration"] == [1, 1]
+    assert entries[0]["family_index"] == 7

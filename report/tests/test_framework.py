@@ -334,3 +334,56 @@ def test_headlines_leave_the_other_maths_to_the_table():
         "time: matmul 1.1x (cuBLAS SGEMM)"]
     rows = model.framework_rows(pairs)
     assert [row[3] for row in rows] == ["n 8192 · math fp16", "n 8192"]
+
+
+CONV_TINY = "n:1/c:1/hw:28/k:1/r:3/stride:1/pad:0"
+THREADS_CONV = f"op:conv/{CONV_TINY}"
+THREADS_STEP = "op:lstm_step/batch:64/input:50/hidden:64"
+
+
+def threads_twins(seconds: dict[str, float]) -> list[dict]:
+    """gapbench's threads rows at each count, `seconds` per `variant/op axes`."""
+    return [e for work, s in seconds.items() for count in ("1", "all")
+            for e in lib(f"threads/{work.split('/', 1)[0]}/cpu/{work.split('/', 1)[1]}"
+                         f"/lib_threads:{count}", s if count == "1" else 2 * s)]
+
+
+def test_the_threads_twins_pair_with_gapbench_threads_rows_of_the_same_count():
+    found = paired(
+        fw(f"{THREADS_CONV[3:]}/lib_threads:1", 1e-5), fw(f"{THREADS_CONV[3:]}/lib_threads:all",
+                                                          3e-5),
+        fw(f"{THREADS_STEP[3:]}/lib_threads:1", 2e-4), fw(f"{THREADS_STEP[3:]}/lib_threads:all",
+                                                          9e-3),
+        fw("matmul/n:1024/lib_threads:1", 4e-2), fw("matmul/n:1024/lib_threads:all", 2e-2),
+        fw("matmul/n:1024", 2.2e-2),  # the framework's own threads: the overhead family's twin
+        threads_twins({f"onednn/{THREADS_CONV}": 5e-6, f"onednn/{THREADS_STEP}": 1e-4,
+                       "openblas/op:matmul/n:1024": 1e-2}),
+        lib("overhead/openblas/cpu/op:matmul/n:1024", 1.1e-2),
+        lib(f"conv/onednn/cpu/{CONV_TINY}", 1e-6))  # the library's own threads: no set count
+    ratios = {name.removeprefix("framework/torch/cpu/").removesuffix("/real_time"):
+              (p.library.name.removesuffix("/real_time"), round(p.ratio, 6))
+              for name, p in found.items()}
+    assert ratios == {
+        f"{THREADS_CONV}/lib_threads:1": (f"threads/onednn/cpu/{THREADS_CONV}/lib_threads:1", 2),
+        f"{THREADS_CONV}/lib_threads:all": (f"threads/onednn/cpu/{THREADS_CONV}/lib_threads:all",
+                                            3),
+        f"{THREADS_STEP}/lib_threads:1": (f"threads/onednn/cpu/{THREADS_STEP}/lib_threads:1", 2),
+        f"{THREADS_STEP}/lib_threads:all": (f"threads/onednn/cpu/{THREADS_STEP}/lib_threads:all",
+                                            45),
+        "op:matmul/n:1024/lib_threads:1": ("threads/openblas/cpu/op:matmul/n:1024/lib_threads:1",
+                                           4),
+        "op:matmul/n:1024/lib_threads:all": (
+            "threads/openblas/cpu/op:matmul/n:1024/lib_threads:all", 1),
+        "op:matmul/n:1024": ("overhead/openblas/cpu/op:matmul/n:1024", 2)}
+    words = {p.library_name for p in found.values()}
+    assert {"oneDNN, 1 thread", "OpenBLAS, every CPU", "OpenBLAS"} <= words
+
+
+def test_headlines_leave_the_threads_twins_to_the_table():
+    pairs = framework.pairs(in_memory(
+        fw("matmul/n:1024", 2.2e-2) + fw("matmul/n:1024/lib_threads:1", 9e-2)
+        + lib("overhead/openblas/cpu/op:matmul/n:1024", 1.1e-2)
+        + threads_twins({"openblas/op:matmul/n:1024": 1e-2})).benchmarks().values())
+    assert framework.headlines(pairs) == [
+        "torch on the CPU takes, at each op's largest size, this many times the library's time: "
+        "matmul 2x (OpenBLAS)"]

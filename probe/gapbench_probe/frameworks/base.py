@@ -116,6 +116,9 @@ class Adapter:
     name: ClassVar[str]
     module: ClassVar[str]  # what `import` takes
     compiler: ClassVar[str]  # the compiled mode, in the framework's words
+    # Whether set_intra_op_threads works at any time; False: only before the framework's first
+    # op, and its lib_threads cases run in a child process per count (threads_child.py).
+    threads_in_process: ClassVar[bool] = True
 
     def __init__(self, framework: Any):
         self.fw = framework
@@ -215,6 +218,29 @@ class Adapter:
         restore = self.set_tf32(math == "tf32")
         try:
             yield ARITHMETIC[math]
+        finally:
+            restore()
+
+    def set_intra_op_threads(self, count: int) -> Callable[[], None]:
+        """Sets the framework's intra-op threads to `count`; returns what puts the user's
+        setting back. Unavailable (the case skipped, saying why) where it cannot here."""
+        raise Unavailable(f"{self.name} cannot set its intra-op threads")
+
+    def intra_op_threads(self) -> int:
+        """The intra-op threads in force: the lib_threads counter of a threads case."""
+        raise NotImplementedError
+
+    @contextlib.contextmanager
+    def lib_threads(self, count: int | None) -> Iterator[int | None]:
+        """While a case of gapbench's threads family is set up, checked and timed: the framework
+        on `count` intra-op threads, the user's setting put back after; yields the threads in
+        force. None: a case without lib_threads, the framework's setting untouched."""
+        if count is None:
+            yield None
+            return
+        restore = self.set_intra_op_threads(count)
+        try:
+            yield self.intra_op_threads()
         finally:
             restore()
 

@@ -13,6 +13,7 @@ from gapbench_probe.frameworks.base import (
     Runner,
     Unavailable,
     gpu_unusable,
+    one_line,
 )
 from gapbench_probe.machine import driver_cuda_version
 from gapbench_probe.plan import FP32, HALF, Case
@@ -22,11 +23,14 @@ from gapbench_probe.plan import FP32, HALF, Case
 GPU_LIBRARIES_HINT = ("its GPU build needs the CUDA libraries of `pip install "
                       "tensorflow[and-cuda]`")
 
+INTRA_OP_FIXED = "TensorFlow's intra-op threads cannot change once it has run an op"
+
 
 class TensorflowAdapter(Adapter):
     name = "tensorflow"
     module = "tensorflow"
     compiler = "tf.function"
+    threads_in_process = False  # its thread pools are made at its first op, then fixed
 
     @classmethod
     def supports(cls, case: Case) -> bool:
@@ -109,6 +113,20 @@ class TensorflowAdapter(Adapter):
         before = bool(config.tensor_float_32_execution_enabled())
         config.enable_tensor_float_32_execution(on)
         return lambda: config.enable_tensor_float_32_execution(before)
+
+    def set_intra_op_threads(self, count: int):
+        threading = self.fw.config.threading
+        if threading.get_intra_op_parallelism_threads() != count:
+            try:
+                threading.set_intra_op_parallelism_threads(count)
+            except RuntimeError as e:  # it has run an op: its pools are made
+                raise Unavailable(f"{INTRA_OP_FIXED}: {one_line(e)}") from None
+        # Never put back: it could not be once an op ran, and the child process that set it
+        # ends with its cases.
+        return lambda: None
+
+    def intra_op_threads(self) -> int:
+        return int(self.fw.config.threading.get_intra_op_parallelism_threads())
 
     def gpu_capability(self):
         tf = self.fw

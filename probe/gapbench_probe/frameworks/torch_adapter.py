@@ -90,6 +90,14 @@ class TorchAdapter(Adapter):
             backends.cuda.matmul.allow_tf32, backends.cudnn.allow_tf32 = before
         return restore
 
+    def set_intra_op_threads(self, count: int):
+        before = self.fw.get_num_threads()
+        self.fw.set_num_threads(count)
+        return lambda: self.fw.set_num_threads(before)
+
+    def intra_op_threads(self) -> int:
+        return int(self.fw.get_num_threads())
+
     def gpu_capability(self):
         try:
             major, minor = self.fw.cuda.get_device_capability(0)

@@ -35,6 +35,11 @@ from gapbench_report.inputs.results import (
 
 FAMILY = "framework"
 COMPILED = ("mode", "compiled")  # the framework's compiled mode; absent, eager
+# gapbench's threads family: the same op on one intra-op thread and on every CPU online
+# (lib_threads:1|all), the framework's twins named alike. A row on a set thread count pairs only
+# with the threads family's row of that count, and a row without one never with those.
+THREADS_FAMILY = "threads"
+LIB_THREADS = "lib_threads"
 
 
 @dataclass(frozen=True)
@@ -55,6 +60,12 @@ class Twin:
     def axes(self, name: Name) -> dict[str, str]:
         return {**{k: name.axes[k] for k in self.keep if k in name.axes}, **dict(self.fixed)}
 
+    def fits(self, name: Name) -> bool:
+        """Whether a framework row may pair here: it has the `only` axes, and a thread count
+        exactly where this twin is the threads family."""
+        return (all(name.axis(k) == v for k, v in self.only)
+                and (LIB_THREADS in name.axes) == (self.family == THREADS_FAMILY))
+
 
 # The libraries the frameworks call themselves: oneDNN under TensorFlow's and PyTorch's CPU
 # convolutions and LSTMs, cuDNN under both on the GPU, BLAS for matmul and the dense step (kernel
@@ -64,15 +75,22 @@ class Twin:
 # memory. A GPU matmul also pairs with the GEMM peak's cuBLAS of the same n (peak/gemm in each
 # math, peak/sgemm in float32): the sizes above the overhead family's. No twin: a per-row Python
 # loop (gapbench's element-wise variant is a C loop), and the input pipeline, whose producer is
-# the probe's own (compare its prefetch with its none).
+# the probe's own (compare its prefetch with its none). The threads family's twins (a conv, one
+# LSTM cell step, matmuls on the CPU at lib_threads:1 and all) pair with its oneDNN and OpenBLAS
+# rows of the same count.
 TWINS: dict[str, tuple[Twin, ...]] = {
     "conv": (Twin("conv", {"cpu": ("onednn", "im2col_blas"), "gpu": ("cudnn",)},
-                  ("n", "c", "hw", "k", "r", "stride", "pad")),),
+                  ("n", "c", "hw", "k", "r", "stride", "pad")),
+             Twin(THREADS_FAMILY, {"cpu": ("onednn",)},
+                  ("op", "n", "c", "hw", "k", "r", "stride", "pad", LIB_THREADS))),
     "lstm": (Twin("lstm", {"cpu": ("onednn",), "gpu": ("cudnn",)},
                   ("scope", "batch", "input", "hidden", "steps")),),
+    "lstm_step": (Twin(THREADS_FAMILY, {"cpu": ("onednn",)},
+                       ("op", "batch", "input", "hidden", LIB_THREADS)),),
     "matmul": (Twin("overhead", {"cpu": ("openblas",), "gpu": ("cublas",)}, ("n",),
                     (("op", "matmul"),)),
-               Twin("peak", {"gpu": ("gemm", "sgemm")}, ("n",))),
+               Twin("peak", {"gpu": ("gemm", "sgemm")}, ("n",)),
+               Twin(THREADS_FAMILY, {"cpu": ("openblas",)}, ("op", "n", LIB_THREADS))),
     "dense": (Twin("overhead", {"cpu": ("openblas",), "gpu": ("cublas",)}, ("batch",),
                    (("op", "dense"),)),),
     "copy": (Twin("transfer", lambda name: name.axis("memory") or "", ("dir", "bytes"),
@@ -130,10 +148,13 @@ class Pair:
 
     @property
     def library_name(self) -> str:
-        """"cuBLAS", "cuBLAS TF32": the library's words, with its math where not float32."""
+        """"cuBLAS", "cuBLAS TF32", "OpenBLAS, 1 thread": the library's words, with its math
+        where not float32 and its threads where the row sets them."""
         words = library_words(self.library.parsed.variant)
         math = self.library.math
-        return words if math == FP32 else f"{words} {math.upper()}"
+        words = words if math == FP32 else f"{words} {math.upper()}"
+        threads = self.library.parsed.axis(LIB_THREADS)
+        return words if threads is None else f"{words}, {threads_words(threads)}"
 
     @property
     def note(self) -> str:
@@ -169,7 +190,7 @@ def pairs(benchmarks: Iterable[Benchmark], contexts: Mapping[str, Mapping] | Non
     for b in benchmarks:
         op = b.parsed.axis("op") or ""
         twins = TWINS.get(op, ()) if b.parsed.family == FAMILY else ()
-        twins = tuple(t for t in twins if all(b.parsed.axis(k) == v for k, v in t.only))
+        twins = tuple(t for t in twins if t.fits(b.parsed))
         if not twins or not b.median:
             continue
         context = (contexts or {}).get(b.parsed.variant, {})
@@ -197,6 +218,12 @@ def library_words(variant: str) -> str:
     return LIBRARY_WORDS.get(variant, variant)
 
 
+def threads_words(lib_threads: str) -> str:
+    """lib_threads:1 -> "1 thread"; lib_threads:all -> "every CPU" (all online, whatever the
+    process's affinity or quota)."""
+    return {"1": "1 thread", "all": "every CPU"}.get(lib_threads, f"{lib_threads} threads")
+
+
 NOT_SIZES = ("stride", "pad")  # how a conv walks its input, not how much work it does
 
 
@@ -211,13 +238,14 @@ def size_of(pair: Pair) -> float:
 
 
 def headlines(pairs: Iterable[Pair]) -> list[str]:
-    """Per framework and device, each op at its largest shape (eager and unmarked, as the
-    framework runs by default; the other maths are the table's): "tensorflow 2.21.0 on the CPU
+    """Per framework and device, each op at its largest shape (eager, unmarked and on the
+    framework's own threads, as it runs by default; the other maths and the threads twins are the
+    table's): "tensorflow 2.21.0 on the CPU
     takes, at each op's largest size, this many times the library's time: conv 1.98x (oneDNN),
     ..."."""
     largest: dict[tuple[str, str], dict[str, Pair]] = {}
     for p in pairs:
-        if p.compiled or MATH_AXIS in p.framework.parsed.axes:
+        if p.compiled or {MATH_AXIS, LIB_THREADS} & p.framework.parsed.axes.keys():
             continue
         ops = largest.setdefault((p.name, p.framework.parsed.device), {})
         if p.op not in ops or (size_of(p), p.framework.median) > (size_of(ops[p.op]),
