@@ -406,8 +406,11 @@ TEST_F(Cli, FamilyRunsWithPeakRecordTheCeilingsAtTheirStartAndEnd) {
            kOneRepetition, "--benchmark_min_time=0.01", "--benchmark_out=" + out});
   ASSERT_EQ(r.status, 0) << r.err;
   const std::string json = read_file(out);
-  for (const char* key : {"stability.sgemm_gflops_start", "stability.sgemm_gflops_end",
-                          "stability.read_gbps_start", "stability.read_gbps_end"}) {
+  for (const char* key :
+       {"stability.sgemm_gflops_start", "stability.sgemm_gflops_end", "stability.read_gbps_start",
+        "stability.read_gbps_end", "stability.fma_one_gflops_start",
+        "stability.fma_all_gflops_start", "stability.fma_one_gflops_end",
+        "stability.fma_all_gflops_end", "stability.fma_threads"}) {
     EXPECT_GT(first_number(json, key), 0.0) << key;
   }
   for (const std::string& filter :
@@ -415,8 +418,15 @@ TEST_F(Cli, FamilyRunsWithPeakRecordTheCeilingsAtTheirStartAndEnd) {
         std::string("--benchmark_filter=^peak/read/cpu/mib:[0-9]+/real_time/threads:1$")}) {
     r = run({filter, kOneRepetition, "--benchmark_min_time=0.01", "--benchmark_out=" + out});
     ASSERT_EQ(r.status, 0) << filter << ": " << r.err;
-    EXPECT_EQ(read_file(out).find("stability."), std::string::npos) << filter;
-    EXPECT_NE(read_file(out).find("\"gapbench.schema\""), std::string::npos) << filter;
+    const std::string text = read_file(out);
+    for (const char* probed : {"stability.sgemm_gflops", "stability.fma_"}) {
+      EXPECT_EQ(text.find(probed), std::string::npos) << filter << ": " << probed;
+    }
+    // What other work took of the CPUs is recorded in every run: it costs two reads.
+    EXPECT_GT(first_number(text, "stability.window_s"), 0.0) << filter;
+    EXPECT_GE(first_number(text, "stability.other_cpus"), 0.0) << filter;
+    EXPECT_GE(first_number(text, "stability.steal"), 0.0) << filter;
+    EXPECT_NE(text.find("\"gapbench.schema\""), std::string::npos) << filter;
   }
 }
 

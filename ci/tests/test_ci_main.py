@@ -50,7 +50,7 @@ def test_an_unknown_command_is_one_line_and_2(capsys):
     out, err = capsys.readouterr()
     assert out == ""
     assert err.splitlines() == ["gapbench-ci: unknown command 'render' (use baseline, nightly, "
-                                "gate-proof, gpu-check, fleet)"]
+                                "gate-proof, gpu-check, fleet, steady-run)"]
 
 
 def test_python_dash_m_runs_it():

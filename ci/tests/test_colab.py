@@ -225,11 +225,14 @@ def test_each_parts_probe_runs_the_ops_whose_library_twins_the_part_captures():
     from gapbench_report.core.framework import TWINS  # noqa: PLC0415
     filters = probe_filters()
     assert set(filters) == set(parts())
+    def probe_row(op: str, family: str) -> str:
+        # A threads row's twin is the probe's row of that op on a thread count.
+        return f"/op:{op}/lib_threads:1/" if family == "threads" else f"/op:{op}/"
     for n, (regex, _) in parts().items():
-        wanted = {op for op, twins in TWINS.items()
-                  if any(re.search(regex, f"{t.family}/") for t in twins)}
-        kept = {op for op in TWINS if re.search(filters[n], f"/op:{op}/")}
-        assert wanted <= kept, (n, wanted - kept)
+        wanted = {probe_row(op, t.family) for op, twins in TWINS.items() for t in twins
+                  if re.search(regex, f"{t.family}/")}
+        missed = {row for row in wanted if not re.search(filters[n], row)}
+        assert not missed, (n, missed)
 
 
 def test_script_lists_four_parts_each_with_an_estimate(path_without_gpu):
@@ -423,7 +426,8 @@ def test_script_last_line_names_the_file_the_capture_wrote(tree):
     assert json.loads(probe.read_text())["context"]["framework.name"] == "torch"
     assert not (tree / "results" / "baselines" / ".probe-colab-t4-part3").exists()
     assert (tree / "results" / "probe.log").read_text().splitlines() == [
-        "--framework torch --device gpu --profile full --filter /op:(matmul|dense|pipeline)/ "
+        "--framework torch --device gpu --profile full "
+        "--filter /op:(matmul|dense|pipeline)/|/lib_threads: "
         f"--out {tree}/results/baselines/.probe-colab-t4-part3"]
 
 

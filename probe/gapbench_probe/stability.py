@@ -1,17 +1,6 @@
-"""The run's CPU accounting, as gapbench writes it into its context (stability.*): over the
-window of the timed cases, the CPUs this process kept busy, those other work kept busy, and the
-share of time the hypervisor gave the CPUs to other guests (steal). On a shared VM the other
-work and the steal are what stall threads that wait for each other (the threads family).
-
-    stability.window_s    wall seconds of the window
-    stability.own_cpus    this process's user + system CPU time (all its threads, and the child
-                          processes it reaped in the window: a DataLoader's workers, the
-                          threads twins' children) / window_s
-    stability.other_cpus  every CPU's busy time in /proc/stat (user + nice + system + irq +
-                          softirq) less this process's, / window_s, at least 0
-    stability.steal       steal over every CPU's time in /proc/stat, a fraction
-
-All four are absent where /proc/stat cannot be read (not Linux, a sandbox hiding it)."""
+"""The run's CPU accounting, as gapbench writes it into its context (stability.window_s,
+own_cpus, other_cpus, steal): what this process, other work and the hypervisor took of the CPUs
+while the cases were timed. Each key's meaning: docs/probe.md."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """The lib_threads cases of a framework whose intra-op threads are fixed once it has started
-(TensorFlow makes its thread pools at its first op, and tf.config.threading cannot change them
-after): a child process per thread count, the framework set to that count before its first op,
-its cases run there as the parent runs its own (run.CaseRunner) and their entries sent back.
+(TensorFlow's: docs/probe.md says why): a child process per thread count, the framework set to
+that count before its first op, its cases run there as the parent runs its own (run.CaseRunner)
+and their entries sent back.
 
     python -m gapbench_probe.threads_child < request.json > entries.json
 

@@ -829,16 +829,15 @@ def test_a_row_of_a_run_beside_other_work_is_put_down_to_it_not_to_the_library()
     busy = shared_side("busy", 9e-6, **{"stability.other_cpus": "0.91",
                                         "stability.steal": "0.000"})
     reading, line = shared_reading(busy, plain)
-    assert reading == ("other work used these CPUs during the run (0.9 of a CPU during conv "
-                       "here, 0.0 of a CPU there)")
+    assert reading == ("other work used these CPUs during the run (0.9 of a CPU here, 0.0 of a "
+                       "CPU there)")
     assert "own kernels" not in line and "ceiling" not in reading
     assert line.startswith("Slower here than on plain in 1 of 1 works: other work used these "
-                           "CPUs during the run (0.9 of a CPU during conv here, 0.0 of a CPU "
-                           "there): 100%")
+                           "CPUs during the run (0.9 of a CPU here, 0.0 of a CPU there): 100%")
     # The other way round, the same cause (the faster side's other work is cited there).
     reading, _ = shared_reading(plain, busy)
-    assert reading.startswith("other work used these CPUs during the run (0.0 of a CPU during "
-                              "conv here, 0.9 of a CPU there)")
+    assert reading.startswith("other work used these CPUs during the run (0.0 of a CPU here, "
+                              "0.9 of a CPU there)")
 
 
 def test_a_row_whose_runs_read_other_parallel_capacities_is_put_down_to_them():

@@ -32,13 +32,13 @@ from gapbench_report.core.metrics import (
     OtherWork,
     best,
     capacity_short,
-    cpus_worth,
     ceiling_drifts,
     cpu_flop_bound,
     cpu_flop_cap,
     cpu_flop_peak,
     cpu_library_shares,
     cpu_peak_words,
+    cpus_worth,
     crossover,
     file_family,
     find,
@@ -1221,8 +1221,10 @@ def rank(f: Finding) -> tuple:
     """Failed benchmarks first, then the CPUs shared (SHARED_CPUS_RULES); facts about this
     machine, then gapbench's own defects, then lessons; problems, warnings, info; the largest
     measured loss first."""
-    return (f.rule != FAILED_RULE, f.rule not in SHARED_CPUS_RULES, f.lesson, f.defect,
-            SEVERITIES.index(f.severity), costliest_first(f))
+    shared = (SHARED_CPUS_RULES.index(f.rule) if f.rule in SHARED_CPUS_RULES
+              else len(SHARED_CPUS_RULES))  # the other work first: the threads' fight is its effect
+    return (f.rule != FAILED_RULE, shared, f.lesson, f.defect, SEVERITIES.index(f.severity),
+            costliest_first(f))
 
 
 def diagnose(runs: list[Results]) -> list[Finding]:
