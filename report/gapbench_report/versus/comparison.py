@@ -869,7 +869,8 @@ def moved(e: Explanation) -> bool:
 
 def unsteady_evidence(here: Side, there: Side) -> str:
     """What shows that one machine was unsteady between two runs of it: the probe that moved the
-    most within a run, and both runs' load averages."""
+    most within a run, the CPUs' parallel capacity where its probes moved, and both runs' load
+    averages."""
     moves = []
     for side in (here, there):
         for probe, unit in (("read", "GB/s"), ("SGEMM", "GFLOP/s")):
@@ -878,6 +879,13 @@ def unsteady_evidence(here: Side, there: Side) -> str:
                 moves.append((max(values) / min(values), f"{probe} probes {min(values):g}–"
                                                          f"{max(values):g} {unit}"))
     parts = [max(moves)[1]] if moves else []
+    # The CPUs' parallel capacity, which the host's placement of the vCPUs moves from minute to
+    # minute: the threaded rows' mode follows it.
+    capacities = [value for side in (here, there) for r in side.run.library_files
+                  for value in metrics.probe_capacity(r)[0].values()]
+    if capacities and max(capacities) > min(capacities) * (1 + metrics.STABILITY_DRIFT):
+        parts.append(f"the CPUs' parallel capacity {min(capacities):.1f}–{max(capacities):.1f}x "
+                     "one thread's")
     loads = [side.facts.load for side in (here, there)]
     if all(v is not None for v in loads):
         parts.append(f"{LOAD} {loads[0]:.2f} here, {loads[1]:.2f} there")
