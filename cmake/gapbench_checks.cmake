@@ -167,8 +167,8 @@ foreach(family IN LISTS GAPBENCH_FAMILIES)
   if(family STREQUAL "peak")
     continue()
   endif()
-  # A family whose run changed speed (its SGEMM probes moved past the stability table's limit)
-  # runs once more, the steadier run kept (ci/gapbench_ci/steady_run.py).
+  # Two runs of gapbench pooled, a run that changed speed (its SGEMM probes moved past the
+  # stability table's limit) replaced by a third (ci/gapbench_ci/steady_run.py).
   set(family_json ${GAPBENCH_RESULTS_DIR}/${family}.json)
   add_test(NAME bench.${family}
            COMMAND ${Python3_EXECUTABLE} -m gapbench_ci steady-run ${family_json} --

@@ -1,24 +1,30 @@
-"""gapbench-ci steady-run: one family's bench run, run once more when the machine changed speed
-during it, the steadier of the two kept.
+"""gapbench-ci steady-run: one family's bench run, made of two runs of gapbench, a moment apart,
+pooled; a run during which the machine changed speed is replaced by one more.
 
     gapbench-ci steady-run RESULTS_FILE -- GAPBENCH [GAPBENCH'S FLAGS]
 
-Runs GAPBENCH with its flags (which must write RESULTS_FILE: --benchmark_out). Where the SGEMM
-ceiling it probed at the run's end moved more than the stability table's limit from the one at
-its start (report/gapbench_report/tables/stability.json), it runs again: on a shared VM the
-other work, or the host's placement of the vCPUs, has often moved on a minute later. The run
-whose probes moved less stays as RESULTS_FILE, with the context key `gapbench.rerun` saying
-which run it is and how both moved; the other is kept as reruns/NAME beside it, out of the
-report's way. A second run that fails leaves the first in place, said in the same key.
+Runs GAPBENCH with its flags (which must write RESULTS_FILE: --benchmark_out) twice, and writes
+RESULTS_FILE as the two runs pooled: each benchmark's repetitions from both processes, tagged with
+the one they came from (the report judges a row by them all). On a shared VM the machine's state
+moves from one minute to the next (other work, the host's placement of the vCPUs), and a row's
+five repetitions within a second see one state only: two runs of one machine then disagree beyond
+each row's spread (12 to 26 of 51 works, back to back on a quiet 2-vCPU VM; 0 of 51 with two
+processes pooled on each side). A run whose SGEMM ceiling, probed at its end, moved more than the
+stability table's limit from the one at its start (report/gapbench_report/tables/stability.json)
+is replaced by a third run, and the two steadiest are pooled: the context key `gapbench.rerun`
+says which, and the dropped run is kept as reruns/NAME beside the file, out of the report's way.
 
-Exit status: gapbench's own for the first run (0, or 1 when a benchmark failed, 2 for bad
-arguments); 0 after a rerun that kept a run; 2 with one line on stderr for bad arguments here.
+The pooled context is the first run's, with the probes at its end from the last run and the
+CPU accounting (stability.window_s, own_cpus, other_cpus, steal) over both.
+
+Exit status: 0; the status of the first run of gapbench that failed (1 when a benchmark failed, 2
+for bad arguments), whose file is then left as it wrote it; 2 with one line on stderr for bad
+arguments here.
 """
 
 from __future__ import annotations
 
 import json
-import shutil
 import sys
 from pathlib import Path
 
@@ -28,65 +34,91 @@ from gapbench_report.core import metrics
 from gapbench_report.inputs.files import write_json_atomic
 
 from gapbench_ci import tools
+from gapbench_ci.runner import pool
 
 PROG = "gapbench-ci steady-run"
 RERUNS = "reruns"
+POOLED = 2  # runs pooled into one family's file
+# The CPU accounting, averaged over the runs by their windows.
+WEIGHTED = ("stability.own_cpus", "stability.other_cpus", "stability.steal")
 
 
-def probes_moved(path: Path) -> float | None:
-    """How far the file's end SGEMM probe is from its start one (a signed fraction), or None
-    where the file has no pair of probes (a run of peak/ alone, an unreadable file)."""
+def probes_moved(doc: dict) -> float | None:
+    """How far a run's end SGEMM probe is from its start one (a signed fraction), or None where
+    the run has no pair of probes (a run of peak/ alone)."""
+    context = doc.get("context", {})
     try:
-        context = json.loads(path.read_text(encoding="utf-8")).get("context", {})
         start = float(context["stability.sgemm_gflops_start"])
         end = float(context["stability.sgemm_gflops_end"])
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+    except (ValueError, KeyError, TypeError):
         return None
     return end / start - 1 if start > 0 else None
 
 
-def moved_words(path: Path, moved: float) -> str:
-    context = json.loads(path.read_text(encoding="utf-8"))["context"]
+def unsteady(moved: float | None) -> bool:
+    return moved is not None and abs(moved) > metrics.STABILITY_DRIFT
+
+
+def moved_words(doc: dict) -> str:
+    context = doc["context"]
     return (f"SGEMM probe {float(context['stability.sgemm_gflops_start']):g} → "
-            f"{float(context['stability.sgemm_gflops_end']):g} GFLOP/s ({moved:+.0%})")
+            f"{float(context['stability.sgemm_gflops_end']):g} GFLOP/s "
+            f"({probes_moved(doc):+.0%})")
 
 
-def write_with_note(source: Path, target: Path, note: str) -> None:
-    """source's results, with `gapbench.rerun` set to note, written atomically as target."""
-    data = json.loads(source.read_text(encoding="utf-8"))
-    data["context"]["gapbench.rerun"] = note
-    write_json_atomic(target, data)
+def pooled(docs: list[dict]) -> dict:
+    """The runs as one results document (runner.pool), its context the first run's with the
+    last run's end probes and the CPU accounting over all of them."""
+    data = pool(docs)
+    context = data["context"]
+    for key, value in docs[-1]["context"].items():
+        if key.startswith("stability.") and key.endswith("_end"):
+            context[key] = value
+    windows = [float(d["context"].get("stability.window_s", 0) or 0) for d in docs]
+    if all(w > 0 for w in windows) and all(
+            key in d["context"] for d in docs for key in WEIGHTED):
+        context["stability.window_s"] = f"{sum(windows):.2f}"
+        for key in WEIGHTED:
+            mean = sum(float(d["context"][key]) * w for d, w in zip(docs, windows)) / sum(windows)
+            context[key] = f"{mean:.3f}" if key == "stability.steal" else f"{mean:.2f}"
+    return data
 
 
 def steady_run(results: Path, command: list[str]) -> int:
-    first = tools.run(command, limit=tools.RUN_S, ok=None, echo=True)
-    moved = probes_moved(results)
-    if first.status != 0 or moved is None or abs(moved) <= metrics.STABILITY_DRIFT:
-        return first.status
-    first_words = moved_words(results, moved)
-    kept = results.parent / RERUNS / results.name
-    kept.parent.mkdir(exist_ok=True)
-    shutil.copyfile(results, kept)
-    print(f"{PROG}: the machine changed speed during this run ({first_words}, more than "
-          f"{metrics.STABILITY_DRIFT:.0%}): running it once more", file=sys.stderr, flush=True)
-    second = tools.run(command, limit=tools.RUN_S, ok=None, echo=True)
-    again = probes_moved(results) if second.status == 0 else None
-    if again is None:  # gapbench left the first run's file in place, or wrote one without probes
-        write_with_note(kept, results, f"run 1 of 2 kept: run 2 failed (exit status "
-                                       f"{second.status}); this run's {first_words}")
-        return 0
-    second_words = moved_words(results, again)
-    if abs(again) <= abs(moved):  # run 1 stays in reruns/
-        write_with_note(results, results,
-                        f"run 2 of 2 kept: run 1's {first_words}, this run's {second_words}")
-        return 0
-    # Run 1 was steadier: it comes back, run 2 takes its place in reruns/.
-    second_copy = kept.with_name(f".{kept.name}.run2")
-    shutil.copyfile(results, second_copy)
-    write_with_note(kept, results,
-                    f"run 1 of 2 kept: this run's {first_words}, run 2's {second_words}")
-    second_copy.replace(kept)
+    runs: list[tuple[int, dict]] = []  # (its number, what it wrote)
+    while len(runs) < POOLED or (len(runs) == POOLED
+                                 and any(unsteady(probes_moved(d)) for _, d in runs)):
+        if len(runs) == POOLED:
+            number, doc = next(r for r in runs if unsteady(probes_moved(r[1])))
+            print(f"{PROG}: the machine changed speed during run {number} ({moved_words(doc)}, "
+                  f"more than {metrics.STABILITY_DRIFT:.0%}): one more run", file=sys.stderr,
+                  flush=True)
+        done = tools.run(command, limit=tools.RUN_S, ok=None, echo=True)
+        if done.status != 0:
+            keep_aside(results, [d for _, d in runs])
+            return done.status  # its file, as gapbench wrote it, says what failed
+        runs.append((len(runs) + 1, json.loads(results.read_text(encoding="utf-8"))))
+    steadiest = sorted(runs, key=lambda r: abs(probes_moved(r[1]) or 0.0))[:POOLED]
+    kept = sorted(steadiest, key=lambda r: r[0])
+    dropped = [r for r in runs if r not in kept]
+    data = pooled([d for _, d in kept])
+    if dropped:
+        number, doc = dropped[0]
+        data["context"]["gapbench.rerun"] = (
+            f"runs {' and '.join(str(n) for n, _ in kept)} of {len(runs)} pooled: run "
+            f"{number}'s {moved_words(doc)}; the pooled runs' "
+            + ", ".join(moved_words(d) for _, d in kept))
+        keep_aside(results, [doc])
+    write_json_atomic(results, data)
     return 0
+
+
+def keep_aside(results: Path, docs: list[dict]) -> None:
+    """The runs not in the family's file, as reruns/NAME (the last of them)."""
+    if docs:
+        aside = results.parent / RERUNS / results.name
+        aside.parent.mkdir(exist_ok=True)
+        write_json_atomic(aside, docs[-1])
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,4 +1,5 @@
-"""gapbench-ci steady-run: a family's run whose probes moved is run once more, the steadier kept."""
+"""gapbench-ci steady-run: a family's file is two runs of gapbench pooled; a run whose probes
+moved is replaced by one more."""
 
 from __future__ import annotations
 
@@ -11,26 +12,36 @@ import pytest
 from gapbench_ci import steady_run
 
 # A stand-in for gapbench: each call writes --benchmark_out with the next (start, end) SGEMM
-# probes of PROBES (a JSON list; "fail" exits 1 and writes nothing), counting calls in CALLS.
-FAKE = r'''
+# probes of PROBES (a JSON list; "fail" exits 1 and writes nothing), one timed row and the CPU
+# accounting of WINDOWS (seconds, other CPUs), counting calls in CALLS.
+FAKE = r"""
 import json, os, sys
 calls = int(open(os.environ["CALLS"]).read() or 0) if os.path.exists(os.environ["CALLS"]) else 0
 open(os.environ["CALLS"], "w").write(str(calls + 1))
 probe = json.loads(os.environ["PROBES"])[calls]
 if probe == "fail":
     sys.exit(1)
+window, other = json.loads(os.environ.get("WINDOWS", "[]") or "[]")[calls] if os.environ.get(
+    "WINDOWS") else (10, 0.1)
 out = next(a.split("=", 1)[1] for a in sys.argv if a.startswith("--benchmark_out="))
 context = {"stability.sgemm_gflops_start": str(probe[0]),
-           "stability.sgemm_gflops_end": str(probe[1]), "run": str(calls + 1)}
-json.dump({"context": context, "benchmarks": []}, open(out, "w"))
-'''
+           "stability.sgemm_gflops_end": str(probe[1]), "run": str(calls + 1),
+           "stability.window_s": str(window), "stability.own_cpus": "1.00",
+           "stability.other_cpus": str(other), "stability.steal": "0.010"}
+row = {"name": "conv/naive/cpu/n:1/real_time", "run_name": "conv/naive/cpu/n:1/real_time",
+       "run_type": "iteration", "real_time": 1.0 + calls, "time_unit": "ms"}
+json.dump({"context": context, "benchmarks": [row, {**row, "run_type": "aggregate"}]},
+          open(out, "w"))
+"""
 
 
-def run(tmp_path: Path, monkeypatch, probes: list) -> tuple[int, Path, int]:
+def run(tmp_path: Path, monkeypatch, probes: list, windows: list | None = None
+        ) -> tuple[int, Path, int]:
     fake = tmp_path / "fake_gapbench.py"
     fake.write_text(FAKE)
     monkeypatch.setenv("CALLS", str(tmp_path / "calls"))
     monkeypatch.setenv("PROBES", json.dumps(probes))
+    monkeypatch.setenv("WINDOWS", json.dumps(windows) if windows else "")
     results = tmp_path / "conv.json"
     status = steady_run.main([str(results), "--", sys.executable, str(fake),
                               f"--benchmark_out={results}"])
@@ -38,44 +49,51 @@ def run(tmp_path: Path, monkeypatch, probes: list) -> tuple[int, Path, int]:
     return status, results, calls
 
 
-def context(path: Path) -> dict:
-    return json.loads(path.read_text())["context"]
+def document(path: Path) -> dict:
+    return json.loads(path.read_text())
 
 
-def test_a_steady_run_runs_once_and_is_left_as_gapbench_wrote_it(tmp_path, monkeypatch):
-    status, results, calls = run(tmp_path, monkeypatch, [[200, 190]])
-    assert (status, calls) == (0, 1)
-    assert "gapbench.rerun" not in context(results)
+def test_two_steady_runs_are_pooled_into_the_familys_file(tmp_path, monkeypatch):
+    status, results, calls = run(tmp_path, monkeypatch, [[200, 190], [195, 205]],
+                                 windows=[[10, 1.0], [30, 0.2]])
+    assert (status, calls) == (0, 2)
+    data = document(results)
+    context = data["context"]
+    assert context["gapbench.pooled_runs"] == "2" and "gapbench.rerun" not in context
+    # Both processes' repetitions, tagged; Google Benchmark's aggregates dropped.
+    assert [(r["real_time"], r["gapbench_process"]) for r in data["benchmarks"]] == [(1.0, 0),
+                                                                                     (2.0, 1)]
+    # The probes at the start of the first run and the end of the last; the accounting over both.
+    assert context["stability.sgemm_gflops_start"] == "200"
+    assert context["stability.sgemm_gflops_end"] == "205"
+    assert context["stability.window_s"] == "40.00"
+    assert context["stability.other_cpus"] == "0.40"  # (10 x 1.0 + 30 x 0.2) / 40
     assert not (tmp_path / "reruns").exists()
 
 
-def test_a_run_whose_probes_moved_runs_again_and_the_steadier_second_is_kept(tmp_path,
-                                                                            monkeypatch):
-    status, results, calls = run(tmp_path, monkeypatch, [[115, 220], [180, 185]])
-    assert (status, calls) == (0, 2)
-    kept = context(results)
-    assert kept["run"] == "2"
-    assert kept["gapbench.rerun"] == ("run 2 of 2 kept: run 1's SGEMM probe 115 → 220 GFLOP/s "
-                                      "(+91%), this run's SGEMM probe 180 → 185 GFLOP/s (+3%)")
-    assert context(tmp_path / "reruns" / "conv.json")["run"] == "1"
+def test_a_run_whose_probes_moved_is_replaced_by_a_third(tmp_path, monkeypatch):
+    status, results, calls = run(tmp_path, monkeypatch, [[115, 220], [180, 185], [190, 186]])
+    assert (status, calls) == (0, 3)
+    context = document(results)["context"]
+    assert context["run"] == "2"  # the first kept run's context
+    assert context["gapbench.rerun"] == (
+        "runs 2 and 3 of 3 pooled: run 1's SGEMM probe 115 → 220 GFLOP/s (+91%); the pooled "
+        "runs' SGEMM probe 180 → 185 GFLOP/s (+3%), SGEMM probe 190 → 186 GFLOP/s (-2%)")
+    assert document(tmp_path / "reruns" / "conv.json")["context"]["run"] == "1"
 
 
-def test_when_the_first_run_was_steadier_it_comes_back(tmp_path, monkeypatch):
-    status, results, calls = run(tmp_path, monkeypatch, [[200, 140], [200, 60]])
-    assert (status, calls) == (0, 2)
-    kept = context(results)
-    assert kept["run"] == "1"
-    assert kept["gapbench.rerun"].startswith("run 1 of 2 kept: this run's SGEMM probe 200 → 140")
-    assert context(tmp_path / "reruns" / "conv.json")["run"] == "2"
-    assert sorted(p.name for p in (tmp_path / "reruns").iterdir()) == ["conv.json"]
+def test_the_two_steadiest_of_three_are_kept(tmp_path, monkeypatch):
+    status, results, calls = run(tmp_path, monkeypatch, [[200, 140], [200, 198], [200, 60]])
+    assert (status, calls) == (0, 3)
+    assert document(results)["context"]["gapbench.rerun"].startswith(
+        "runs 1 and 2 of 3 pooled: run 3's SGEMM probe 200 → 60 GFLOP/s (-70%)")
+    assert document(tmp_path / "reruns" / "conv.json")["context"]["run"] == "3"
 
 
-def test_a_failed_rerun_keeps_the_first_run_and_says_so(tmp_path, monkeypatch):
-    status, results, calls = run(tmp_path, monkeypatch, [[100, 200], "fail"])
-    assert (status, calls) == (0, 2)
-    kept = context(results)
-    assert kept["run"] == "1"
-    assert kept["gapbench.rerun"].startswith("run 1 of 2 kept: run 2 failed (exit status 1)")
+def test_a_failed_second_run_is_the_status_and_the_first_is_kept_aside(tmp_path, monkeypatch):
+    status, results, calls = run(tmp_path, monkeypatch, [[100, 101], "fail"])
+    assert (status, calls) == (1, 2)
+    assert document(tmp_path / "reruns" / "conv.json")["context"]["run"] == "1"
 
 
 def test_a_failed_first_run_is_not_run_again_and_its_status_stands(tmp_path, monkeypatch):

@@ -1142,8 +1142,8 @@ def test_a_run_beside_other_work_and_its_rerun_are_said_where_its_stability_is(t
     """The ceilings table shows each family run's other work and its CPUs' parallel capacity
     beside the SGEMM probes, and the bench workflow's rerun line, on the page and in
     summary.md."""
-    rerun = ("run 2 of 2 kept: run 1's SGEMM probe moved 115 → 220 GFLOP/s (+91%), this run's "
-             "180 → 185 (+3%)")
+    rerun = ("runs 2 and 3 of 3 pooled: run 1's SGEMM probe 115 → 220 GFLOP/s (+91%); the pooled "
+             "runs' SGEMM probe 180 → 185 GFLOP/s (+3%), SGEMM probe 190 → 186 GFLOP/s (-2%)")
     context = {"stability.sgemm_gflops_start": "180", "stability.sgemm_gflops_end": "185",
                "stability.other_cpus": "0.91", "stability.steal": "0.000",
                "stability.fma_one_gflops_start": "94", "stability.fma_all_gflops_start": "95",

@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import math
 import re
+import statistics
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
@@ -171,7 +172,13 @@ def flops_per_iteration(b: Benchmark) -> float | None:
 
 
 def per_iteration(b: Benchmark, rate_counter: str) -> float | None:
-    """A rate counter times the row's median time: the work one iteration does."""
+    """A rate counter times the time, repetition by repetition: the work one iteration does
+    (their median). The median rate times the median time is that work only for an odd number
+    of repetitions; a row pooled from two runs has an even one."""
+    rates = b.counters.get(rate_counter, ())
+    if rates and len(rates) == len(b.samples):
+        works = [rate * seconds for rate, seconds in zip(rates, b.samples) if rate and seconds]
+        return statistics.median(works) if works else None
     rate = b.counter(rate_counter)
     return rate * b.median if rate and b.median else None
 
