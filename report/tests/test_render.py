@@ -1159,7 +1159,7 @@ def test_a_run_beside_other_work_and_its_rerun_are_said_where_its_stability_is(t
     render.render([load_results(conv)], [], tmp_path / "r")
     summary = (tmp_path / "r" / "summary.md").read_text(encoding="utf-8")
     page = (tmp_path / "r" / "index.html").read_text(encoding="utf-8")
-    assert rerun in summary and "run 2 of 2 kept" in page
+    assert rerun in summary and "runs 2 and 3 of 3 pooled" in page
     assert summary.index("Other work used these CPUs during the run") < summary.index(rerun)
 
 
