@@ -94,14 +94,7 @@ void bench_cpu(State& state, const ConvShape& shape, CpuVariant variant) {
 
 void register_shape(const ConvShape& shape, bool naive_on_cpu) {
   auto name = [&](const std::string& variant) {
-    return BenchName("conv", variant)
-        .axis("n", static_cast<long long>(shape.n))
-        .axis("c", static_cast<long long>(shape.c))
-        .axis("hw", static_cast<long long>(shape.h))
-        .axis("k", static_cast<long long>(shape.k))
-        .axis("r", static_cast<long long>(shape.r))
-        .axis("stride", static_cast<long long>(shape.stride))
-        .axis("pad", static_cast<long long>(shape.pad));
+    return with_shape_axes(BenchName("conv", variant), shape);
   };
   const std::pair<const char*, CpuVariant> cpu[] = {{"naive", CpuVariant::naive},
                                                     {"im2col_blas", CpuVariant::im2col_blas},
@@ -132,6 +125,16 @@ struct Layer {
 };
 
 }  // namespace
+
+BenchName with_shape_axes(BenchName name, const ConvShape& shape) {
+  return name.axis("n", static_cast<long long>(shape.n))
+      .axis("c", static_cast<long long>(shape.c))
+      .axis("hw", static_cast<long long>(shape.h))
+      .axis("k", static_cast<long long>(shape.k))
+      .axis("r", static_cast<long long>(shape.r))
+      .axis("stride", static_cast<long long>(shape.stride))
+      .axis("pad", static_cast<long long>(shape.pad));
+}
 
 const Problem& cached_problem(const ConvShape& shape) {
   return cached<Problem>(shape.key(), shape, run_seed());

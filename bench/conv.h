@@ -15,6 +15,9 @@ namespace gapbench::conv {
 // A shape's Problem under the run's seed, built once per process.
 const Problem& cached_problem(const ConvShape& shape);
 
+// A conv row's shape axes, appended to `name`: n, c, hw, k, r, stride, pad.
+BenchName with_shape_axes(BenchName name, const ConvShape& shape);
+
 // flops (2·N·K·C·R·S·P·Q per iteration, as a rate) and items_per_second (images).
 void set_conv_counters(State& state, const ConvShape& shape);
 

@@ -129,15 +129,7 @@ GAPBENCH_FAMILY(threads) {
   using namespace threads;
   // Each op's twins are registered one after the other, so both meet the same other work.
   for (bool all : {false, true}) {
-    add_cpu(BenchName("threads", "onednn")
-                .axis("op", "conv")
-                .axis("n", static_cast<long long>(kConv.n))
-                .axis("c", static_cast<long long>(kConv.c))
-                .axis("hw", static_cast<long long>(kConv.h))
-                .axis("k", static_cast<long long>(kConv.k))
-                .axis("r", static_cast<long long>(kConv.r))
-                .axis("stride", static_cast<long long>(kConv.stride))
-                .axis("pad", static_cast<long long>(kConv.pad))
+    add_cpu(conv::with_shape_axes(BenchName("threads", "onednn").axis("op", "conv"), kConv)
                 .axis("lib_threads", twin_name(all)),
             [all](State& st) { conv_body(st, thread_count(all)); })
         ->Unit(benchmark::kMicrosecond);
