@@ -3,19 +3,10 @@ pooled; a run during which the machine changed speed is replaced by one more.
 
     gapbench-ci steady-run RESULTS_FILE -- GAPBENCH [GAPBENCH'S FLAGS]
 
-Runs GAPBENCH with its flags (which must write RESULTS_FILE: --benchmark_out) twice, and writes
-RESULTS_FILE as the two runs pooled: each benchmark's repetitions from both processes, tagged with
-the one they came from (the report judges a row by them all). On a shared VM the machine's state
-moves from one minute to the next (other work, the host's placement of the vCPUs), and a row's
-five repetitions within a second see one state only: two runs of one machine then disagree beyond
-each row's spread (12 to 26 of 51 works, back to back on a quiet 2-vCPU VM; 0 of 51 with two
-processes pooled on each side). A run whose SGEMM ceiling, probed at its end, moved more than the
-stability table's limit from the one at its start (report/gapbench_report/tables/stability.json)
-is replaced by a third run, and the two steadiest are pooled: the context key `gapbench.rerun`
-says which, and the dropped run is kept as reruns/NAME beside the file, out of the report's way.
-
-The pooled context is the first run's, with the probes at its end from the last run and the
-CPU accounting (stability.window_s, own_cpus, other_cpus, steal) over both.
+Runs GAPBENCH with its flags (which must write RESULTS_FILE: --benchmark_out) twice and writes
+RESULTS_FILE as the two runs pooled; a run whose SGEMM probes moved past the stability table's
+limit is replaced by a third, the two steadiest pooled. Why, and what the file then holds:
+docs/setup.md#the-workflows.
 
 Exit status: 0; the status of the first run of gapbench that failed (1 when a benchmark failed, 2
 for bad arguments), whose file is then left as it wrote it; 2 with one line on stderr for bad
