@@ -32,20 +32,6 @@ namespace gapbench::overhead {
 
 namespace {
 
-void bench_matmul_cpu(State& state, std::size_t n) {
-  const auto& d = cached<gemm::SquareProblem>(gemm::SquareProblem::key(n), n, run_seed());
-  std::vector<float> c(n * n, 0.0f);
-  validate_once([&] {
-    gemm::sgemm_cpu(d.a.data(), d.b.data(), c.data(), n, n, n);
-    return d.check("matmul", c.data());
-  });
-  for (auto _ : state) {
-    gemm::sgemm_cpu(d.a.data(), d.b.data(), c.data(), n, n, n);
-    benchmark::ClobberMemory();
-  }
-  set_flops_counter(state, d.flops());
-}
-
 void bench_dense_cpu(State& state, std::size_t batch) {
   const auto& d = cached<dense::Problem>(dense::Problem::key(batch), batch, run_seed());
   dense::CpuWorkspace ws(d.shape);
@@ -70,6 +56,20 @@ BenchName named(const std::string& variant, const char* op, const char* axis, st
 }
 
 }  // namespace
+
+void sgemm_cpu_body(State& state, std::size_t n, const std::string& what) {
+  const auto& d = cached<gemm::SquareProblem>(gemm::SquareProblem::key(n), n, run_seed());
+  std::vector<float> c(n * n, 0.0f);
+  validate_once([&] {
+    gemm::sgemm_cpu(d.a.data(), d.b.data(), c.data(), n, n, n);
+    return d.check(what, c.data());
+  });
+  for (auto _ : state) {
+    gemm::sgemm_cpu(d.a.data(), d.b.data(), c.data(), n, n, n);
+    benchmark::ClobberMemory();
+  }
+  set_flops_counter(state, d.flops());
+}
 
 const char* name_of(LaunchWhat what) {
   switch (what) {
@@ -130,7 +130,7 @@ GAPBENCH_FAMILY(overhead) {
   for (std::size_t n : sizes) {
     const bool held = std::find(held_sizes.begin(), held_sizes.end(), n) != held_sizes.end();
     add_cpu(named("openblas", "matmul", "n", n), [=](State& st) {
-      bench_matmul_cpu(st, n);
+      sgemm_cpu_body(st, n, "matmul");
     })->Unit(benchmark::kMicrosecond);
     for (GpuTiming timing : {GpuTiming::kernel, GpuTiming::end_to_end}) {
       if (timing == GpuTiming::kernel && !held) continue;

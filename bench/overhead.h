@@ -27,6 +27,11 @@ inline constexpr int kFirstLaunchChildren = 3;
 // Generous: a context on a large GPU takes well under a second, a hung driver forever.
 inline constexpr double kProbeTimeoutSeconds = 120.0;
 
+// The CPU's square float32 SGEMM (OpenBLAS, its threads as they are set), validated as `what`,
+// then timed; counter `flops`. overhead's op:matmul, peak's sgemm and the threads family's
+// matmul rows.
+void sgemm_cpu_body(State& state, std::size_t n, const std::string& what);
+
 // GPU bodies, defined in bench/overhead_gpu.cpp (CUDA builds only; see GAPBENCH_GPU_BODY).
 Body matmul_gpu(std::size_t n, GpuTiming timing, Arithmetic arithmetic);
 Body dense_gpu(std::size_t batch, GpuTiming timing);

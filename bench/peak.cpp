@@ -26,8 +26,6 @@
 // byte copied, triad 3 arrays, read 1): the ceiling the preprocess family's counters compare
 // with. bytes_per_second follows the one convention (fixtures/harness.h): memcpy's is the bytes
 // copied, as for every copy; triad's and read's equal their traffic.
-#include <unistd.h>
-
 #include <algorithm>
 #include <cstdint>
 #include <functional>
@@ -38,6 +36,7 @@
 #include <thread>
 #include <vector>
 
+#include "bench/overhead.h"
 #include "bench/peak.h"
 #include "fixtures/cache_size.h"
 #include "fixtures/device_probe.h"
@@ -246,20 +245,6 @@ void bench_flops(State& state, flops::Isa isa) {
   set_flops_counter(state, flops::flops_per_step(isa) * kFlopsStepsPerCall);
 }
 
-void bench_sgemm_cpu(State& state, std::size_t n) {
-  const auto& d = cached<gemm::SquareProblem>(gemm::SquareProblem::key(n), n, run_seed());
-  std::vector<float> c(n * n, 0.0f);
-  validate_once([&] {
-    gemm::sgemm_cpu(d.a.data(), d.b.data(), c.data(), n, n, n);
-    return d.check("sgemm", c.data());
-  });
-  for (auto _ : state) {
-    gemm::sgemm_cpu(d.a.data(), d.b.data(), c.data(), n, n, n);
-    benchmark::ClobberMemory();
-  }
-  set_flops_counter(state, d.flops());
-}
-
 // The FMA loop's GFLOP/s on `threads` threads at once, the fastest of kBursts bursts of
 // `steps` steps each (every thread runs the loop; the wall time covers them all).
 double fma_gflops(flops::Isa isa, int threads, std::int64_t steps) {
@@ -338,7 +323,7 @@ Ceilings probe_ceilings() {
                           }) /
                           kCalibrationSteps;
   const auto steps = static_cast<std::int64_t>(std::clamp(0.02 / per_step, 1e4, 1e9));
-  out.fma_threads = static_cast<int>(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN)));
+  out.fma_threads = static_cast<int>(cpus_online());
   out.fma_one_gflops = fma_gflops(isa, 1, steps);
   out.fma_all_gflops = fma_gflops(isa, out.fma_threads, steps);
   return out;
@@ -378,7 +363,7 @@ GAPBENCH_FAMILY(peak) {
   // about 0.2 s; on an H100, 4096 about 3 ms).
   for (std::size_t n : profile.pick<std::size_t>({2048}, {1024, 2048})) {
     add_cpu(BenchName("peak", "sgemm").axis("n", static_cast<long long>(n)),
-            [=](State& st) { bench_sgemm_cpu(st, n); });
+            [=](State& st) { overhead::sgemm_cpu_body(st, n, "sgemm"); });
   }
   for (std::size_t n : profile.pick<std::size_t>({4096}, {2048, 4096, 8192})) {
     add_gpu(BenchName("peak", "sgemm").axis("n", static_cast<long long>(n)),

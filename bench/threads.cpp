@@ -20,33 +20,27 @@
 //                    (kernels/library_threads.h); oneDNN's primitive is created under it.
 // Counters: flops (2 per multiply-add, a rate), lib_threads (the threads the row ran).
 // Every row is validated against the float64 reference first, as in its own family.
-#include <unistd.h>
-
 #include <limits>
 #include <string>
 #include <vector>
 
 #include "bench/conv.h"
 #include "bench/lstm.h"
+#include "bench/overhead.h"
 #include "fixtures/device_probe.h"
 #include "fixtures/harness.h"
+#include "fixtures/machine.h"
 #include "fixtures/setup_cache.h"
 #include "kernels/base/data.h"
 #include "kernels/conv_onednn.h"
-#include "kernels/gemm.h"
 #include "kernels/library_threads.h"
 #include "kernels/lstm_onednn.h"
 
 namespace gapbench::threads {
 namespace {
 
-// The CPUs online, whatever this process's affinity or quota: a library's default pool.
-int cpus_online() {
-  const long n = sysconf(_SC_NPROCESSORS_ONLN);
-  return n > 0 ? static_cast<int>(n) : 1;
-}
-
-int thread_count(bool all) { return all ? cpus_online() : 1; }
+// "all": what a library that counts the machine's CPUs starts.
+int thread_count(bool all) { return all ? static_cast<int>(cpus_online()) : 1; }
 
 // The row's threads for the life of its body, or a clean skip where the library's cannot be set.
 LibraryThreads row_threads(ThreadedLibrary library, int threads) {
@@ -54,8 +48,8 @@ LibraryThreads row_threads(ThreadedLibrary library, int threads) {
   return LibraryThreads(library, threads);
 }
 
-void set_thread_counters(State& state, double flops, int threads) {
-  set_flops_counter(state, flops);
+// lib_threads and the label; each body sets its own flops.
+void set_thread_counters(State& state, int threads) {
   state.counters["lib_threads"] = threads;
   state.SetLabel(std::to_string(threads) + (threads == 1 ? " thread" : " threads"));
 }
@@ -81,7 +75,8 @@ void conv_body(State& state, int threads) {
     dnn.forward();
     benchmark::ClobberMemory();
   }
-  set_thread_counters(state, kConv.flops(), threads);
+  set_flops_counter(state, kConv.flops());
+  set_thread_counters(state, threads);
 }
 
 void lstm_step_body(State& state, int threads) {
@@ -100,22 +95,14 @@ void lstm_step_body(State& state, int threads) {
     step.run();
     benchmark::ClobberMemory();
   }
-  set_thread_counters(state, kLstm.cell_flops(), threads);
+  set_flops_counter(state, kLstm.cell_flops());
+  set_thread_counters(state, threads);
 }
 
 void matmul_body(State& state, std::size_t n, int threads) {
   const LibraryThreads scope = row_threads(ThreadedLibrary::openblas, threads);
-  const auto& d = cached<gemm::SquareProblem>(gemm::SquareProblem::key(n), n, run_seed());
-  std::vector<float> c(n * n, 0.0f);
-  validate_once([&] {
-    gemm::sgemm_cpu(d.a.data(), d.b.data(), c.data(), n, n, n);
-    return d.check("threads openblas matmul", c.data());
-  });
-  for (auto _ : state) {
-    gemm::sgemm_cpu(d.a.data(), d.b.data(), c.data(), n, n, n);
-    benchmark::ClobberMemory();
-  }
-  set_thread_counters(state, d.flops(), threads);
+  overhead::sgemm_cpu_body(state, n, "threads openblas matmul");
+  set_thread_counters(state, threads);
 }
 
 const char* twin_name(bool all) { return all ? "all" : "1"; }
