@@ -37,13 +37,8 @@ WEIGHTED = ("stability.own_cpus", "stability.other_cpus", "stability.steal")
 def probes_moved(doc: dict) -> float | None:
     """How far a run's end SGEMM probe is from its start one (a signed fraction), or None where
     the run has no pair of probes (a run of peak/ alone)."""
-    context = doc.get("context", {})
-    try:
-        start = float(context["stability.sgemm_gflops_start"])
-        end = float(context["stability.sgemm_gflops_end"])
-    except (ValueError, KeyError, TypeError):
-        return None
-    return end / start - 1 if start > 0 else None
+    held = metrics.ceilings_held_in(doc.get("context", {})).get("SGEMM")
+    return held[1] / held[0] - 1 if held else None
 
 
 def unsteady(moved: float | None) -> bool:
@@ -51,10 +46,8 @@ def unsteady(moved: float | None) -> bool:
 
 
 def moved_words(doc: dict) -> str:
-    context = doc["context"]
-    return (f"SGEMM probe {float(context['stability.sgemm_gflops_start']):g} → "
-            f"{float(context['stability.sgemm_gflops_end']):g} GFLOP/s "
-            f"({probes_moved(doc):+.0%})")
+    start, end = metrics.ceilings_held_in(doc["context"])["SGEMM"]
+    return f"SGEMM probe {start:g} → {end:g} GFLOP/s ({end / start - 1:+.0%})"
 
 
 def pooled(docs: list[dict]) -> dict:
@@ -95,7 +88,7 @@ def steady_run(results: Path, command: list[str]) -> int:
     data = pooled([d for _, d in kept])
     if dropped:
         number, doc = dropped[0]
-        data["context"]["gapbench.rerun"] = (
+        data["context"][metrics.RERUN_KEY] = (
             f"runs {' and '.join(str(n) for n, _ in kept)} of {len(runs)} pooled: run "
             f"{number}'s {moved_words(doc)}; the pooled runs' "
             + ", ".join(moved_words(d) for _, d in kept))

@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
 from gapbench_report.core.formats import fmt_ratio
-from gapbench_report.core.same_work import fastest_by, work, work_key
+from gapbench_report.core.same_work import THREADS_AXIS, fastest_by, work, work_key
 from gapbench_report.inputs.results import (
     FP32,
     MATH_AXIS,
@@ -39,7 +39,6 @@ COMPILED = ("mode", "compiled")  # the framework's compiled mode; absent, eager
 # (lib_threads:1|all), the framework's twins named alike. A row on a set thread count pairs only
 # with the threads family's row of that count, and a row without one never with those.
 THREADS_FAMILY = "threads"
-LIB_THREADS = "lib_threads"
 
 
 @dataclass(frozen=True)
@@ -64,7 +63,7 @@ class Twin:
         """Whether a framework row may pair here: it has the `only` axes, and a thread count
         exactly where this twin is the threads family."""
         return (all(name.axis(k) == v for k, v in self.only)
-                and (LIB_THREADS in name.axes) == (self.family == THREADS_FAMILY))
+                and (THREADS_AXIS in name.axes) == (self.family == THREADS_FAMILY))
 
 
 # The libraries the frameworks call themselves: oneDNN under TensorFlow's and PyTorch's CPU
@@ -82,15 +81,15 @@ TWINS: dict[str, tuple[Twin, ...]] = {
     "conv": (Twin("conv", {"cpu": ("onednn", "im2col_blas"), "gpu": ("cudnn",)},
                   ("n", "c", "hw", "k", "r", "stride", "pad")),
              Twin(THREADS_FAMILY, {"cpu": ("onednn",)},
-                  ("op", "n", "c", "hw", "k", "r", "stride", "pad", LIB_THREADS))),
+                  ("op", "n", "c", "hw", "k", "r", "stride", "pad", THREADS_AXIS))),
     "lstm": (Twin("lstm", {"cpu": ("onednn",), "gpu": ("cudnn",)},
                   ("scope", "batch", "input", "hidden", "steps")),),
     "lstm_step": (Twin(THREADS_FAMILY, {"cpu": ("onednn",)},
-                       ("op", "batch", "input", "hidden", LIB_THREADS)),),
+                       ("op", "batch", "input", "hidden", THREADS_AXIS)),),
     "matmul": (Twin("overhead", {"cpu": ("openblas",), "gpu": ("cublas",)}, ("n",),
                     (("op", "matmul"),)),
                Twin("peak", {"gpu": ("gemm", "sgemm")}, ("n",)),
-               Twin(THREADS_FAMILY, {"cpu": ("openblas",)}, ("op", "n", LIB_THREADS))),
+               Twin(THREADS_FAMILY, {"cpu": ("openblas",)}, ("op", "n", THREADS_AXIS))),
     "dense": (Twin("overhead", {"cpu": ("openblas",), "gpu": ("cublas",)}, ("batch",),
                    (("op", "dense"),)),),
     "copy": (Twin("transfer", lambda name: name.axis("memory") or "", ("dir", "bytes"),
@@ -153,7 +152,7 @@ class Pair:
         words = library_words(self.library.parsed.variant)
         math = self.library.math
         words = words if math == FP32 else f"{words} {math.upper()}"
-        threads = self.library.parsed.axis(LIB_THREADS)
+        threads = self.library.parsed.axis(THREADS_AXIS)
         return words if threads is None else f"{words}, {threads_words(threads)}"
 
     @property
@@ -245,7 +244,7 @@ def headlines(pairs: Iterable[Pair]) -> list[str]:
     ..."."""
     largest: dict[tuple[str, str], dict[str, Pair]] = {}
     for p in pairs:
-        if p.compiled or {MATH_AXIS, LIB_THREADS} & p.framework.parsed.axes.keys():
+        if p.compiled or {MATH_AXIS, THREADS_AXIS} & p.framework.parsed.axes.keys():
             continue
         ops = largest.setdefault((p.name, p.framework.parsed.device), {})
         if p.op not in ops or (size_of(p), p.framework.median) > (size_of(ops[p.op]),

@@ -614,10 +614,16 @@ def file_family(results: Results) -> str:
 
 def ceilings_held(results: Results) -> dict[str, tuple[float, float]]:
     """Ceiling -> (at the start, at the end) of this file's run, where gapbench measured both."""
+    return ceilings_held_in(results.context)
+
+
+def ceilings_held_in(context: dict) -> dict[str, tuple[float, float]]:
+    """ceilings_held from a results file's context alone (the bench workflow reads its runs'
+    probes before they are one file)."""
     out = {}
     for label, (key, _) in CEILINGS.items():
-        start = number(results.context.get(f"{key}_start"))
-        end = number(results.context.get(f"{key}_end"))
+        start = number(context.get(f"{key}_start"))
+        end = number(context.get(f"{key}_end"))
         if start and end:
             out[label] = (start, end)
     return out

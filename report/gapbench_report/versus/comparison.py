@@ -126,6 +126,14 @@ class Side:
         return Facts.of_context(self.run.context)
 
     @functools.cached_property
+    def other_work(self) -> str:
+        """"0.8–1.0 CPUs": the other work its family runs recorded, over all of them (one figure
+        for the whole comparison, whichever family a work is of)."""
+        cpus = [o.other_cpus for r in self.run.files
+                if (o := metrics.OtherWork.of(r)).other_cpus is not None]
+        return metrics.cpus_worth(max(cpus), min(cpus)) if cpus else "nothing recorded"
+
+    @functools.cached_property
     def method_versions(self) -> tuple[dict[str, str] | None, str]:
         """Its method versions and its commit (versus.methods), read once for every row."""
         return methods.versions(self.run.context, self.commit), self.commit
@@ -667,14 +675,6 @@ def side_capacity(side: Side, row: Benchmark) -> float | None:
     return peak[0] if peak else None
 
 
-def side_other_work(side: Side) -> str:
-    """"0.8–1.0 CPUs": the other work a side's family runs recorded, over all of them (one
-    figure for the whole comparison, whichever family a work is of)."""
-    cpus = [o.other_cpus for r in side.run.files
-            if (o := metrics.OtherWork.of(r)).other_cpus is not None]
-    return metrics.cpus_worth(max(cpus), min(cpus)) if cpus else "nothing recorded"
-
-
 def shared_cpus(pair: Pair, here: Side, there: Side) -> tuple[str, str] | None:
     """Why a work differs between two runs of one machine where the CPUs were shared: ("other
     work", its words) where either side's file recorded other work (metrics.OtherWork.seen),
@@ -683,9 +683,8 @@ def shared_cpus(pair: Pair, here: Side, there: Side) -> tuple[str, str] | None:
     files = [side.run.file_of(row) for side, row in ((here, pair.here), (there, pair.there))]
     others = [metrics.OtherWork.of(r) if r else metrics.OtherWork(None, None) for r in files]
     if any(o.seen for o in others):
-        mine, theirs = (side_other_work(side) for side in (here, there))
-        return "other_work", (f"other work used these CPUs during the run ({mine} here, "
-                              f"{theirs} there)")
+        return "other_work", (f"other work used these CPUs during the run ({here.other_work} "
+                              f"here, {there.other_work} there)")
     if pair.here.parsed.device != "cpu":
         return None
     # A process held to fewer CPUs on one side reads its capacity on those: the usable CPUs,
