@@ -15,7 +15,6 @@ arguments here.
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 
@@ -23,6 +22,7 @@ from gapbench_report.cli import kit as commandline
 from gapbench_report.cli.kit import UsageError
 from gapbench_report.core import metrics
 from gapbench_report.inputs.files import write_json_atomic
+from gapbench_report.inputs.results import ResultsError, read_document
 
 from gapbench_ci import tools
 from gapbench_ci.runner import pool
@@ -39,6 +39,15 @@ def probes_moved(doc: dict) -> float | None:
     the run has no pair of probes (a run of peak/ alone)."""
     held = metrics.ceilings_held_in(doc.get("context", {})).get("SGEMM")
     return held[1] / held[0] - 1 if held else None
+
+
+def run_document(results: Path) -> dict:
+    """What a run of gapbench wrote, read as the report reads a results file (a regular file,
+    within its size limit; one line naming the file otherwise)."""
+    doc = read_document(results)
+    if not isinstance(doc, dict) or not isinstance(doc.get("context"), dict):
+        raise ResultsError(f"{results}: not a gapbench results file (no context)")
+    return doc
 
 
 def unsteady(moved: float | None) -> bool:
@@ -81,7 +90,7 @@ def steady_run(results: Path, command: list[str]) -> int:
         if done.status != 0:
             keep_aside(results, [d for _, d in runs])
             return done.status  # its file, as gapbench wrote it, says what failed
-        runs.append((len(runs) + 1, json.loads(results.read_text(encoding="utf-8"))))
+        runs.append((len(runs) + 1, run_document(results)))
     steadiest = sorted(runs, key=lambda r: abs(probes_moved(r[1]) or 0.0))[:POOLED]
     kept = sorted(steadiest, key=lambda r: r[0])
     dropped = [r for r in runs if r not in kept]

@@ -111,3 +111,13 @@ def test_bad_arguments_are_one_line_and_status_2(argv, said, capsys):
     assert steady_run.main(argv) == 2
     err = capsys.readouterr().err
     assert said in err and err.count("\n") == 1
+
+
+def test_a_file_that_is_no_results_file_is_one_line_and_status_2(tmp_path, capsys):
+    results = tmp_path / "conv.json"
+    writer = "import sys; open(sys.argv[1].split('=', 1)[1], 'w').write('[1, 2]')"
+    status = steady_run.main([str(results), "--", sys.executable, "-c", writer,
+                              f"--benchmark_out={results}"])
+    assert status == 2
+    err = capsys.readouterr().err.splitlines()
+    assert err[-1] == f"gapbench-ci steady-run: {results}: not a gapbench results file (no context)"
